@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rewind — in-kernel capture of the recorded process tree.
+ *
+ * sys_enter remembers the arguments, sys_exit copies the user memory the
+ * syscall read and wrote (as the shared syscall table describes it) into the
+ * ring buffer, followed by the syscall record that closes the event. Forks
+ * are followed here, before the child runs. Whatever cannot be captured
+ * completely is handed to the supervisor by stalling the thread (see
+ * rw_stall in rewind_abi.h): nothing is ever dropped silently.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "rewind_abi.h"
+
+#define RW_WALK_MAX_SEGMENTS RW_BPF_MAX_SEGMENTS
+#define RW_WALK_MAX_IOV 8
+#define RW_READ_USER(w, dst, size, src) bpf_probe_read_user((dst), (size), (const void *)(src))
+#include "buffer_walk.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define BPF_F_NO_PREALLOC_FLAG 1
+#define MAP_ANONYMOUS_FLAG 0x20
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC_FLAG);
+	__type(key, int);
+	__type(value, struct rw_task_state);
+} task_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RW_MAX_SYSCALL_NR);
+	__type(key, __u32);
+	__type(value, struct rw_sys_spec);
+} specs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 512);
+	__type(key, struct rw_subcmd_key);
+	__type(value, struct rw_sys_spec);
+} subcmds SEC(".maps");
+
+struct file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct file_key);
+	__type(value, struct rw_file_identity);
+} known_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct rw_stall);
+} stalls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26); /* resized by userspace before load */
+} rb SEC(".maps");
+
+struct scratch {
+	struct rw_rec_syscall sc;
+	struct rw_sys_spec spec;
+	struct rw_segment segs[RW_BPF_MAX_SEGMENTS];
+	struct rw_stall stall;
+	/* dh and data must stay adjacent: they leave as one ring record */
+	struct rw_rec_data dh;
+	__u8 data[RW_CHUNK_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+const volatile struct rw_config cfg = {};
+
+/* Global event order, shared with the supervisor through the mmaped .bss. */
+__u64 seq_counter = 0;
+/* Ring records the kernel refused; must stay 0 (every refusal stalls). */
+__u64 ring_refusals = 0;
+
+static __always_inline __u64 ring_flags(void)
+{
+	__u64 pending = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+
+	return pending >= cfg.wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline struct rw_task_state *state_of_current(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return bpf_task_storage_get(&task_state, task, 0, 0);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	struct rw_task_state *st = state_of_current();
+
+	if (!st || st->phase == RW_TASK_UNTRACKED)
+		return 0;
+	st->nr = id;
+	st->args[0] = BPF_CORE_READ(regs, di);
+	st->args[1] = BPF_CORE_READ(regs, si);
+	st->args[2] = BPF_CORE_READ(regs, dx);
+	st->args[3] = BPF_CORE_READ(regs, r10);
+	st->args[4] = BPF_CORE_READ(regs, r8);
+	st->args[5] = BPF_CORE_READ(regs, r9);
+	st->entered = 1;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct rw_task_state *pst = bpf_task_storage_get(&task_state, parent, 0, 0);
+	struct rw_task_state *cst;
+	struct rw_rec_fork rec = {};
+
+	if (!pst || pst->phase == RW_TASK_UNTRACKED)
+		return 0;
+	cst = bpf_task_storage_get(&task_state, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!cst) {
+		/* Cannot follow this child: the supervisor sees it through
+		 * ptrace and marks the trace incomplete. */
+		return 0;
+	}
+	/* The child's first event is its return from the same syscall. */
+	*cst = *pst;
+	if (pst->phase != RW_TASK_ACTIVE)
+		return 0;
+	rec.h.kind = RW_REC_FORK;
+	rec.h.tid = BPF_CORE_READ(parent, pid);
+	rec.h.seq = __sync_fetch_and_add(&seq_counter, 1);
+	rec.parent_tgid = BPF_CORE_READ(parent, tgid);
+	rec.child_tid = BPF_CORE_READ(child, pid);
+	rec.child_tgid = BPF_CORE_READ(child, tgid);
+	rec.ktime_ns = bpf_ktime_get_ns();
+	if (bpf_ringbuf_output(&rb, &rec, sizeof(rec), ring_flags()))
+		__sync_fetch_and_add(&ring_refusals, 1);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct rw_task_state *st = bpf_task_storage_get(&task_state, p, 0, 0);
+
+	/* Recording starts when the launcher becomes the program. */
+	if (st && st->phase == RW_TASK_WAIT_EXEC)
+		st->phase = RW_TASK_ACTIVE;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	struct rw_task_state *st = bpf_task_storage_get(&task_state, p, 0, 0);
+	struct rw_rec_exit rec = {};
+
+	if (!st || st->phase != RW_TASK_ACTIVE)
+		return 0;
+	rec.h.kind = RW_REC_EXIT;
+	rec.h.tid = BPF_CORE_READ(p, pid);
+	rec.h.seq = __sync_fetch_and_add(&seq_counter, 1);
+	rec.tgid = BPF_CORE_READ(p, tgid);
+	rec.exit_code = BPF_CORE_READ(p, exit_code);
+	rec.group_exit_code = BPF_CORE_READ(p, signal, group_exit_code);
+	rec.group_dead = group_dead;
+	rec.ktime_ns = bpf_ktime_get_ns();
+	rec.pending_nr = st->entered ? (__s32)st->nr : -1;
+	for (int i = 0; i < RW_MAX_ARGS; i++)
+		rec.pending_args[i] = st->args[i];
+	if (bpf_ringbuf_output(&rb, &rec, sizeof(rec), ring_flags()))
+		__sync_fetch_and_add(&ring_refusals, 1);
+	return 0;
+}
+
+/* Hands the current syscall to the supervisor and stops the thread before
+ * it returns to user mode, so its memory still holds what the kernel wrote. */
+static __always_inline void stall(struct scratch *s, __u32 reason)
+{
+	__u32 tid = s->sc.h.tid;
+
+	s->stall.reason = reason;
+	s->stall.tgid = s->sc.tgid;
+	s->stall.seq = s->sc.h.seq;
+	s->stall.sc = s->sc;
+	if (bpf_map_update_elem(&stalls, &tid, &s->stall, BPF_ANY)) {
+		/* No room to describe the stall: the supervisor still sees the
+		 * stop and, finding no entry, marks the trace incomplete here. */
+		__sync_fetch_and_add(&ring_refusals, 1);
+	}
+	bpf_send_signal_thread(RW_STALL_SIGNAL);
+}
+
+static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *file = 0;
+	struct inode *inode;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	s->sc.file.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	s->sc.file.ino = BPF_CORE_READ(inode, i_ino);
+	s->sc.file.size = BPF_CORE_READ(inode, i_size);
+	s->sc.file.mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ll +
+			      BPF_CORE_READ(inode, i_mtime_nsec);
+	s->sc.h.flags |= RW_SC_FILE;
+}
+
+static __always_inline int file_is_known(struct scratch *s)
+{
+	struct file_key key = {.dev = s->sc.file.dev, .ino = s->sc.file.ino};
+	struct rw_file_identity *known = bpf_map_lookup_elem(&known_files, &key);
+
+	return known && known->size == s->sc.file.size && known->mtime_ns == s->sc.file.mtime_ns;
+}
+
+struct copy_ctx {
+	struct scratch *s;
+	__u32 seg;
+	__u32 failed; /* enum rw_stall_reason, 0 while all is well */
+	__u64 off;
+};
+
+static long copy_one_chunk(__u32 index, void *data)
+{
+	struct copy_ctx *c = data;
+	struct scratch *s = c->s;
+	struct rw_segment *seg;
+	__u32 i = c->seg;
+	__u64 remaining;
+	long n;
+
+	if (i >= RW_BPF_MAX_SEGMENTS)
+		return 1;
+	seg = &s->segs[i];
+	s->dh.h.kind = RW_REC_DATA;
+	s->dh.h.flags = 0;
+	s->dh.h.tid = s->sc.h.tid;
+	s->dh.h.seq = s->sc.h.seq;
+	s->dh.addr = seg->addr + c->off;
+	s->dh.buf_index = seg->buf_index;
+	s->dh.dir_flags = seg->dir;
+
+	if (seg->seg_flags & RW_SEG_STRING) {
+		n = bpf_probe_read_user_str(s->data, RW_MAX_STRING, (const void *)seg->addr);
+		if (n < 0) {
+			c->failed = RW_STALL_READ_FAULT;
+			return 1;
+		}
+		remaining = 0;
+	} else {
+		remaining = seg->len - c->off;
+		n = remaining > RW_CHUNK_BYTES ? RW_CHUNK_BYTES : remaining;
+		n &= (RW_CHUNK_BYTES * 2 - 1); /* bound for the verifier */
+		if (n > RW_CHUNK_BYTES)
+			n = RW_CHUNK_BYTES;
+		if (bpf_probe_read_user(s->data, n, (const void *)s->dh.addr)) {
+			c->failed = RW_STALL_READ_FAULT;
+			return 1;
+		}
+	}
+	s->dh.len = n;
+	if (bpf_ringbuf_output(&rb, &s->dh, sizeof(s->dh) + n, ring_flags())) {
+		c->failed = RW_STALL_RING_FULL;
+		return 1;
+	}
+	if ((__u64)n >= remaining) {
+		c->seg = i + 1;
+		c->off = 0;
+	} else {
+		c->off += n;
+	}
+	return 0;
+}
+
+struct walk_ctx {
+	struct rw_walk *walk;
+	struct scratch *s;
+};
+
+/* One buffer per iteration: the verifier checks the walker once. */
+static long walk_one_buffer(__u32 index, void *data)
+{
+	struct walk_ctx *c = data;
+
+	if (index >= RW_MAX_BUFS)
+		return 1;
+	rw_walk_buffer(c->walk, &c->s->spec.bufs[index], (__u8)index);
+	return c->walk->status ? 1 : 0;
+}
+
+static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *s,
+								  const struct rw_sys_spec *spec)
+{
+	struct rw_subcmd_key key = {};
+	const struct rw_sys_spec *sub;
+	__u64 value;
+
+	if (!(spec->flags & RW_SYS_DISPATCH))
+		return spec;
+	value = s->sc.args[spec->dispatch_arg < RW_MAX_ARGS ? spec->dispatch_arg : 0];
+	if (spec->dispatch_mask_bits)
+		value &= (1ull << (spec->dispatch_mask_bits & 63)) - 1;
+	key.nr = s->sc.nr;
+	key.value = value;
+	sub = bpf_map_lookup_elem(&subcmds, &key);
+	if (sub)
+		return sub;
+	/* An ioctl whose number encodes its size describes itself. */
+	if (spec->nbufs && spec->bufs[0].kind == RW_SZ_IOCTL && RW_IOC_DIR(value))
+		return spec;
+	s->sc.h.flags |= RW_SC_UNKNOWN_SUBCMD;
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct rw_task_state *st = state_of_current();
+	const struct rw_sys_spec *spec;
+	struct copy_ctx copy = {};
+	struct rw_walk walk = {};
+	struct scratch *s;
+	__u32 zero = 0, nr, chunks = 0, i;
+	__u64 need = 0, ring_size, pending;
+
+	if (!st || st->phase != RW_TASK_ACTIVE)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s)
+		return 0;
+
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	s->sc.h.kind = RW_REC_SYSCALL;
+	s->sc.h.flags = 0;
+	s->sc.h.tid = (__u32)pid_tgid;
+	s->sc.h.seq = __sync_fetch_and_add(&seq_counter, 1);
+	s->sc.tgid = pid_tgid >> 32;
+	s->sc.ret = ret;
+	s->sc.ip = BPF_CORE_READ(regs, ip);
+	s->sc.sp = BPF_CORE_READ(regs, sp);
+	s->sc.ktime_ns = bpf_ktime_get_ns();
+	__builtin_memset(&s->sc.file, 0, sizeof(s->sc.file));
+	if (st->entered) {
+		s->sc.nr = st->nr;
+		for (i = 0; i < RW_MAX_ARGS; i++)
+			s->sc.args[i] = st->args[i];
+	} else {
+		s->sc.h.flags |= RW_SC_NO_ENTRY;
+		s->sc.nr = BPF_CORE_READ(regs, orig_ax);
+		s->sc.args[0] = BPF_CORE_READ(regs, di);
+		s->sc.args[1] = BPF_CORE_READ(regs, si);
+		s->sc.args[2] = BPF_CORE_READ(regs, dx);
+		s->sc.args[3] = BPF_CORE_READ(regs, r10);
+		s->sc.args[4] = BPF_CORE_READ(regs, r8);
+		s->sc.args[5] = BPF_CORE_READ(regs, r9);
+	}
+	st->entered = 0;
+
+	nr = (__u32)s->sc.nr;
+	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
+	if (!spec || !(spec->flags & RW_SYS_KNOWN)) {
+		s->sc.h.flags |= RW_SC_UNKNOWN;
+		goto emit;
+	}
+	if ((spec->flags & RW_SYS_MAPS_FILE) && ret >= 0 &&
+	    !(s->sc.args[3] & MAP_ANONYMOUS_FLAG))
+		capture_file_identity(s, s->sc.args[4]);
+	spec = effective_spec(s, spec);
+	if (!spec)
+		goto emit;
+
+	/* Copy the spec out of the map so the walker reads stable memory. */
+	s->spec = *spec;
+	walk.args = s->sc.args;
+	walk.ret = ret;
+	walk.segs = s->segs;
+	struct walk_ctx wc = {.walk = &walk, .s = s};
+	if (s->spec.nbufs)
+		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS,
+			 walk_one_buffer, &wc, 0);
+	if (walk.status) {
+		stall(s, walk.status == RW_WALK_TOO_COMPLEX ? RW_STALL_TOO_COMPLEX
+							    : RW_STALL_READ_FAULT);
+		return 0;
+	}
+
+	/* Reserve-free design: refuse to start an event the ring cannot hold. */
+	for (i = 0; i < RW_BPF_MAX_SEGMENTS && i < walk.nsegs; i++) {
+		__u64 len = s->segs[i].len;
+		__u32 n = (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
+
+		chunks += n;
+		need += len + n * (sizeof(struct rw_rec_data) + 8);
+	}
+	need += sizeof(struct rw_rec_syscall) + 8;
+	ring_size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+	pending = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	if (pending + need > ring_size) {
+		stall(s, RW_STALL_RING_FULL);
+		return 0;
+	}
+	copy.s = s;
+	if (chunks) {
+		bpf_loop(chunks, copy_one_chunk, &copy, 0);
+		if (copy.failed) {
+			stall(s, copy.failed);
+			return 0;
+		}
+	}
+
+emit:
+	if (bpf_ringbuf_output(&rb, &s->sc, sizeof(s->sc), ring_flags())) {
+		stall(s, RW_STALL_RING_FULL);
+		return 0;
+	}
+	if ((s->sc.h.flags & RW_SC_FILE) && !file_is_known(s))
+		stall(s, RW_STALL_COPY_FILE);
+	return 0;
+}

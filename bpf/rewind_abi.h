@@ -1,0 +1,224 @@
+/* rewind — the contract between the in-kernel capture program and userspace.
+ *
+ * Plain C, fixed-width types only: this header is compiled by clang for the
+ * BPF target and by the C++ compiler for the recorder, the replayer and the
+ * unit tests. Every struct that crosses the ring buffer or a map lives here,
+ * with its size pinned by a static assertion at the bottom.
+ */
+#ifndef REWIND_ABI_H
+#define REWIND_ABI_H
+
+#ifdef __bpf__
+/* vmlinux.h already provides __u8 … __u64. */
+#else
+#include <linux/types.h>
+#endif
+
+#define RW_MAX_ARGS 6
+#define RW_MAX_BUFS 4
+/* Largest piece of user memory copied in one ring record. */
+#define RW_CHUNK_BYTES 16384
+/* Upper bound on memory segments the kernel side walks for one buffer
+ * (iovec entries, recvmmsg messages…). Beyond it the thread is stalled and
+ * the supervisor copies the whole event from userspace, without a limit. */
+#define RW_BPF_MAX_SEGMENTS 64
+/* Entries of the syscall spec array: x86-64 numbers are below 512. */
+#define RW_MAX_SYSCALL_NR 512
+/* Longest string (path) captured as an input buffer. */
+#define RW_MAX_STRING 4096
+
+/* ---- syscall table, as the kernel side sees it ------------------------ */
+
+/* How a buffer's length is found. */
+enum rw_size_kind {
+	RW_SZ_NONE = 0,
+	RW_SZ_FIXED,      /* size bytes */
+	RW_SZ_RET,        /* return value bytes (× size if size != 0), when ret > 0 */
+	RW_SZ_ARG,        /* args[size_arg] bytes (× size if size != 0) */
+	RW_SZ_SOCKLEN,    /* min(*(u32 *)args[size_arg] at entry, same at exit) */
+	RW_SZ_U32_AT_EXIT,/* *(u32 *)args[size_arg] after the call, capped by size */
+	RW_SZ_FDSET,      /* an fd_set for args[size_arg] descriptors */
+	RW_SZ_IOVEC,      /* iovec array at ptr, count args[size_arg]; output
+	                     limited to ret bytes, input to the iovec lengths */
+	RW_SZ_MSGHDR,     /* struct msghdr at ptr: header, name, iov data, control */
+	RW_SZ_MMSGHDR,    /* struct mmsghdr[ret] at ptr (recvmmsg/sendmmsg) */
+	RW_SZ_CSTRING,    /* NUL-terminated string, at most size bytes */
+	RW_SZ_IOCTL,      /* size encoded in the ioctl command (_IOC_SIZE) */
+	RW_SZ_KIND_COUNT
+};
+
+/* Buffer flags. */
+#define RW_BUF_OUT        0x01 /* written by the kernel: replay restores it */
+#define RW_BUF_IN         0x02 /* read by the kernel: replay checks it */
+#define RW_BUF_ON_SUCCESS 0x04 /* only when ret >= 0 */
+#define RW_BUF_ON_ERROR   0x08 /* only when ret < 0 */
+#define RW_BUF_NO_PTR_ARG 0xff /* value of ptr_arg: no buffer */
+
+struct rw_buf_spec {
+	__u8 kind;     /* enum rw_size_kind */
+	__u8 ptr_arg;  /* argument holding the user pointer */
+	__u8 size_arg; /* argument used by the size rule */
+	__u8 flags;    /* RW_BUF_* */
+	__u32 size;    /* fixed size, multiplier or cap, per kind */
+};
+
+/* Syscall flags (kernel side). */
+#define RW_SYS_KNOWN          0x01 /* in the table: effects are described */
+#define RW_SYS_DISPATCH       0x02 /* buffers depend on args[dispatch_arg]:
+                                      look up rw_subcmd_key in the subcommand map */
+#define RW_SYS_MAPS_FILE      0x04 /* mmap: capture the identity of args[4] */
+
+struct rw_sys_spec {
+	__u8 flags;
+	__u8 nbufs;
+	__u8 dispatch_arg;
+	__u8 dispatch_mask_bits; /* if non-zero, key uses arg & ((1<<bits)-1) */
+	__u32 reserved;
+	struct rw_buf_spec bufs[RW_MAX_BUFS];
+};
+
+/* ioctl request numbers that encode their argument's size and direction. */
+#define RW_IOC_DIR(cmd) (((cmd) >> 30) & 3u)
+#define RW_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fffu)
+#define RW_IOC_WRITE 1u /* userspace writes, the kernel reads */
+#define RW_IOC_READ 2u  /* the kernel writes */
+
+struct rw_subcmd_key {
+	__u32 nr;
+	__u32 reserved;
+	__u64 value;
+};
+
+/* ---- per-thread state kept by the kernel side ------------------------- */
+
+enum rw_task_phase {
+	RW_TASK_UNTRACKED = 0,
+	RW_TASK_WAIT_EXEC = 1, /* the launcher: recording starts at its execve */
+	RW_TASK_ACTIVE = 2,
+};
+
+struct rw_task_state {
+	__u32 phase;
+	__u32 entered; /* a sys_enter was seen for the pending syscall */
+	__s64 nr;
+	__u64 args[RW_MAX_ARGS];
+};
+
+/* ---- ring buffer records ---------------------------------------------- */
+
+enum rw_record_kind {
+	RW_REC_SYSCALL = 1, /* closes one syscall; its data records precede it */
+	RW_REC_DATA = 2,    /* a piece of user memory belonging to the next
+	                       RW_REC_SYSCALL of the same thread */
+	RW_REC_FORK = 3,
+	RW_REC_EXIT = 4,
+};
+
+struct rw_rec_header {
+	__u16 kind;
+	__u16 flags;
+	__u32 tid;
+	__u64 seq;
+};
+
+/* RW_REC_SYSCALL flags */
+#define RW_SC_UNKNOWN        0x0001 /* syscall not in the table */
+#define RW_SC_UNKNOWN_SUBCMD 0x0002 /* ioctl/prctl/… command not in the table */
+#define RW_SC_NO_ENTRY       0x0004 /* exit without entry (first return of a child) */
+#define RW_SC_FILE           0x0008 /* file identity fields are valid */
+
+struct rw_file_identity {
+	__u64 dev;
+	__u64 ino;
+	__s64 size;
+	__s64 mtime_ns;
+};
+
+struct rw_rec_syscall {
+	struct rw_rec_header h;
+	__u32 tgid;
+	__s32 nr;
+	__u64 args[RW_MAX_ARGS];
+	__s64 ret;
+	__u64 ip;
+	__u64 sp;
+	__u64 ktime_ns;
+	struct rw_file_identity file;
+};
+
+struct rw_rec_data {
+	struct rw_rec_header h;
+	__u64 addr;
+	__u32 len;
+	__u8 buf_index;
+	__u8 dir_flags; /* RW_BUF_IN or RW_BUF_OUT */
+	__u16 reserved;
+	/* followed by len bytes */
+};
+
+struct rw_rec_fork {
+	struct rw_rec_header h; /* tid = parent thread */
+	__u32 parent_tgid;
+	__u32 child_tid;
+	__u32 child_tgid;
+	__u32 reserved;
+	__u64 ktime_ns;
+};
+
+struct rw_rec_exit {
+	struct rw_rec_header h;
+	__u32 tgid;
+	__s32 exit_code;       /* task->exit_code: wait status form */
+	__s32 group_exit_code; /* signal->group_exit_code */
+	__u32 group_dead;
+	__u64 ktime_ns;
+	__s32 pending_nr; /* syscall in progress at exit (exit_group…), or -1 */
+	__u32 reserved;
+	__u64 pending_args[RW_MAX_ARGS];
+};
+
+/* ---- stalls: when the kernel side cannot finish an event --------------- */
+
+/* The kernel side never drops an event silently. When it cannot emit one
+ * completely (ring full, a user page not present, too many segments) it
+ * emits nothing for that syscall, stores the syscall here and stops the
+ * thread with SIGSTOP before it returns to user mode. The supervisor drains
+ * the ring, rebuilds the event from the thread's still-intact memory with the
+ * same table, and resumes the thread. Assists work the same way for events
+ * that were emitted but need the supervisor (a file to copy). */
+enum rw_stall_reason {
+	RW_STALL_RING_FULL = 1,
+	RW_STALL_READ_FAULT = 2,
+	RW_STALL_TOO_COMPLEX = 3,
+	RW_STALL_COPY_FILE = 4, /* event emitted; copy the mapped file */
+};
+
+struct rw_stall {
+	__u32 reason;
+	__u32 tgid;
+	__u64 seq;
+	struct rw_rec_syscall sc; /* the syscall (its h.flags as computed) */
+};
+
+/* ---- knobs set by userspace before load -------------------------------- */
+
+struct rw_config {
+	__u32 recorder_tgid; /* never record the recorder itself */
+	__u32 wakeup_bytes;  /* wake the consumer once this much is pending */
+};
+
+#define RW_STALL_SIGNAL 19 /* SIGSTOP */
+
+#ifndef __bpf__
+#ifdef __cplusplus
+static_assert(sizeof(struct rw_buf_spec) == 8, "rw_buf_spec layout");
+static_assert(sizeof(struct rw_sys_spec) == 40, "rw_sys_spec layout");
+static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
+static_assert(sizeof(struct rw_rec_syscall) == 136, "rw_rec_syscall layout");
+static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
+static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
+static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");
+#endif
+#endif
+
+#endif /* REWIND_ABI_H */

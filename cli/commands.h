@@ -1,0 +1,23 @@
+// Each `rewind` subcommand registers itself on the application here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <vector>
+
+namespace rw::cli {
+
+// Set by the subcommand that ran: the process exit status.
+struct Outcome {
+    int exit_code = 0;
+};
+
+void add_record(CLI::App& app, Outcome& outcome);
+// `rewind record [OPTIONS] -- PROGRAM ARGS…`: removes the separator, which
+// the argument parser would otherwise take as the end of all parsing.
+void strip_record_separator(std::vector<char*>& args);
+void add_info(CLI::App& app, Outcome& outcome);
+void add_ls(CLI::App& app, Outcome& outcome);
+void add_dump(CLI::App& app, Outcome& outcome);
+void add_doctor(CLI::App& app, Outcome& outcome);
+
+} // namespace rw::cli

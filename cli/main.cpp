@@ -1,0 +1,42 @@
+#include <cstdio>
+#include <exception>
+#include <system_error>
+
+#include "bytes.h"
+#include "commands.h"
+#include "recorder.h"
+#include "trace_dir.h"
+#include "version.h"
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"rewind: record a Linux program, then replay it exactly, forwards and backwards"};
+    app.set_version_flag("--version", rw::kRewindVersion);
+    app.require_subcommand(1);
+    rw::cli::Outcome outcome;
+    rw::cli::add_record(app, outcome);
+    rw::cli::add_info(app, outcome);
+    rw::cli::add_ls(app, outcome);
+    rw::cli::add_dump(app, outcome);
+    rw::cli::add_doctor(app, outcome);
+    std::vector<char*> args(argv, argv + argc);
+    rw::cli::strip_record_separator(args);
+    try {
+        app.parse(static_cast<int>(args.size()), args.data());
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    } catch (const rw::UsageError& e) {
+        std::fprintf(stderr, "rewind: %s\n", e.what());
+        return e.exit_code;
+    } catch (const rw::TraceDirError& e) {
+        std::fprintf(stderr, "rewind: %s\n", e.what());
+        return 2;
+    } catch (const rw::FormatError& e) {
+        std::fprintf(stderr, "rewind: corrupt trace: %s\n", e.what());
+        return 3;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rewind: %s\n", e.what());
+        return 1;
+    }
+    return outcome.exit_code;
+}

@@ -1,0 +1,189 @@
+#include "bpf_capture.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <string>
+
+#include "capture.skel.h"
+#include "syscall_table.h"
+
+namespace rw {
+namespace {
+
+// libbpf's diagnostics are kept so a failed load can explain itself.
+std::string& libbpf_log()
+{
+    static thread_local std::string log;
+    return log;
+}
+
+int collect_libbpf_output(enum libbpf_print_level level, const char* fmt, va_list args)
+{
+    if (level == LIBBPF_DEBUG)
+        return 0;
+    char buf[1024];
+    int n = vsnprintf(buf, sizeof(buf), fmt, args);
+    auto& log = libbpf_log();
+    if (log.size() < 64 * 1024)
+        log += buf;
+    return n;
+}
+
+std::string explain_load_failure(int err)
+{
+    std::string msg = "cannot load rewind's eBPF capture program: " + std::string(strerror(-err));
+    if (err == -EPERM || err == -EACCES)
+        msg += " (rewind needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)";
+    auto& log = libbpf_log();
+    if (!log.empty()) {
+        std::string tail = log.size() > 2000 ? log.substr(log.size() - 2000) : log;
+        msg += "\nlibbpf said:\n" + tail;
+    }
+    return msg;
+}
+
+int ring_callback(void* ctx, void* data, size_t size)
+{
+    auto* handler = static_cast<BpfCapture::RecordHandler*>(ctx);
+    (*handler)({static_cast<const uint8_t*>(data), size});
+    return 0;
+}
+
+struct SkeletonDeleter {
+    void operator()(capture* s) const { capture__destroy(s); }
+};
+
+} // namespace
+
+struct BpfCapture::Impl {
+    std::unique_ptr<capture, SkeletonDeleter> skel;
+    ring_buffer* ring = nullptr;
+    RecordHandler handler;
+    ~Impl()
+    {
+        if (ring)
+            ring_buffer__free(ring);
+    }
+};
+
+BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
+    : impl_(std::make_unique<Impl>()), options_(options)
+{
+    impl_->handler = std::move(handler);
+    libbpf_log().clear();
+    libbpf_set_print(collect_libbpf_output);
+
+    impl_->skel.reset(capture__open());
+    if (!impl_->skel)
+        throw CaptureError("cannot open rewind's eBPF capture program: " + std::string(strerror(errno)));
+    auto* s = impl_->skel.get();
+    s->rodata->cfg.recorder_tgid = static_cast<uint32_t>(getpid());
+    s->rodata->cfg.wakeup_bytes = options.wakeup_bytes;
+    if (int err = bpf_map__set_max_entries(s->maps.rb, options.ring_bytes))
+        throw CaptureError("invalid ring buffer size " + std::to_string(options.ring_bytes) + ": " + strerror(-err));
+
+    if (int err = capture__load(s))
+        throw CaptureError(explain_load_failure(err));
+
+    // Upload the syscall table: the kernel side knows exactly what we know.
+    int specs_fd = bpf_map__fd(s->maps.specs);
+    for (const auto& info : all_syscalls()) {
+        uint32_t key = static_cast<uint32_t>(info.nr);
+        if (bpf_map_update_elem(specs_fd, &key, &info.spec, BPF_ANY))
+            throw CaptureError("cannot upload the syscall table: " + std::string(strerror(errno)));
+    }
+    int subs_fd = bpf_map__fd(s->maps.subcmds);
+    for (const auto& sub : all_subcommands()) {
+        rw_subcmd_key key{static_cast<uint32_t>(sub.nr), 0, sub.value};
+        if (bpf_map_update_elem(subs_fd, &key, &sub.spec, BPF_ANY))
+            throw CaptureError("cannot upload the subcommand table: " + std::string(strerror(errno)));
+    }
+
+    if (int err = capture__attach(s))
+        throw CaptureError("cannot attach rewind's eBPF programs (tp_btf needs kernel BTF): " +
+                           std::string(strerror(-err)));
+
+    impl_->ring = ring_buffer__new(bpf_map__fd(s->maps.rb), ring_callback, &impl_->handler, nullptr);
+    if (!impl_->ring)
+        throw CaptureError("cannot open the capture ring buffer: " + std::string(strerror(errno)));
+}
+
+BpfCapture::~BpfCapture() = default;
+
+void BpfCapture::track_launcher(pid_t pid)
+{
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0)
+        throw CaptureError("pidfd_open: " + std::string(strerror(errno)));
+    rw_task_state state{};
+    state.phase = RW_TASK_WAIT_EXEC;
+    int rc = bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.task_state), &pidfd, &state, BPF_ANY);
+    int err = errno;
+    close(pidfd);
+    if (rc)
+        throw CaptureError("cannot register the program with the capture: " + std::string(strerror(err)));
+}
+
+int BpfCapture::ring_fd() const
+{
+    return ring_buffer__epoll_fd(impl_->ring);
+}
+
+size_t BpfCapture::drain()
+{
+    int n = ring_buffer__consume(impl_->ring);
+    if (n < 0)
+        throw CaptureError("reading the capture ring: " + std::string(strerror(-n)));
+    return static_cast<size_t>(n);
+}
+
+std::optional<rw_stall> BpfCapture::take_stall(pid_t tid)
+{
+    uint32_t key = static_cast<uint32_t>(tid);
+    rw_stall stall{};
+    int fd = bpf_map__fd(impl_->skel->maps.stalls);
+    if (bpf_map_lookup_elem(fd, &key, &stall))
+        return std::nullopt;
+    bpf_map_delete_elem(fd, &key);
+    return stall;
+}
+
+void BpfCapture::mark_file_known(const rw_file_identity& identity)
+{
+    struct {
+        uint64_t dev, ino;
+    } key{identity.dev, identity.ino};
+    bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.known_files), &key, &identity, BPF_ANY);
+}
+
+uint64_t BpfCapture::next_seq()
+{
+    return __atomic_fetch_add(&impl_->skel->bss->seq_counter, 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t BpfCapture::ring_refusals() const
+{
+    return __atomic_load_n(&impl_->skel->bss->ring_refusals, __ATOMIC_SEQ_CST);
+}
+
+uint64_t BpfCapture::missed_runs() const
+{
+    uint64_t total = 0;
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, impl_->skel->obj)
+    {
+        bpf_prog_info info{};
+        uint32_t len = sizeof(info);
+        if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
+            total += info.recursion_misses;
+    }
+    return total;
+}
+
+} // namespace rw

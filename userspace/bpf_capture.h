@@ -1,0 +1,65 @@
+// The kernel side of recording: the capture program's lifecycle (open,
+// configure, load, upload the syscall table, attach, destroy) and its ring.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "rewind_abi.h"
+
+namespace rw {
+
+struct CaptureError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class BpfCapture {
+public:
+    struct Options {
+        uint32_t ring_bytes = 64u << 20; // a power of two, >= page size
+        uint32_t wakeup_bytes = 1u << 20;
+    };
+    using RecordHandler = std::function<void(std::span<const uint8_t>)>;
+
+    // Throws CaptureError with a message a user can act on.
+    BpfCapture(const Options& options, RecordHandler handler);
+    ~BpfCapture();
+    BpfCapture(const BpfCapture&) = delete;
+    BpfCapture& operator=(const BpfCapture&) = delete;
+
+    // Starts following `pid` (and everything it forks) at its next execve.
+    void track_launcher(pid_t pid);
+
+    int ring_fd() const;
+    // Hands every committed ring record to the handler; returns how many.
+    size_t drain();
+
+    // A stall the kernel side left for this thread, removed from the map.
+    std::optional<rw_stall> take_stall(pid_t tid);
+    // Tells the kernel side a file's content is in the trace (no more stalls for it).
+    void mark_file_known(const rw_file_identity& identity);
+
+    // Draws the next number from the global event counter.
+    uint64_t next_seq();
+
+    // Records the kernel could not take, or program runs it skipped; both
+    // must stay zero for a complete trace.
+    uint64_t ring_refusals() const;
+    uint64_t missed_runs() const;
+
+    uint32_t ring_bytes() const { return options_.ring_bytes; }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    Options options_;
+};
+
+} // namespace rw

@@ -1,0 +1,37 @@
+#include "event.h"
+
+namespace rw {
+
+std::string_view register_name(size_t index)
+{
+    static constexpr std::string_view names[Registers::kCount] = {
+        "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
+        "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
+    return index < Registers::kCount ? names[index] : "?";
+}
+
+uint64_t event_seq(const Event& e)
+{
+    return std::visit([](const auto& v) { return v.seq; }, e);
+}
+
+Tid event_tid(const Event& e)
+{
+    return std::visit(
+        [](const auto& v) -> Tid {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, ForkEvent>)
+                return v.parent_tid;
+            else
+                return v.tid;
+        },
+        e);
+}
+
+std::string_view event_kind_name(const Event& e)
+{
+    static constexpr std::string_view names[] = {"syscall", "fork", "exec", "exit", "signal", "rdtsc", "note"};
+    return names[e.index()];
+}
+
+} // namespace rw

@@ -1,0 +1,149 @@
+#include "event_assembler.h"
+
+#include <cstring>
+
+#include "syscall_memory.h"
+#include "syscall_table.h"
+
+namespace rw {
+namespace {
+
+template <typename T> bool read_record(std::span<const uint8_t> rec, T& out)
+{
+    if (rec.size() < sizeof(T))
+        return false;
+    std::memcpy(&out, rec.data(), sizeof(T));
+    return true;
+}
+
+} // namespace
+
+void EventAssembler::on_record(std::span<const uint8_t> rec)
+{
+    records_++;
+    rw_rec_header h;
+    if (!read_record(rec, h)) {
+        problems_.push_back("a ring record shorter than its header");
+        return;
+    }
+    Tid tid = static_cast<Tid>(h.tid);
+    switch (h.kind) {
+    case RW_REC_DATA: {
+        rw_rec_data d;
+        if (!read_record(rec, d) || rec.size() < sizeof(d) + d.len) {
+            problems_.push_back("a truncated data record");
+            return;
+        }
+        auto& p = partial_[tid];
+        if (!p.memory.empty() && p.seq != h.seq) {
+            problems_.push_back("thread " + std::to_string(tid) + ": data of an unfinished syscall was replaced");
+            p.memory.clear();
+        }
+        p.seq = h.seq;
+        MemoryRange r;
+        r.addr = d.addr;
+        r.buffer = d.buf_index;
+        r.dir = d.dir_flags == RW_BUF_OUT ? Direction::Out : Direction::In;
+        r.bytes.assign(rec.begin() + sizeof(d), rec.begin() + sizeof(d) + d.len);
+        r.length = d.len;
+        p.memory.push_back(std::move(r));
+        return;
+    }
+    case RW_REC_SYSCALL: {
+        rw_rec_syscall s;
+        if (!read_record(rec, s)) {
+            problems_.push_back("a truncated syscall record");
+            return;
+        }
+        std::vector<MemoryRange> memory;
+        if (auto it = partial_.find(tid); it != partial_.end()) {
+            if (it->second.seq == h.seq)
+                memory = std::move(it->second.memory);
+            else if (!it->second.memory.empty())
+                problems_.push_back("thread " + std::to_string(tid) + ": data records of another syscall");
+            partial_.erase(it);
+        }
+        emit_syscall(s, std::move(memory));
+        return;
+    }
+    case RW_REC_FORK: {
+        rw_rec_fork f;
+        if (!read_record(rec, f)) {
+            problems_.push_back("a truncated fork record");
+            return;
+        }
+        ForkEvent e;
+        e.seq = h.seq;
+        e.parent_tid = tid;
+        e.parent_tgid = static_cast<Tid>(f.parent_tgid);
+        e.child_tid = static_cast<Tid>(f.child_tid);
+        e.child_tgid = static_cast<Tid>(f.child_tgid);
+        e.time_ns = f.ktime_ns;
+        sink_.emit(std::move(e));
+        return;
+    }
+    case RW_REC_EXIT: {
+        rw_rec_exit x;
+        if (!read_record(rec, x)) {
+            problems_.push_back("a truncated exit record");
+            return;
+        }
+        ExitEvent e;
+        e.seq = h.seq;
+        e.tid = tid;
+        e.tgid = static_cast<Tid>(x.tgid);
+        e.exit_code = x.exit_code;
+        e.group_exit_code = x.group_exit_code;
+        e.group_dead = x.group_dead != 0;
+        e.pending_nr = x.pending_nr;
+        std::copy(std::begin(x.pending_args), std::end(x.pending_args), e.pending_args.begin());
+        e.time_ns = x.ktime_ns;
+        partial_.erase(tid);
+        sink_.emit(std::move(e));
+        return;
+    }
+    }
+    problems_.push_back("a ring record of unknown kind " + std::to_string(h.kind));
+}
+
+void EventAssembler::discard_partial(Tid tid)
+{
+    partial_.erase(tid);
+}
+
+void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRange> memory, uint32_t extra_flags)
+{
+    SyscallEvent e;
+    e.seq = s.h.seq;
+    e.tid = static_cast<Tid>(s.h.tid);
+    e.tgid = static_cast<Tid>(s.tgid);
+    e.nr = s.nr;
+    std::copy(std::begin(s.args), std::end(s.args), e.args.begin());
+    e.ret = s.ret;
+    e.ip = s.ip;
+    e.sp = s.sp;
+    e.time_ns = s.ktime_ns;
+    e.flags = extra_flags;
+    if (s.h.flags & RW_SC_UNKNOWN)
+        e.flags |= kSyscallUnknown;
+    if (s.h.flags & RW_SC_UNKNOWN_SUBCMD)
+        e.flags |= kSyscallUnknownSubcommand;
+    if (s.h.flags & RW_SC_NO_ENTRY)
+        e.flags |= kSyscallNoEntry;
+    if (s.h.flags & RW_SC_FILE)
+        e.file = files_.resolve(e.tid, static_cast<int>(s.args[4]), s.file);
+    e.memory = std::move(memory);
+    finalize_memory(e);
+    last_syscall_[e.tid] = e.seq;
+    sink_.emit(std::move(e));
+}
+
+std::optional<uint64_t> EventAssembler::last_syscall_seq(Tid tid) const
+{
+    auto it = last_syscall_.find(tid);
+    if (it == last_syscall_.end())
+        return std::nullopt;
+    return it->second;
+}
+
+} // namespace rw

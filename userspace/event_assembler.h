@@ -1,0 +1,62 @@
+// Turns the kernel side's ring records into complete events: a syscall's
+// data records are collected per thread until the syscall record closes them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+#include "rewind_abi.h"
+
+namespace rw {
+
+class EventSink {
+public:
+    virtual ~EventSink() = default;
+    virtual void emit(Event event) = 0;
+};
+
+// Finds (or makes) the trace's copy of a file a thread just mapped.
+class MappedFileResolver {
+public:
+    virtual ~MappedFileResolver() = default;
+    virtual FileRef resolve(Tid tid, int fd, const rw_file_identity& identity) = 0;
+};
+
+class EventAssembler {
+public:
+    EventAssembler(EventSink& sink, MappedFileResolver& files) : sink_(sink), files_(files) {}
+
+    void on_record(std::span<const uint8_t> record);
+
+    // The kernel side handed this thread's current syscall to the supervisor:
+    // the data it emitted for it so far is dropped.
+    void discard_partial(Tid tid);
+
+    // Emits a syscall from a kernel-side record and its memory.
+    void emit_syscall(const rw_rec_syscall& rec, std::vector<MemoryRange> memory, uint32_t extra_flags = 0);
+
+    // seq of the thread's most recent syscall event.
+    std::optional<uint64_t> last_syscall_seq(Tid tid) const;
+
+    const std::vector<std::string>& problems() const { return problems_; }
+    uint64_t records() const { return records_; }
+
+private:
+    struct Partial {
+        uint64_t seq = 0;
+        std::vector<MemoryRange> memory;
+    };
+    EventSink& sink_;
+    MappedFileResolver& files_;
+    std::unordered_map<Tid, Partial> partial_;
+    std::unordered_map<Tid, uint64_t> last_syscall_;
+    std::vector<std::string> problems_;
+    uint64_t records_ = 0;
+};
+
+} // namespace rw

@@ -1,0 +1,354 @@
+#include "event_codec.h"
+
+#include <type_traits>
+
+namespace rw {
+namespace {
+
+enum Tag : uint8_t { kSyscall = 1, kFork = 2, kExec = 3, kExit = 4, kSignal = 5, kRdtsc = 6, kNote = 7 };
+
+enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
+
+void put_regs(ByteWriter& w, const Registers& r)
+{
+    for (uint64_t v : r.words)
+        w.varint(v);
+}
+
+Registers get_regs(ByteReader& r)
+{
+    Registers regs;
+    for (auto& v : regs.words)
+        v = r.varint();
+    return regs;
+}
+
+template <size_t N> void put_array(ByteWriter& w, const std::array<uint64_t, N>& a)
+{
+    for (uint64_t v : a)
+        w.varint(v);
+}
+
+template <size_t N> std::array<uint64_t, N> get_array(ByteReader& r)
+{
+    std::array<uint64_t, N> a{};
+    for (auto& v : a)
+        v = r.varint();
+    return a;
+}
+
+void put_strings(ByteWriter& w, const std::vector<std::string>& v)
+{
+    w.varint(v.size());
+    for (const auto& s : v)
+        w.str(s);
+}
+
+std::vector<std::string> get_strings(ByteReader& r)
+{
+    size_t n = r.length(); // each string takes at least one byte
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (size_t i = 0; i < n; i++)
+        v.push_back(r.str());
+    return v;
+}
+
+void put_file(ByteWriter& w, const FileRef& f)
+{
+    w.varint(f.dev);
+    w.varint(f.ino);
+    w.svarint(f.size);
+    w.svarint(f.mtime_ns);
+    w.str(f.content_hash);
+    w.str(f.path);
+}
+
+FileRef get_file(ByteReader& r)
+{
+    FileRef f;
+    f.dev = r.varint();
+    f.ino = r.varint();
+    f.size = r.svarint();
+    f.mtime_ns = r.svarint();
+    f.content_hash = r.str();
+    f.path = r.str();
+    return f;
+}
+
+void encode(ByteWriter& w, const SyscallEvent& e)
+{
+    w.u8(kSyscall);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.svarint(e.tgid);
+    w.svarint(e.nr);
+    put_array(w, e.args);
+    w.svarint(e.ret);
+    w.varint(e.ip);
+    w.varint(e.sp);
+    w.varint(e.time_ns);
+    w.varint(e.flags);
+    w.varint(e.memory.size());
+    for (const auto& m : e.memory) {
+        w.varint(m.addr);
+        w.u8(m.buffer);
+        w.u8(static_cast<uint8_t>((m.dir == Direction::Out ? kDirOut : 0) | (m.hashed_only ? kHashedOnly : 0) |
+                                  (m.unreadable ? kUnreadable : 0)));
+        w.varint(m.length);
+        w.fixed64(m.hash);
+        if (!m.hashed_only && !m.unreadable)
+            w.raw(m.bytes);
+    }
+    w.u8(e.file ? 1 : 0);
+    if (e.file)
+        put_file(w, *e.file);
+}
+
+SyscallEvent decode_syscall(ByteReader& r)
+{
+    SyscallEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.tgid = static_cast<Tid>(r.svarint());
+    e.nr = static_cast<int32_t>(r.svarint());
+    e.args = get_array<6>(r);
+    e.ret = r.svarint();
+    e.ip = r.varint();
+    e.sp = r.varint();
+    e.time_ns = r.varint();
+    e.flags = static_cast<uint32_t>(r.varint());
+    size_t n = r.length();
+    e.memory.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+        MemoryRange m;
+        m.addr = r.varint();
+        m.buffer = r.u8();
+        uint8_t bits = r.u8();
+        m.dir = (bits & kDirOut) ? Direction::Out : Direction::In;
+        m.hashed_only = bits & kHashedOnly;
+        m.unreadable = bits & kUnreadable;
+        m.length = r.varint();
+        m.hash = r.fixed64();
+        if (!m.hashed_only && !m.unreadable) {
+            auto bytes = r.raw(static_cast<size_t>(m.length));
+            m.bytes.assign(bytes.begin(), bytes.end());
+        }
+        e.memory.push_back(std::move(m));
+    }
+    if (r.u8())
+        e.file = get_file(r);
+    return e;
+}
+
+void encode(ByteWriter& w, const ForkEvent& e)
+{
+    w.u8(kFork);
+    w.varint(e.seq);
+    w.svarint(e.parent_tid);
+    w.svarint(e.parent_tgid);
+    w.svarint(e.child_tid);
+    w.svarint(e.child_tgid);
+    w.varint(e.time_ns);
+}
+
+ForkEvent decode_fork(ByteReader& r)
+{
+    ForkEvent e;
+    e.seq = r.varint();
+    e.parent_tid = static_cast<Tid>(r.svarint());
+    e.parent_tgid = static_cast<Tid>(r.svarint());
+    e.child_tid = static_cast<Tid>(r.svarint());
+    e.child_tgid = static_cast<Tid>(r.svarint());
+    e.time_ns = r.varint();
+    return e;
+}
+
+void encode(ByteWriter& w, const ExecEvent& e)
+{
+    w.u8(kExec);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.svarint(e.tgid);
+    w.svarint(e.former_tid);
+    w.str(e.filename);
+    w.str(e.executable);
+    put_strings(w, e.argv);
+    put_strings(w, e.envp);
+    w.varint(e.auxv.size());
+    for (uint64_t v : e.auxv)
+        w.varint(v);
+    w.raw(e.at_random);
+    put_regs(w, e.regs);
+    w.varint(e.mappings.size());
+    for (const auto& m : e.mappings) {
+        w.varint(m.start);
+        w.varint(m.end);
+        w.str(m.perms);
+        w.varint(m.offset);
+        w.str(m.path);
+        w.str(m.content_hash);
+    }
+}
+
+ExecEvent decode_exec(ByteReader& r)
+{
+    ExecEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.tgid = static_cast<Tid>(r.svarint());
+    e.former_tid = static_cast<Tid>(r.svarint());
+    e.filename = r.str();
+    e.executable = r.str();
+    e.argv = get_strings(r);
+    e.envp = get_strings(r);
+    size_t n = r.length();
+    e.auxv.reserve(n);
+    for (size_t i = 0; i < n; i++)
+        e.auxv.push_back(r.varint());
+    auto random = r.raw(16);
+    std::copy(random.begin(), random.end(), e.at_random.begin());
+    e.regs = get_regs(r);
+    n = r.length();
+    for (size_t i = 0; i < n; i++) {
+        Mapping m;
+        m.start = r.varint();
+        m.end = r.varint();
+        m.perms = r.str();
+        m.offset = r.varint();
+        m.path = r.str();
+        m.content_hash = r.str();
+        e.mappings.push_back(std::move(m));
+    }
+    return e;
+}
+
+void encode(ByteWriter& w, const ExitEvent& e)
+{
+    w.u8(kExit);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.svarint(e.tgid);
+    w.svarint(e.exit_code);
+    w.svarint(e.group_exit_code);
+    w.u8(e.group_dead);
+    w.svarint(e.pending_nr);
+    put_array(w, e.pending_args);
+    w.varint(e.time_ns);
+}
+
+ExitEvent decode_exit(ByteReader& r)
+{
+    ExitEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.tgid = static_cast<Tid>(r.svarint());
+    e.exit_code = static_cast<int32_t>(r.svarint());
+    e.group_exit_code = static_cast<int32_t>(r.svarint());
+    e.group_dead = r.u8() != 0;
+    e.pending_nr = static_cast<int32_t>(r.svarint());
+    e.pending_args = get_array<6>(r);
+    e.time_ns = r.varint();
+    return e;
+}
+
+void encode(ByteWriter& w, const SignalEvent& e)
+{
+    w.u8(kSignal);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.svarint(e.tgid);
+    w.svarint(e.signo);
+    w.u8(static_cast<uint8_t>(e.kind));
+    w.varint(e.anchor_seq);
+    w.raw(e.siginfo);
+    put_regs(w, e.regs);
+}
+
+SignalEvent decode_signal(ByteReader& r)
+{
+    SignalEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.tgid = static_cast<Tid>(r.svarint());
+    e.signo = static_cast<int32_t>(r.svarint());
+    uint8_t kind = r.u8();
+    if (kind < 1 || kind > 3)
+        throw FormatError("unknown signal kind " + std::to_string(kind));
+    e.kind = static_cast<SignalKind>(kind);
+    e.anchor_seq = r.varint();
+    auto info = r.raw(128);
+    std::copy(info.begin(), info.end(), e.siginfo.begin());
+    e.regs = get_regs(r);
+    return e;
+}
+
+void encode(ByteWriter& w, const RdtscEvent& e)
+{
+    w.u8(kRdtsc);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.varint(e.ip);
+    w.varint(e.tsc);
+    w.varint(e.aux);
+    w.u8(e.rdtscp);
+}
+
+RdtscEvent decode_rdtsc(ByteReader& r)
+{
+    RdtscEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.ip = r.varint();
+    e.tsc = r.varint();
+    e.aux = static_cast<uint32_t>(r.varint());
+    e.rdtscp = r.u8() != 0;
+    return e;
+}
+
+void encode(ByteWriter& w, const NoteEvent& e)
+{
+    w.u8(kNote);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.u8(static_cast<uint8_t>(e.kind));
+    w.str(e.message);
+}
+
+NoteEvent decode_note(ByteReader& r)
+{
+    NoteEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    uint8_t kind = r.u8();
+    if (kind < 1 || kind > 2)
+        throw FormatError("unknown note kind " + std::to_string(kind));
+    e.kind = static_cast<NoteKind>(kind);
+    e.message = r.str();
+    return e;
+}
+
+} // namespace
+
+void encode_event(const Event& event, std::vector<uint8_t>& out)
+{
+    ByteWriter w(out);
+    std::visit([&](const auto& e) { encode(w, e); }, event);
+}
+
+Event decode_event(ByteReader& in)
+{
+    uint8_t tag = in.u8();
+    switch (tag) {
+    case kSyscall: return decode_syscall(in);
+    case kFork: return decode_fork(in);
+    case kExec: return decode_exec(in);
+    case kExit: return decode_exit(in);
+    case kSignal: return decode_signal(in);
+    case kRdtsc: return decode_rdtsc(in);
+    case kNote: return decode_note(in);
+    }
+    throw FormatError("unknown event tag " + std::to_string(tag));
+}
+
+} // namespace rw

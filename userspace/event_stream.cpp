@@ -1,0 +1,259 @@
+#include "event_stream.h"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "event_codec.h"
+
+namespace rw {
+namespace {
+
+constexpr char kMagic[8] = {'R', 'E', 'W', 'I', 'N', 'D', 'E', 'V'};
+constexpr uint32_t kChunkMagic = 0x4b435752; // "RWCK"
+constexpr size_t kFileHeaderSize = 16;
+
+struct ChunkHeader {
+    uint32_t magic;
+    uint32_t compressed_size;
+    uint32_t raw_size;
+    uint32_t event_count;
+    uint64_t first_event;
+    uint64_t payload_hash;
+    uint32_t reserved;
+    uint32_t header_hash; // xxh32 of the bytes above
+};
+static_assert(sizeof(ChunkHeader) == 40);
+
+uint32_t header_hash(const ChunkHeader& h)
+{
+    return XXH32(&h, offsetof(ChunkHeader, header_hash), 0);
+}
+
+void write_all(int fd, const struct iovec* iov, int count)
+{
+    std::vector<struct iovec> v(iov, iov + count);
+    size_t i = 0;
+    while (i < v.size()) {
+        ssize_t n = ::writev(fd, v.data() + i, static_cast<int>(v.size() - i));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw std::system_error(errno, std::generic_category(), "writing the event stream");
+        }
+        size_t left = static_cast<size_t>(n);
+        while (i < v.size() && left >= v[i].iov_len)
+            left -= v[i++].iov_len;
+        if (i < v.size()) {
+            v[i].iov_base = static_cast<char*>(v[i].iov_base) + left;
+            v[i].iov_len -= left;
+        }
+    }
+}
+
+// Reads up to n bytes at offset; returns how many were read.
+size_t read_at(int fd, void* buf, size_t n, uint64_t offset)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            throw std::system_error(errno, std::generic_category(), "reading the event stream");
+        }
+        if (r == 0)
+            break;
+        got += static_cast<size_t>(r);
+    }
+    return got;
+}
+
+} // namespace
+
+struct EventStreamWriter::Compressor {
+    ZSTD_CCtx* ctx = ZSTD_createCCtx();
+    ~Compressor() { ZSTD_freeCCtx(ctx); }
+};
+
+EventStreamWriter::EventStreamWriter(const std::filesystem::path& file, int zstd_level, size_t chunk_bytes)
+    : level_(zstd_level), chunk_bytes_(chunk_bytes), zstd_(std::make_unique<Compressor>())
+{
+    fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd_ < 0)
+        throw std::system_error(errno, std::generic_category(), "creating " + file.string());
+    uint8_t header[kFileHeaderSize] = {};
+    std::memcpy(header, kMagic, 8);
+    uint32_t version = kTraceFormatVersion;
+    std::memcpy(header + 8, &version, 4);
+    struct iovec iov = {header, sizeof(header)};
+    write_all(fd_, &iov, 1);
+    file_bytes_ = sizeof(header);
+}
+
+EventStreamWriter::~EventStreamWriter()
+{
+    try {
+        flush();
+    } catch (...) {
+        // The destructor cannot report; callers flush explicitly to see errors.
+    }
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+void EventStreamWriter::append(const Event& event)
+{
+    encode_event(event, raw_);
+    pending_events_++;
+    if (raw_.size() >= chunk_bytes_)
+        flush();
+}
+
+void EventStreamWriter::flush()
+{
+    if (!pending_events_)
+        return;
+    compressed_.resize(ZSTD_compressBound(raw_.size()));
+    size_t n = ZSTD_compressCCtx(zstd_->ctx, compressed_.data(), compressed_.size(), raw_.data(), raw_.size(), level_);
+    if (ZSTD_isError(n))
+        throw std::runtime_error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+    if (n > UINT32_MAX || raw_.size() > UINT32_MAX)
+        throw std::runtime_error("event chunk larger than 4 GiB");
+    ChunkHeader h{};
+    h.magic = kChunkMagic;
+    h.compressed_size = static_cast<uint32_t>(n);
+    h.raw_size = static_cast<uint32_t>(raw_.size());
+    h.event_count = pending_events_;
+    h.first_event = first_event_;
+    h.payload_hash = XXH64(compressed_.data(), n, 0);
+    h.header_hash = header_hash(h);
+    struct iovec iov[2] = {{&h, sizeof(h)}, {compressed_.data(), n}};
+    write_all(fd_, iov, 2);
+    file_bytes_ += sizeof(h) + n;
+    first_event_ += pending_events_;
+    pending_events_ = 0;
+    raw_.clear();
+}
+
+std::string describe(const StreamEnd& end)
+{
+    switch (end.kind) {
+    case StreamEnd::Kind::Clean:
+        return "complete (" + std::to_string(end.events) + " events in " + std::to_string(end.chunks) + " chunks)";
+    case StreamEnd::Kind::Truncated:
+        return "truncated after event " + std::to_string(end.events) + " (chunk " + std::to_string(end.chunks) +
+               " at byte " + std::to_string(end.file_offset) + " is incomplete: " + end.reason + ")";
+    case StreamEnd::Kind::Corrupt:
+        return "corrupt after event " + std::to_string(end.events) + " (chunk " + std::to_string(end.chunks) +
+               " at byte " + std::to_string(end.file_offset) + ": " + end.reason + ")";
+    }
+    return "?";
+}
+
+EventStreamReader::EventStreamReader(const std::filesystem::path& file)
+{
+    fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+        throw std::system_error(errno, std::generic_category(), "opening " + file.string());
+    uint8_t header[kFileHeaderSize];
+    if (read_at(fd_, header, sizeof(header), 0) != sizeof(header) || std::memcmp(header, kMagic, 8) != 0) {
+        ::close(fd_);
+        throw FormatError(file.string() + " is not a rewind event stream");
+    }
+    uint32_t version;
+    std::memcpy(&version, header + 8, 4);
+    if (version != kTraceFormatVersion) {
+        ::close(fd_);
+        throw FormatError(file.string() + " has trace format version " + std::to_string(version) +
+                          "; this rewind reads version " + std::to_string(kTraceFormatVersion));
+    }
+    offset_ = sizeof(header);
+    end_.file_offset = offset_;
+}
+
+EventStreamReader::~EventStreamReader()
+{
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+bool EventStreamReader::load_chunk()
+{
+    auto stop = [&](StreamEnd::Kind kind, std::string reason) {
+        end_.kind = kind;
+        end_.reason = std::move(reason);
+        end_.file_offset = offset_;
+        finished_ = true;
+        return false;
+    };
+    ChunkHeader h;
+    size_t got = read_at(fd_, &h, sizeof(h), offset_);
+    if (got == 0)
+        return stop(StreamEnd::Kind::Clean, "");
+    if (got < sizeof(h))
+        return stop(StreamEnd::Kind::Truncated, "header has " + std::to_string(got) + " of 40 bytes");
+    if (h.magic != kChunkMagic || header_hash(h) != h.header_hash)
+        return stop(StreamEnd::Kind::Corrupt, "chunk header checksum mismatch");
+    if (h.first_event != end_.events)
+        return stop(StreamEnd::Kind::Corrupt, "chunk starts at event " + std::to_string(h.first_event) +
+                                                  ", expected " + std::to_string(end_.events));
+    std::vector<uint8_t> compressed(h.compressed_size);
+    got = read_at(fd_, compressed.data(), compressed.size(), offset_ + sizeof(h));
+    if (got < compressed.size())
+        return stop(StreamEnd::Kind::Truncated,
+                    "payload has " + std::to_string(got) + " of " + std::to_string(h.compressed_size) + " bytes");
+    if (XXH64(compressed.data(), compressed.size(), 0) != h.payload_hash)
+        return stop(StreamEnd::Kind::Corrupt, "payload checksum mismatch");
+    raw_.resize(h.raw_size);
+    size_t n = ZSTD_decompress(raw_.data(), raw_.size(), compressed.data(), compressed.size());
+    if (ZSTD_isError(n) || n != h.raw_size)
+        return stop(StreamEnd::Kind::Corrupt, "payload does not decompress");
+    raw_pos_ = 0;
+    remaining_in_chunk_ = h.event_count;
+    offset_ += sizeof(h) + h.compressed_size;
+    return true;
+}
+
+bool EventStreamReader::next(Event& out)
+{
+    if (finished_)
+        return false;
+    while (remaining_in_chunk_ == 0) {
+        if (raw_pos_ != raw_.size()) {
+            end_.kind = StreamEnd::Kind::Corrupt;
+            end_.reason = "chunk has bytes after its last event";
+            finished_ = true;
+            return false;
+        }
+        uint64_t chunk_start = offset_;
+        if (!load_chunk())
+            return false;
+        end_.file_offset = chunk_start;
+        end_.chunks++;
+    }
+    try {
+        ByteReader r({raw_.data() + raw_pos_, raw_.size() - raw_pos_});
+        out = decode_event(r);
+        raw_pos_ += r.position();
+    } catch (const FormatError& e) {
+        end_.kind = StreamEnd::Kind::Corrupt;
+        end_.reason = std::string("undecodable event: ") + e.what();
+        end_.chunks--; // this chunk did not read completely
+        finished_ = true;
+        return false;
+    }
+    remaining_in_chunk_--;
+    end_.events++;
+    if (remaining_in_chunk_ == 0)
+        end_.file_offset = offset_;
+    return true;
+}
+
+} // namespace rw

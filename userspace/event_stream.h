@@ -1,0 +1,93 @@
+// The event stream file: a header, then self-checking chunks of events.
+//
+//   file header   8-byte magic "REWINDEV", u32 format version, u32 flags
+//   chunk         40-byte header (sizes, event count, first event index,
+//                 xxh64 of the payload, xxh32 of the header itself),
+//                 then the zstd-compressed encoded events
+//
+// A chunk is written with one write() call, so a recorder killed at any
+// moment leaves every earlier chunk intact; readers stop at the first chunk
+// that is incomplete or fails its checksum and say so.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "event.h"
+
+namespace rw {
+
+inline constexpr uint32_t kTraceFormatVersion = 1;
+
+class EventStreamWriter {
+public:
+    static constexpr size_t kDefaultChunkBytes = 1 << 20;
+
+    // Creates the file (mode 0600) and writes its header.
+    explicit EventStreamWriter(const std::filesystem::path& file, int zstd_level = 1,
+                               size_t chunk_bytes = kDefaultChunkBytes);
+    ~EventStreamWriter();
+    EventStreamWriter(const EventStreamWriter&) = delete;
+    EventStreamWriter& operator=(const EventStreamWriter&) = delete;
+
+    void append(const Event& event);
+    // Writes the events appended so far as one chunk.
+    void flush();
+    bool has_pending() const { return pending_events_ > 0; }
+
+    uint64_t events_written() const { return first_event_ + pending_events_; }
+    uint64_t file_bytes() const { return file_bytes_; }
+
+private:
+    int fd_ = -1;
+    int level_;
+    size_t chunk_bytes_;
+    std::vector<uint8_t> raw_;
+    std::vector<uint8_t> compressed_;
+    uint64_t first_event_ = 0;
+    uint32_t pending_events_ = 0;
+    uint64_t file_bytes_ = 0;
+    struct Compressor;
+    std::unique_ptr<Compressor> zstd_;
+};
+
+// Where and why reading stopped.
+struct StreamEnd {
+    enum class Kind { Clean, Truncated, Corrupt };
+    Kind kind = Kind::Clean;
+    uint64_t chunks = 0;      // complete chunks read
+    uint64_t events = 0;      // events read
+    uint64_t file_offset = 0; // offset of the first unreadable byte
+    std::string reason;
+};
+
+std::string describe(const StreamEnd& end);
+
+class EventStreamReader {
+public:
+    // Throws FormatError if the file is not an event stream of a supported version.
+    explicit EventStreamReader(const std::filesystem::path& file);
+    ~EventStreamReader();
+    EventStreamReader(const EventStreamReader&) = delete;
+    EventStreamReader& operator=(const EventStreamReader&) = delete;
+
+    // False once no further event can be read; then end() says why.
+    bool next(Event& out);
+    const StreamEnd& end() const { return end_; }
+    uint64_t next_index() const { return end_.events; }
+
+private:
+    bool load_chunk();
+    int fd_ = -1;
+    uint64_t offset_ = 0;
+    std::vector<uint8_t> raw_;
+    size_t raw_pos_ = 0;
+    uint32_t remaining_in_chunk_ = 0;
+    bool finished_ = false;
+    StreamEnd end_;
+};
+
+} // namespace rw

@@ -1,0 +1,137 @@
+#include "file_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+#include <vector>
+
+namespace rw {
+namespace {
+
+std::string hex128(XXH128_hash_t h)
+{
+    char buf[33];
+    std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                  static_cast<unsigned long long>(h.low64));
+    return buf;
+}
+
+// Streams `in` to `out` (if out >= 0) while hashing it.
+std::string copy_and_hash(int in, int out, uint64_t& copied)
+{
+    XXH3_state_t* state = XXH3_createState();
+    XXH3_128bits_reset(state);
+    std::vector<char> buf(1 << 20);
+    off_t offset = 0;
+    for (;;) {
+        ssize_t n = ::pread(in, buf.data(), buf.size(), offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            XXH3_freeState(state);
+            throw std::system_error(err, std::generic_category(), "reading a mapped file");
+        }
+        if (n == 0)
+            break;
+        XXH3_128bits_update(state, buf.data(), static_cast<size_t>(n));
+        for (ssize_t done = 0; out >= 0 && done < n;) {
+            ssize_t w = ::write(out, buf.data() + done, static_cast<size_t>(n - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                int err = errno;
+                XXH3_freeState(state);
+                throw std::system_error(err, std::generic_category(), "writing a file copy");
+            }
+            done += w;
+        }
+        offset += n;
+    }
+    copied = static_cast<uint64_t>(offset);
+    std::string hash = hex128(XXH3_128bits_digest(state));
+    XXH3_freeState(state);
+    return hash;
+}
+
+} // namespace
+
+bool FileStore::contains(const std::string& hash) const
+{
+    return ::access(path_of(hash).c_str(), F_OK) == 0;
+}
+
+std::string FileStore::store_fd(int fd)
+{
+    struct stat st{};
+    if (::fstat(fd, &st) != 0)
+        throw std::system_error(errno, std::generic_category(), "fstat of a mapped file");
+    Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+    if (auto it = known_.find(id); it != known_.end())
+        return it->second;
+
+    auto tmp = dir_ / (".incoming." + std::to_string(::getpid()));
+    int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out < 0)
+        throw std::system_error(errno, std::generic_category(), "creating " + tmp.string());
+    uint64_t copied = 0;
+    std::string hash;
+    try {
+        hash = copy_and_hash(fd, out, copied);
+    } catch (...) {
+        ::close(out);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    ::close(out);
+    if (contains(hash)) {
+        ::unlink(tmp.c_str());
+    } else {
+        std::filesystem::rename(tmp, path_of(hash));
+        bytes_stored_ += copied;
+        files_stored_++;
+    }
+    known_[id] = hash;
+    return hash;
+}
+
+std::string FileStore::store_path(const std::filesystem::path& path)
+{
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw std::system_error(errno, std::generic_category(), "opening " + path.string());
+    try {
+        std::string h = store_fd(fd);
+        ::close(fd);
+        return h;
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+}
+
+std::string FileStore::hash_file(const std::filesystem::path& path)
+{
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw std::system_error(errno, std::generic_category(), "opening " + path.string());
+    uint64_t n = 0;
+    std::string h;
+    try {
+        h = copy_and_hash(fd, -1, n);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    ::close(fd);
+    return h;
+}
+
+} // namespace rw

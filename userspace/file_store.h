@@ -1,0 +1,40 @@
+// The trace's copies of mapped files, stored by content hash (xxh3-128), so
+// replay maps exactly the bytes the program mapped even after the originals
+// change or vanish.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace rw {
+
+class FileStore {
+public:
+    explicit FileStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+    // Copies the file open at `fd` (unless an identical copy is stored) and
+    // returns its content hash. Identity (dev, inode, size, mtime) is cached
+    // so a library mapped many times is hashed once.
+    std::string store_fd(int fd);
+    std::string store_path(const std::filesystem::path& path);
+
+    std::filesystem::path path_of(const std::string& hash) const { return dir_ / hash; }
+    bool contains(const std::string& hash) const;
+    uint64_t bytes_stored() const { return bytes_stored_; }
+    uint64_t files_stored() const { return files_stored_; }
+
+    // Hash of a file's content, without storing it.
+    static std::string hash_file(const std::filesystem::path& path);
+
+private:
+    using Identity = std::tuple<uint64_t, uint64_t, int64_t, int64_t>;
+    std::filesystem::path dir_;
+    std::map<Identity, std::string> known_;
+    uint64_t bytes_stored_ = 0;
+    uint64_t files_stored_ = 0;
+};
+
+} // namespace rw

@@ -1,0 +1,149 @@
+#include "launcher.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+namespace rw {
+namespace {
+
+// rseq lets the kernel write the current CPU into user memory on every
+// return to user mode, which replay cannot reproduce: refuse it (glibc then
+// does without), as rr does.
+bool refuse_rseq()
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rseq, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0)
+        return true;
+    // Without CAP_SYS_ADMIN a filter needs no_new_privs.
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v)
+{
+    std::vector<char*> out;
+    for (auto& s : v)
+        out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+void write_errno_and_exit(int fd, int err)
+{
+    ssize_t ignored = ::write(fd, &err, sizeof(err));
+    (void)ignored;
+    _exit(127);
+}
+
+} // namespace
+
+std::string find_program(const std::string& name)
+{
+    auto executable = [](const std::string& p) {
+        struct stat st{};
+        return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+    };
+    if (name.find('/') != std::string::npos)
+        return executable(name) ? name : "";
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    size_t start = 0;
+    while (start <= dirs.size()) {
+        size_t end = dirs.find(':', start);
+        if (end == std::string::npos)
+            end = dirs.size();
+        std::string dir = dirs.substr(start, end - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (executable(candidate))
+            return candidate;
+        start = end + 1;
+    }
+    return "";
+}
+
+Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp)
+{
+    int go[2], err[2];
+    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+        throw std::system_error(errno, std::generic_category(), "pipe");
+    auto c_argv = c_strings(argv);
+    auto c_envp = c_strings(envp);
+
+    pid_ = fork();
+    if (pid_ < 0)
+        throw std::system_error(errno, std::generic_category(), "fork");
+    if (pid_ == 0) {
+        ::close(go[1]);
+        ::close(err[0]);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        int persona = personality(0xffffffff);
+        if (persona == -1 || personality(static_cast<unsigned long>(persona) | ADDR_NO_RANDOMIZE) == -1)
+            write_errno_and_exit(err[1], errno);
+        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0)
+            write_errno_and_exit(err[1], errno);
+        if (!refuse_rseq())
+            write_errno_and_exit(err[1], errno);
+        char byte;
+        while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
+        }
+        execve(path.c_str(), c_argv.data(), c_envp.data());
+        write_errno_and_exit(err[1], errno);
+    }
+    ::close(go[0]);
+    ::close(err[1]);
+    go_fd_ = go[1];
+    error_fd_ = err[0];
+}
+
+Launcher::~Launcher()
+{
+    if (go_fd_ >= 0)
+        ::close(go_fd_);
+    if (error_fd_ >= 0)
+        ::close(error_fd_);
+}
+
+std::string Launcher::release()
+{
+    char byte = 1;
+    if (::write(go_fd_, &byte, 1) != 1)
+        return std::string("cannot start the program: ") + strerror(errno);
+    ::close(go_fd_);
+    go_fd_ = -1;
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = ::read(error_fd_, &child_errno, sizeof(child_errno));
+    } while (n < 0 && errno == EINTR);
+    ::close(error_fd_);
+    error_fd_ = -1;
+    if (n == sizeof(child_errno))
+        return strerror(child_errno);
+    return "";
+}
+
+} // namespace rw

@@ -1,0 +1,114 @@
+#include "process_image.h"
+
+#include <elf.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tracee.h"
+
+namespace rw {
+
+std::optional<uint64_t> InitialStack::aux(uint64_t key) const
+{
+    for (size_t i = 0; i + 1 < auxv.size(); i += 2)
+        if (auxv[i] == key)
+            return auxv[i + 1];
+    return std::nullopt;
+}
+
+namespace {
+
+constexpr size_t kMaxStrings = 1 << 20;
+constexpr size_t kMaxStringBytes = 1 << 20;
+
+// Reads a NULL-terminated array of string pointers; `addr` ends past the NULL.
+std::optional<std::vector<std::string>> read_string_array(const TraceeMemory& mem, uint64_t& addr)
+{
+    std::vector<std::string> out;
+    for (size_t i = 0; i < kMaxStrings; i++, addr += 8) {
+        auto ptr = mem.read_value<uint64_t>(RemoteAddr(addr));
+        if (!ptr)
+            return std::nullopt;
+        if (*ptr == 0) {
+            addr += 8;
+            return out;
+        }
+        auto s = mem.read_string(RemoteAddr(*ptr), kMaxStringBytes);
+        if (!s)
+            return std::nullopt;
+        out.push_back(std::move(*s));
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<InitialStack> read_initial_stack(const TraceeMemory& mem, uint64_t sp)
+{
+    InitialStack st;
+    auto argc = mem.read_value<uint64_t>(RemoteAddr(sp));
+    if (!argc)
+        return std::nullopt;
+    uint64_t addr = sp + 8;
+    auto argv = read_string_array(mem, addr);
+    if (!argv || argv->size() != *argc)
+        return std::nullopt;
+    auto envp = read_string_array(mem, addr);
+    if (!envp)
+        return std::nullopt;
+    st.argv = std::move(*argv);
+    st.envp = std::move(*envp);
+    st.auxv_addr = addr;
+    for (int i = 0; i < 256; i++, addr += 16) {
+        auto key = mem.read_value<uint64_t>(RemoteAddr(addr));
+        auto value = mem.read_value<uint64_t>(RemoteAddr(addr + 8));
+        if (!key || !value)
+            return std::nullopt;
+        if (*key == AT_NULL)
+            return st;
+        st.auxv.push_back(*key);
+        st.auxv.push_back(*value);
+    }
+    return std::nullopt;
+}
+
+bool hide_vdso(const TraceeMemory& mem, InitialStack& st)
+{
+    for (size_t i = 0; i + 1 < st.auxv.size(); i += 2) {
+        if (st.auxv[i] != AT_SYSINFO_EHDR)
+            continue;
+        uint64_t ignore = AT_IGNORE;
+        if (!mem.write(RemoteAddr(st.auxv_addr + i * 8), {reinterpret_cast<const uint8_t*>(&ignore), 8}))
+            return false;
+        st.auxv[i] = AT_IGNORE;
+    }
+    return true;
+}
+
+std::vector<Mapping> read_mappings(pid_t pid)
+{
+    std::vector<Mapping> out;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::string range, perms, offset, dev, inode;
+        ls >> range >> perms >> offset >> dev >> inode;
+        Mapping m;
+        auto dash = range.find('-');
+        if (dash == std::string::npos)
+            continue;
+        m.start = std::stoull(range.substr(0, dash), nullptr, 16);
+        m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
+        m.perms = perms;
+        m.offset = std::stoull(offset, nullptr, 16);
+        std::getline(ls, m.path);
+        auto first = m.path.find_first_not_of(' ');
+        m.path = first == std::string::npos ? "" : m.path.substr(first);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+} // namespace rw

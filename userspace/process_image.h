@@ -1,0 +1,37 @@
+// A process image right after execve: its initial stack (argv, envp, auxv)
+// and its mappings.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "event.h"
+
+namespace rw {
+
+class TraceeMemory;
+
+struct InitialStack {
+    std::vector<std::string> argv;
+    std::vector<std::string> envp;
+    std::vector<uint64_t> auxv; // key/value pairs, terminating AT_NULL excluded
+    uint64_t auxv_addr = 0;     // address of the first auxv key
+    std::optional<uint64_t> aux(uint64_t key) const;
+};
+
+// Reads the stack the kernel built at `sp` (argc, argv[], envp[], auxv[]).
+std::optional<InitialStack> read_initial_stack(const TraceeMemory& mem, uint64_t sp);
+
+// Hides the vDSO from the program (AT_SYSINFO_EHDR becomes AT_IGNORE), so
+// libc makes real, recordable syscalls for clock_gettime, gettimeofday,
+// time and getcpu. Returns false if the stack could not be written.
+bool hide_vdso(const TraceeMemory& mem, InitialStack& stack);
+
+// /proc/PID/maps, parsed.
+std::vector<Mapping> read_mappings(pid_t pid);
+
+} // namespace rw

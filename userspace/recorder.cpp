@@ -1,0 +1,208 @@
+#include "recorder.h"
+
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sys/syscall.h>
+
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "bpf_capture.h"
+#include "event_assembler.h"
+#include "event_stream.h"
+#include "file_store.h"
+#include "launcher.h"
+#include "mapped_files.h"
+#include "supervisor.h"
+#include "syscall_table.h"
+#include "system_info.h"
+#include "trace_dir.h"
+#include "version.h"
+
+extern char** environ;
+
+namespace rw {
+namespace {
+
+// Writes events to the stream and keeps the numbers end.json reports.
+class TraceSink : public EventSink {
+public:
+    explicit TraceSink(EventStreamWriter& writer) : writer_(writer) {}
+
+    void emit(Event event) override
+    {
+        std::visit([this](const auto& e) { count(e); }, event);
+        writer_.append(event);
+    }
+
+    void fill(TraceEnd& end) const
+    {
+        end.events = writer_.events_written();
+        end.memory_bytes = memory_bytes_;
+        end.processes = processes_.size();
+        end.threads = threads_.size();
+        end.syscall_counts = counts_;
+    }
+
+private:
+    void count(const SyscallEvent& e)
+    {
+        counts_[syscall_name(e.nr)]++;
+        threads_.insert(e.tid);
+        processes_.insert(e.tgid);
+        for (const auto& m : e.memory)
+            memory_bytes_ += m.length;
+    }
+    void count(const ExitEvent& e)
+    {
+        // exit and exit_group never return, so they have no syscall event.
+        if (e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group)
+            counts_[syscall_name(e.pending_nr)]++;
+    }
+    void count(const ForkEvent& e)
+    {
+        threads_.insert(e.child_tid);
+        processes_.insert(e.child_tgid);
+    }
+    void count(const ExecEvent& e) { processes_.insert(e.tgid); }
+    template <typename T> void count(const T&) {}
+
+    EventStreamWriter& writer_;
+    uint64_t memory_bytes_ = 0;
+    std::set<Tid> threads_;
+    std::set<Tid> processes_;
+    std::map<std::string, uint64_t> counts_;
+};
+
+TraceMeta make_meta(const std::string& program, const std::vector<std::string>& argv,
+                    const std::vector<std::string>& envp, uint32_t ring_bytes)
+{
+    TraceMeta m;
+    m.format_version = kTraceFormatVersion;
+    m.rewind_version = kRewindVersion;
+    m.created_unix_ns = unix_time_ns();
+    m.created = iso_time_utc(m.created_unix_ns);
+    m.program = program;
+    m.argv = argv;
+    m.envp = envp;
+    std::error_code ec;
+    m.cwd = std::filesystem::current_path(ec).string();
+    m.uid = getuid();
+    m.gid = getgid();
+    m.euid = geteuid();
+    m.egid = getegid();
+    m.hostname = host_name();
+    KernelInfo k = kernel_info();
+    m.kernel_release = k.release;
+    m.kernel_version = k.version;
+    CpuInfo c = cpu_info();
+    m.cpu_vendor = c.vendor;
+    m.cpu_model = c.model_name;
+    m.cpu_family = c.family;
+    m.cpu_model_id = c.model;
+    m.cpu_stepping = c.stepping;
+    m.cpu_flags = c.flags;
+    m.clock_kind = "software";
+    m.clock_detail = "event index + hardware-breakpoint counters + single-step";
+    m.ring_bytes = ring_bytes;
+    m.notes = {"address space randomisation disabled", "rdtsc/rdtscp trapped and recorded",
+               "vDSO hidden: time calls are real syscalls", "rseq refused with ENOSYS"};
+    return m;
+}
+
+std::vector<std::string> current_environment()
+{
+    std::vector<std::string> env;
+    for (char** e = environ; *e; e++)
+        env.emplace_back(*e);
+    return env;
+}
+
+} // namespace
+
+void check_record_prerequisites()
+{
+    auto missing = missing_record_capabilities();
+    if (!missing.empty()) {
+        std::string names;
+        for (auto c : missing)
+            names += (names.empty() ? "" : ", ") + std::string(capability_name(c));
+        throw UsageError("rewind record needs root, or these capabilities: " + names +
+                             " (missing: " + names + ")",
+                         1);
+    }
+    if (!kernel_has_btf())
+        throw UsageError(std::string("this kernel has no BTF (") + kKernelBtfPath +
+                             " is missing); rewind's eBPF capture needs CONFIG_DEBUG_INFO_BTF=y",
+                         1);
+}
+
+RecordResult record(const RecordOptions& options)
+{
+    if (options.command.empty())
+        throw UsageError("nothing to record: give a program, e.g. `rewind record -- ls -l`");
+    check_record_prerequisites();
+    std::string program = find_program(options.command[0]);
+    if (program.empty())
+        throw UsageError("program not found: " + options.command[0], 127);
+
+    std::vector<std::string> envp = current_environment();
+    std::filesystem::path dir = create_trace_dir(options.output, std::filesystem::path(program).filename());
+    write_meta(dir, make_meta(program, options.command, envp, options.ring_bytes));
+
+    EventStreamWriter writer(dir / trace_files::kEvents, options.zstd_level);
+    TraceSink sink(writer);
+    FileStore store(dir / trace_files::kFiles);
+    EventAssembler* assembler_ptr = nullptr;
+    BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096)},
+                       [&](std::span<const uint8_t> rec) { assembler_ptr->on_record(rec); });
+    MappedFiles files(store, capture);
+    EventAssembler assembler(sink, files);
+    assembler_ptr = &assembler;
+
+    uint64_t started = unix_time_ns();
+    Launcher launcher(program, options.command, envp);
+    long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+                PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
+        throw UsageError(std::string("cannot trace the program: ") + strerror(errno) +
+                             " (is another tracer or a Yama ptrace_scope setting in the way?)",
+                         1);
+    capture.track_launcher(launcher.pid());
+    if (std::string err = launcher.release(); !err.empty()) {
+        int status;
+        waitpid(launcher.pid(), &status, __WALL);
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+        throw UsageError("cannot execute " + program + ": " + err, 126);
+    }
+
+    Supervisor::Options sup_options;
+    sup_options.signal_fallback = options.signal_fallback;
+    Supervisor supervisor(capture, assembler, sink, files, sup_options);
+    int status = supervisor.run(launcher.pid(), [&] { writer.flush(); });
+    capture.drain();
+
+    TraceEnd end;
+    end.duration_ns = unix_time_ns() - started;
+    end.ended = iso_time_utc(unix_time_ns());
+    end.exit = ExitStatus::from_wait_status(status);
+    end.stalls = supervisor.stalls();
+    for (const auto* list : {&assembler.problems(), &files.problems(), &supervisor.problems()})
+        end.problems.insert(end.problems.end(), list->begin(), list->end());
+    if (uint64_t missed = capture.missed_runs())
+        end.problems.push_back("the kernel skipped " + std::to_string(missed) + " runs of the capture programs");
+    writer.flush();
+    sink.fill(end);
+    end.stream_bytes = writer.file_bytes();
+    end.complete = end.problems.empty();
+    write_end(dir, end);
+    update_latest_link(dir);
+    return {dir, end};
+}
+
+} // namespace rw

@@ -1,0 +1,40 @@
+// `rewind record`: runs a program under the eBPF capture and the ptrace
+// supervisor and writes its trace.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace_meta.h"
+
+namespace rw {
+
+// A problem the user can fix (bad command, missing privilege…).
+struct UsageError : std::runtime_error {
+    UsageError(const std::string& message, int exit_code = 2) : std::runtime_error(message), exit_code(exit_code) {}
+    int exit_code;
+};
+
+struct RecordOptions {
+    std::optional<std::filesystem::path> output;
+    std::vector<std::string> command;
+    uint32_t ring_bytes = 64u << 20;
+    int zstd_level = 1;
+    std::chrono::milliseconds signal_fallback{200};
+};
+
+struct RecordResult {
+    std::filesystem::path trace;
+    TraceEnd end;
+};
+
+RecordResult record(const RecordOptions& options);
+
+// Checks the privileges and kernel features recording needs; throws UsageError.
+void check_record_prerequisites();
+
+} // namespace rw

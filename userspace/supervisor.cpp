@@ -1,0 +1,427 @@
+#include "supervisor.h"
+
+#include <sys/epoll.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <system_error>
+
+#include "bpf_capture.h"
+#include "event_assembler.h"
+#include "mapped_files.h"
+#include "process_image.h"
+#include "syscall_memory.h"
+#include "tracee.h"
+#include "tsc.h"
+
+namespace rw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Tid read_tgid(Tid tid)
+{
+    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("Tgid:", 0) == 0)
+            return static_cast<Tid>(std::stol(line.substr(5)));
+    return tid;
+}
+
+bool is_fault(int signo, const siginfo_t& si)
+{
+    switch (signo) {
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGTRAP:
+        return si.si_code > 0; // raised by the CPU / kernel, not sent by someone
+    default:
+        return false;
+    }
+}
+
+class ScopedFd {
+public:
+    explicit ScopedFd(int fd) : fd_(fd) {}
+    ~ScopedFd()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+} // namespace
+
+Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
+                       const Options& options)
+    : capture_(capture), assembler_(assembler), sink_(sink), files_(files), options_(options)
+{
+}
+
+Supervisor::Thread& Supervisor::thread(Tid tid)
+{
+    auto [it, inserted] = threads_.try_emplace(tid);
+    if (inserted) {
+        it->second.tid = tid;
+        it->second.tgid = read_tgid(tid);
+    }
+    return it->second;
+}
+
+void Supervisor::emit(Event event)
+{
+    sink_.emit(std::move(event));
+}
+
+void Supervisor::problem(std::string message, Tid tid)
+{
+    // Say so in the stream, exactly here, and in the trace summary.
+    NoteEvent note;
+    note.seq = capture_.next_seq();
+    note.tid = tid;
+    note.kind = NoteKind::Incomplete;
+    note.message = message;
+    emit(std::move(note));
+    problems_.push_back(std::move(message));
+}
+
+int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
+{
+    initial_ = initial;
+    thread(initial);
+
+    // SIGCHLD wakes the loop; SIGTERM and SIGHUP are forwarded to the
+    // program; SIGINT and SIGQUIT reach the program from the terminal
+    // directly, so the recorder ignores them and keeps recording.
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT})
+        sigaddset(&mask, s);
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    ScopedFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+    ScopedFd ep(epoll_create1(EPOLL_CLOEXEC));
+    if (sigfd.get() < 0 || ep.get() < 0)
+        throw std::system_error(errno, std::generic_category(), "setting up the supervisor loop");
+    struct epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = sigfd.get();
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, sigfd.get(), &ev);
+    ev.data.fd = capture_.ring_fd();
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, capture_.ring_fd(), &ev);
+
+    auto last_periodic = Clock::now();
+    bool done = false;
+    while (!done) {
+        struct epoll_event events[4];
+        int n = epoll_wait(ep.get(), events, 4, 20);
+        if (n < 0 && errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "epoll_wait");
+        for (int i = 0; i < n; i++) {
+            if (events[i].data.fd != sigfd.get())
+                continue;
+            struct signalfd_siginfo si;
+            while (::read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
+                    ::kill(initial_, static_cast<int>(si.ssi_signo));
+            }
+        }
+        capture_.drain();
+        for (;;) {
+            int status = 0;
+            pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+            if (tid == 0)
+                break;
+            if (tid < 0) {
+                if (errno == EINTR)
+                    continue;
+                done = (errno == ECHILD);
+                break;
+            }
+            on_stop(tid, status);
+        }
+        check_deadlines();
+        if (uint64_t r = capture_.ring_refusals(); r != refusals_seen_) {
+            problem("the kernel side could not record " + std::to_string(r - refusals_seen_) +
+                        " fork or exit records (ring buffer full)",
+                    0);
+            refusals_seen_ = r;
+        }
+        if (Clock::now() - last_periodic >= options_.flush_interval) {
+            periodic();
+            last_periodic = Clock::now();
+        }
+    }
+    capture_.drain();
+    sigprocmask(SIG_UNBLOCK, &mask, nullptr);
+    return initial_status_;
+}
+
+void Supervisor::on_stop(pid_t tid, int status)
+{
+    StopInfo s = decode_wait_status(status);
+    if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled) {
+        threads_.erase(tid);
+        if (tid == initial_)
+            initial_status_ = status;
+        return;
+    }
+    Thread& t = thread(tid);
+    try {
+        switch (s.kind) {
+        case StopInfo::Kind::PtraceEvent: on_ptrace_event(t, s.event); break;
+        case StopInfo::Kind::GroupStop: on_event_stop(t, s.signal); break;
+        case StopInfo::Kind::SyscallStop: on_syscall_stop(t); break;
+        case StopInfo::Kind::SignalDelivery: on_signal(t, s.signal); break;
+        default: break;
+        }
+    } catch (const std::system_error& e) {
+        // ESRCH: the thread died under us (killed by a signal, or its
+        // process exec'd); its exit is reported separately.
+        if (e.code().value() != ESRCH)
+            throw;
+    }
+}
+
+void Supervisor::resume(Thread& t, int signo)
+{
+    long request = t.syscall_stops ? PTRACE_SYSCALL : PTRACE_CONT;
+    if (::ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, reinterpret_cast<void*>(long(signo))) != 0 &&
+        errno != ESRCH)
+        throw std::system_error(errno, std::generic_category(), "resuming thread " + std::to_string(t.tid));
+}
+
+void Supervisor::on_ptrace_event(Thread& t, int event)
+{
+    switch (event) {
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE:
+        thread(static_cast<Tid>(get_event_msg(t.tid)));
+        break;
+    case PTRACE_EVENT_EXEC:
+        on_exec(t);
+        break;
+    default:
+        break;
+    }
+    resume(t, 0);
+}
+
+void Supervisor::on_event_stop(Thread& t, int signal)
+{
+    if (signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU) {
+        // A group stop: keep the thread stopped until SIGCONT, as without us.
+        ::ptrace(PTRACE_LISTEN, t.tid, nullptr, nullptr);
+        return;
+    }
+    // A new task's first stop, or the interrupt we asked for.
+    if (t.interrupt_requested) {
+        t.interrupt_requested = false;
+        if (!t.deferred.empty()) {
+            t.at_position = true;
+            t.position = get_registers(t.tid);
+            resend_deferred(t);
+        }
+    }
+    resume(t, 0);
+}
+
+void Supervisor::on_syscall_stop(Thread& t)
+{
+    // Only threads with deferred signals run with syscall stops, and they
+    // leave that mode at the first entry, so this is a syscall entry.
+    if (!t.deferred.empty())
+        resend_deferred(t);
+    t.syscall_stops = false;
+    resume(t, 0);
+}
+
+void Supervisor::resend_deferred(Thread& t)
+{
+    for (const auto& si : t.deferred) {
+        if (syscall(SYS_tgkill, t.tgid, t.tid, si.si_signo) != 0)
+            throw std::system_error(errno, std::generic_category(), "re-sending a deferred signal");
+        t.resent.push_back(si);
+    }
+    t.deferred.clear();
+    t.syscall_stops = false;
+}
+
+void Supervisor::record_signal(Thread& t, const siginfo_t& info, SignalKind kind, const Registers& regs)
+{
+    capture_.drain();
+    SignalEvent e;
+    e.seq = capture_.next_seq();
+    e.tid = t.tid;
+    e.tgid = t.tgid;
+    e.signo = info.si_signo;
+    e.kind = kind;
+    e.anchor_seq = assembler_.last_syscall_seq(t.tid).value_or(0);
+    static_assert(sizeof(siginfo_t) == 128);
+    std::memcpy(e.siginfo.data(), &info, sizeof(info));
+    e.regs = regs;
+    emit(std::move(e));
+}
+
+void Supervisor::on_signal(Thread& t, int signo)
+{
+    siginfo_t si = get_siginfo(t.tid);
+
+    if (signo == RW_STALL_SIGNAL) {
+        if (auto stall = capture_.take_stall(t.tid)) {
+            on_stall(t, *stall);
+            return;
+        }
+    }
+    if (signo == SIGSEGV && si.si_code == SI_KERNEL && emulate_tsc(t))
+        return;
+
+    Registers regs = get_registers(t.tid);
+    if (si.si_code == SI_TKILL && si.si_pid == getpid()) {
+        auto it = std::find_if(t.resent.begin(), t.resent.end(),
+                               [&](const siginfo_t& r) { return r.si_signo == signo; });
+        if (it != t.resent.end()) {
+            siginfo_t original = *it;
+            t.resent.erase(it);
+            set_siginfo(t.tid, original);
+            if (t.at_position)
+                record_signal(t, original, SignalKind::AtPosition, t.position);
+            else
+                record_signal(t, original, SignalKind::AtSyscall, regs);
+            if (t.resent.empty())
+                t.at_position = false;
+            resume(t, signo);
+            return;
+        }
+    }
+    if (is_fault(signo, si) && static_cast<int64_t>(regs[Registers::ORIG_RAX]) < 0) {
+        record_signal(t, si, SignalKind::Fault, regs);
+        resume(t, signo);
+        return;
+    }
+    if (static_cast<int64_t>(regs[Registers::ORIG_RAX]) >= 0) {
+        // Leaving a syscall: no user instruction ran since its exit event.
+        record_signal(t, si, SignalKind::AtSyscall, regs);
+        resume(t, signo);
+        return;
+    }
+    // In user code: hold the signal until the thread's next syscall.
+    deferred_signals_++;
+    if (t.deferred.empty())
+        t.deadline = Clock::now() + options_.signal_fallback;
+    t.deferred.push_back(si);
+    t.syscall_stops = true;
+    resume(t, 0);
+}
+
+void Supervisor::check_deadlines()
+{
+    auto now = Clock::now();
+    for (auto& [tid, t] : threads_) {
+        if (t.deferred.empty() || t.interrupt_requested || now < t.deadline)
+            continue;
+        if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0)
+            t.interrupt_requested = true;
+    }
+}
+
+bool Supervisor::emulate_tsc(Thread& t)
+{
+    Registers regs = get_registers(t.tid);
+    TraceeMemory mem(t.tid);
+    auto insn = decode_tsc_instruction(mem, regs[Registers::RIP]);
+    if (!insn)
+        return false;
+    uint32_t aux = 0;
+    uint64_t tsc = read_host_tsc(aux);
+    capture_.drain();
+    RdtscEvent e;
+    e.seq = capture_.next_seq();
+    e.tid = t.tid;
+    e.ip = regs[Registers::RIP];
+    e.tsc = tsc;
+    e.aux = aux;
+    e.rdtscp = insn->rdtscp;
+    apply_tsc(regs, *insn, tsc, aux);
+    set_registers(t.tid, regs);
+    emit(std::move(e));
+    rdtsc_traps_++;
+    resume(t, 0);
+    return true;
+}
+
+void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
+{
+    const rw_stall* stall = &stall_entry;
+    // Everything the kernel side emitted before the stall is in the ring.
+    capture_.drain();
+    if (stall->reason != RW_STALL_COPY_FILE) {
+        assembler_.discard_partial(t.tid);
+        std::string why;
+        uint64_t args[RW_MAX_ARGS];
+        std::copy(std::begin(stall->sc.args), std::end(stall->sc.args), args);
+        TraceeMemory mem(t.tid);
+        auto memory = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret, why);
+        assembler_.emit_syscall(stall->sc, std::move(memory), kSyscallRebuilt);
+        if (!why.empty())
+            problem("thread " + std::to_string(t.tid) + ": " + why, t.tid);
+        stalls_++;
+    }
+    resume(t, 0);
+}
+
+void Supervisor::on_exec(Thread& t)
+{
+    Tid former = static_cast<Tid>(get_event_msg(t.tid));
+    if (former != t.tid)
+        threads_.erase(former);
+    t.tgid = t.tid; // the exec'ing thread now leads its process
+    capture_.drain();
+
+    ExecEvent e;
+    e.tid = t.tid;
+    e.tgid = t.tgid;
+    e.former_tid = former;
+    e.regs = get_registers(t.tid);
+    TraceeMemory mem(t.tid);
+    auto stack = read_initial_stack(mem, e.regs[Registers::RSP]);
+    if (!stack) {
+        problem("cannot read the initial stack of " + std::to_string(t.tid) + " after execve", t.tid);
+    } else {
+        if (!hide_vdso(mem, *stack))
+            problem("cannot hide the vDSO from " + std::to_string(t.tid), t.tid);
+        e.argv = stack->argv;
+        e.envp = stack->envp;
+        e.auxv = stack->auxv;
+        if (auto execfn = stack->aux(AT_EXECFN))
+            e.filename = mem.read_string(RemoteAddr(*execfn), 4096).value_or("");
+        if (auto random = stack->aux(AT_RANDOM))
+            mem.read(RemoteAddr(*random), e.at_random);
+    }
+    std::error_code ec;
+    e.executable = std::filesystem::read_symlink("/proc/" + std::to_string(t.tid) + "/exe", ec).string();
+    e.mappings = read_mappings(t.tid);
+    files_.store_mappings(t.tid, e.mappings);
+    e.seq = capture_.next_seq();
+    emit(std::move(e));
+}
+
+} // namespace rw

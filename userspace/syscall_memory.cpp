@@ -1,0 +1,131 @@
+#include "syscall_memory.h"
+
+#include <xxhash.h>
+
+#include "syscall_table.h"
+#include "tracee.h"
+
+// The walker reads through a C callback; this adapts a UserReader to it.
+struct rw_walk;
+static int rw_walk_read(struct rw_walk* w, void* dst, size_t size, uint64_t addr);
+
+#define RW_WALK_MAX_SEGMENTS (1u << 16)
+#define RW_WALK_MAX_IOV 1024
+#define RW_READ_USER(w, dst, size, src) rw_walk_read((w), (dst), (size), (src))
+#include "buffer_walk.h"
+
+static int rw_walk_read(struct rw_walk* w, void* dst, size_t size, uint64_t addr)
+{
+    const auto* read = static_cast<const rw::UserReader*>(w->reader);
+    return (*read)(addr, dst, size) ? 0 : -1;
+}
+
+namespace rw {
+
+WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_ARGS], int64_t ret,
+                        const UserReader& read)
+{
+    WalkResult result;
+    std::vector<rw_segment> segs(RW_WALK_MAX_SEGMENTS);
+    struct rw_walk w{};
+    w.args = reinterpret_cast<const __u64*>(args);
+    w.ret = ret;
+    w.reader = const_cast<UserReader*>(&read);
+    w.segs = segs.data();
+    rw_walk_syscall(&w, spec.bufs, spec.nbufs);
+    switch (w.status) {
+    case RW_WALK_OK: result.status = WalkResult::Status::Ok; break;
+    case RW_WALK_TOO_COMPLEX: result.status = WalkResult::Status::TooComplex; break;
+    default: result.status = WalkResult::Status::Fault; break;
+    }
+    result.segments.reserve(w.nsegs);
+    for (uint32_t i = 0; i < w.nsegs; i++) {
+        const auto& s = segs[i];
+        result.segments.push_back({s.addr, s.len, s.buf_index, s.dir == RW_BUF_OUT ? Direction::Out : Direction::In,
+                                   (s.seg_flags & RW_SEG_STRING) != 0});
+    }
+    return result;
+}
+
+std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr,
+                                                const uint64_t (&args)[RW_MAX_ARGS], int64_t ret,
+                                                std::string& problem)
+{
+    std::vector<MemoryRange> out;
+    ResolvedSpec resolved = resolve_spec(nr, args);
+    if (!resolved.known)
+        return out;
+    UserReader reader = [&](uint64_t addr, void* dst, size_t size) {
+        return mem.read(RemoteAddr(addr), {static_cast<uint8_t*>(dst), size});
+    };
+    WalkResult walk = walk_buffers(resolved.spec, args, ret, reader);
+    if (walk.status == WalkResult::Status::TooComplex)
+        problem = syscall_name(nr) + ": more memory segments than rewind captures";
+    else if (walk.status == WalkResult::Status::Fault)
+        problem = syscall_name(nr) + ": a buffer description (iovec or msghdr) was unreadable";
+    for (const auto& s : walk.segments) {
+        MemoryRange r;
+        r.addr = s.addr;
+        r.buffer = s.buffer;
+        r.dir = s.dir;
+        if (s.is_string) {
+            auto str = mem.read_string(RemoteAddr(s.addr), s.len);
+            if (str) {
+                r.bytes.assign(str->begin(), str->end());
+                r.bytes.push_back(0);
+            } else {
+                r.unreadable = true;
+            }
+        } else {
+            r.bytes.resize(s.len);
+            size_t got = mem.read_partial(RemoteAddr(s.addr), r.bytes);
+            if (got < s.len) {
+                r.bytes.clear();
+                r.unreadable = true;
+                r.length = s.len;
+            }
+        }
+        if (!r.unreadable)
+            r.length = r.bytes.size();
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+uint64_t hash_bytes(const void* data, size_t size)
+{
+    return XXH3_64bits(data, size);
+}
+
+void finalize_memory(SyscallEvent& e)
+{
+    std::vector<MemoryRange> merged;
+    for (auto& r : e.memory) {
+        if (!merged.empty()) {
+            auto& last = merged.back();
+            if (!last.unreadable && !r.unreadable && last.buffer == r.buffer && last.dir == r.dir &&
+                last.addr + last.bytes.size() == r.addr) {
+                last.bytes.insert(last.bytes.end(), r.bytes.begin(), r.bytes.end());
+                last.length = last.bytes.size();
+                continue;
+            }
+        }
+        merged.push_back(std::move(r));
+    }
+    const SyscallInfo* info = find_syscall(e.nr);
+    bool keep_inputs = info && info->fd_arg >= 0 && e.args[info->fd_arg] < kKeepInputFdLimit;
+    for (auto& r : merged) {
+        if (r.unreadable)
+            continue;
+        r.length = r.bytes.size();
+        r.hash = hash_bytes(r.bytes.data(), r.bytes.size());
+        if (r.dir == Direction::In && r.length > kKeepInputBytes && !keep_inputs) {
+            r.hashed_only = true;
+            r.bytes.clear();
+            r.bytes.shrink_to_fit();
+        }
+    }
+    e.memory = std::move(merged);
+}
+
+} // namespace rw

@@ -1,0 +1,647 @@
+// The syscall table itself. Sizes are x86-64 kernel layouts.
+#include "syscall_table.h"
+
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <unordered_map>
+#include <vector>
+
+namespace rw {
+namespace {
+
+// ---- building blocks ------------------------------------------------------
+
+constexpr uint8_t kOut = RW_BUF_OUT;
+constexpr uint8_t kIn = RW_BUF_IN;
+constexpr uint8_t kOk = RW_BUF_ON_SUCCESS;
+constexpr uint8_t kErr = RW_BUF_ON_ERROR;
+
+constexpr rw_buf_spec buf(uint8_t kind, int ptr, int size_arg, uint8_t flags, uint32_t size)
+{
+    return rw_buf_spec{kind, static_cast<uint8_t>(ptr), static_cast<uint8_t>(size_arg), flags, size};
+}
+
+// Written by the kernel.
+constexpr rw_buf_spec out_fixed(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kOut | kOk, size); }
+constexpr rw_buf_spec out_fixed_always(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kOut, size); }
+constexpr rw_buf_spec out_fixed_on_error(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kOut | kErr, size); }
+constexpr rw_buf_spec out_ret(int ptr, uint32_t element = 0) { return buf(RW_SZ_RET, ptr, 0, kOut | kOk, element); }
+constexpr rw_buf_spec out_arg(int ptr, int size_arg, uint32_t element = 0)
+{
+    return buf(RW_SZ_ARG, ptr, size_arg, kOut | kOk, element);
+}
+constexpr rw_buf_spec out_socklen(int ptr, int len_ptr, uint32_t cap = 128)
+{
+    return buf(RW_SZ_SOCKLEN, ptr, len_ptr, kOut | kOk, cap);
+}
+constexpr rw_buf_spec out_fdset(int ptr, int nfds_arg) { return buf(RW_SZ_FDSET, ptr, nfds_arg, kOut | kOk, 0); }
+constexpr rw_buf_spec out_iovec(int ptr, int count_arg) { return buf(RW_SZ_IOVEC, ptr, count_arg, kOut | kOk, 0); }
+constexpr rw_buf_spec out_msghdr(int ptr) { return buf(RW_SZ_MSGHDR, ptr, 0, kOut | kOk, 0); }
+constexpr rw_buf_spec out_mmsghdr(int ptr) { return buf(RW_SZ_MMSGHDR, ptr, 0, kOut | kOk, 0); }
+constexpr rw_buf_spec out_ioctl() { return buf(RW_SZ_IOCTL, 2, 0, kOut | kOk, 0); }
+
+// Read by the kernel: replay checks the program passes the same bytes.
+constexpr rw_buf_spec in_str(int ptr) { return buf(RW_SZ_CSTRING, ptr, 0, kIn, RW_MAX_STRING); }
+constexpr rw_buf_spec in_str_on_error(int ptr) { return buf(RW_SZ_CSTRING, ptr, 0, kIn | kErr, RW_MAX_STRING); }
+constexpr rw_buf_spec in_fixed(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kIn, size); }
+constexpr rw_buf_spec in_arg(int ptr, int size_arg, uint32_t element = 0)
+{
+    return buf(RW_SZ_ARG, ptr, size_arg, kIn, element);
+}
+constexpr rw_buf_spec in_ret(int ptr) { return buf(RW_SZ_RET, ptr, 0, kIn | kOk, 0); }
+constexpr rw_buf_spec in_iovec(int ptr, int count_arg) { return buf(RW_SZ_IOVEC, ptr, count_arg, kIn | kOk, 0); }
+constexpr rw_buf_spec in_msghdr(int ptr) { return buf(RW_SZ_MSGHDR, ptr, 0, kIn | kOk, 0); }
+constexpr rw_buf_spec in_mmsghdr(int ptr) { return buf(RW_SZ_MMSGHDR, ptr, 0, kIn | kOk, 0); }
+constexpr rw_buf_spec in_ioctl() { return buf(RW_SZ_IOCTL, 2, 0, kIn, 0); }
+
+constexpr rw_sys_spec spec(std::initializer_list<rw_buf_spec> bufs, uint8_t flags = 0)
+{
+    rw_sys_spec s{};
+    s.flags = static_cast<uint8_t>(RW_SYS_KNOWN | flags);
+    for (const auto& b : bufs)
+        s.bufs[s.nbufs++] = b;
+    return s;
+}
+
+constexpr rw_sys_spec dispatch(int arg, uint8_t mask_bits = 0, std::initializer_list<rw_buf_spec> fallback = {})
+{
+    rw_sys_spec s = spec(fallback, RW_SYS_DISPATCH);
+    s.dispatch_arg = static_cast<uint8_t>(arg);
+    s.dispatch_mask_bits = mask_bits;
+    return s;
+}
+
+using R = ReplayAction;
+
+SyscallInfo sys(int nr, std::string_view name, std::string_view args, R replay,
+                std::initializer_list<rw_buf_spec> bufs = {}, int fd_arg = -1)
+{
+    return SyscallInfo{nr, name, args, replay, spec(bufs), static_cast<int8_t>(fd_arg)};
+}
+
+SyscallInfo sys_spec(int nr, std::string_view name, std::string_view args, R replay, rw_sys_spec s)
+{
+    return SyscallInfo{nr, name, args, replay, s, -1};
+}
+
+// Sizes of kernel structures on x86-64.
+constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTimeval = 16,
+                   kTimezone = 8, kUtsname = 390, kSysinfo = 112, kRlimit = 16, kRusage = 144,
+                   kTms = 32, kKSigaction = 32, kStackT = 24, kSiginfo = 128, kItimer = 32,
+                   kFlock = 32, kEpollEvent = 12, kTermios = 36, kWinsize = 8, kIfreq = 40,
+                   kSigevent = 64, kCapData = 24, kShmidDs = 112;
+
+const std::vector<SyscallInfo>& table()
+{
+    static const std::vector<SyscallInfo> t = {
+        // ---- file I/O ------------------------------------------------------
+        sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)}),
+        sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0),
+        sys(SYS_pread64, "pread64", "fpud", R::Emulate, {out_ret(1)}),
+        sys(SYS_pwrite64, "pwrite64", "fpud", R::Emulate, {in_ret(1)}, 0),
+        sys(SYS_readv, "readv", "fpd", R::Emulate, {out_iovec(1, 2)}),
+        sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0),
+        sys(SYS_preadv, "preadv", "fpddd", R::Emulate, {out_iovec(1, 2)}),
+        sys(SYS_pwritev, "pwritev", "fpddd", R::Emulate, {in_iovec(1, 2)}, 0),
+        sys(SYS_preadv2, "preadv2", "fpdddx", R::Emulate, {out_iovec(1, 2)}),
+        sys(SYS_pwritev2, "pwritev2", "fpdddx", R::Emulate, {in_iovec(1, 2)}, 0),
+        sys(SYS_open, "open", "sxo", R::Emulate, {in_str(0)}),
+        sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)}),
+        sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)}),
+        sys(SYS_creat, "creat", "so", R::Emulate, {in_str(0)}),
+        sys(SYS_close, "close", "f", R::Emulate),
+        sys(SYS_close_range, "close_range", "uux", R::Emulate),
+        sys(SYS_lseek, "lseek", "fdd", R::Emulate),
+        sys(SYS_dup, "dup", "f", R::Emulate),
+        sys(SYS_dup2, "dup2", "ff", R::Emulate),
+        sys(SYS_dup3, "dup3", "ffx", R::Emulate),
+        sys(SYS_pipe, "pipe", "p", R::Emulate, {out_fixed(0, 8)}),
+        sys(SYS_pipe2, "pipe2", "px", R::Emulate, {out_fixed(0, 8)}),
+        sys(SYS_sendfile, "sendfile", "ffpu", R::Emulate, {out_fixed(2, 8)}),
+        sys(SYS_splice, "splice", "fpfpux", R::Emulate, {out_fixed(1, 8), out_fixed(3, 8)}),
+        sys(SYS_tee, "tee", "ffux", R::Emulate),
+        sys(SYS_vmsplice, "vmsplice", "fpux", R::Emulate, {in_iovec(1, 2)}),
+        sys(SYS_copy_file_range, "copy_file_range", "fpfpux", R::Emulate, {out_fixed(1, 8), out_fixed(3, 8)}),
+        sys(SYS_fsync, "fsync", "f", R::Emulate),
+        sys(SYS_fdatasync, "fdatasync", "f", R::Emulate),
+        sys(SYS_sync, "sync", "", R::Emulate),
+        sys(SYS_syncfs, "syncfs", "f", R::Emulate),
+        sys(SYS_sync_file_range, "sync_file_range", "fddx", R::Emulate),
+        sys(SYS_fallocate, "fallocate", "fxdd", R::Emulate),
+        sys(SYS_fadvise64, "fadvise64", "fddd", R::Emulate),
+        sys(SYS_readahead, "readahead", "fdu", R::Emulate),
+        sys(SYS_flock, "flock", "fx", R::Emulate),
+        sys(SYS_ftruncate, "ftruncate", "fd", R::Emulate),
+        sys(SYS_truncate, "truncate", "sd", R::Emulate, {in_str(0)}),
+        sys(SYS_getdents, "getdents", "fpu", R::Emulate, {out_ret(1)}),
+        sys(SYS_getdents64, "getdents64", "fpu", R::Emulate, {out_ret(1)}),
+        sys_spec(SYS_fcntl, "fcntl", "fdx", R::Emulate, dispatch(1)),
+        sys_spec(SYS_ioctl, "ioctl", "fxp", R::Emulate, dispatch(1, 32, {out_ioctl(), in_ioctl()})),
+
+        // ---- file metadata --------------------------------------------------
+        sys(SYS_stat, "stat", "sp", R::Emulate, {in_str(0), out_fixed(1, kStat)}),
+        sys(SYS_lstat, "lstat", "sp", R::Emulate, {in_str(0), out_fixed(1, kStat)}),
+        sys(SYS_fstat, "fstat", "fp", R::Emulate, {out_fixed(1, kStat)}),
+        sys(SYS_newfstatat, "newfstatat", "fspx", R::Emulate, {in_str(1), out_fixed(2, kStat)}),
+        sys(SYS_statx, "statx", "fsxxp", R::Emulate, {in_str(1), out_fixed(4, kStatx)}),
+        sys(SYS_statfs, "statfs", "sp", R::Emulate, {in_str(0), out_fixed(1, kStatfs)}),
+        sys(SYS_fstatfs, "fstatfs", "fp", R::Emulate, {out_fixed(1, kStatfs)}),
+        sys(SYS_access, "access", "so", R::Emulate, {in_str(0)}),
+        sys(SYS_faccessat, "faccessat", "fso", R::Emulate, {in_str(1)}),
+        sys(SYS_faccessat2, "faccessat2", "fsox", R::Emulate, {in_str(1)}),
+        sys(SYS_readlink, "readlink", "spu", R::Emulate, {in_str(0), out_ret(1)}),
+        sys(SYS_readlinkat, "readlinkat", "fspu", R::Emulate, {in_str(1), out_ret(2)}),
+        sys(SYS_getcwd, "getcwd", "pu", R::Emulate, {out_ret(0)}),
+        sys(SYS_chdir, "chdir", "s", R::Emulate, {in_str(0)}),
+        sys(SYS_fchdir, "fchdir", "f", R::Emulate),
+        sys(SYS_chroot, "chroot", "s", R::Emulate, {in_str(0)}),
+        sys(SYS_mkdir, "mkdir", "so", R::Emulate, {in_str(0)}),
+        sys(SYS_mkdirat, "mkdirat", "fso", R::Emulate, {in_str(1)}),
+        sys(SYS_rmdir, "rmdir", "s", R::Emulate, {in_str(0)}),
+        sys(SYS_unlink, "unlink", "s", R::Emulate, {in_str(0)}),
+        sys(SYS_unlinkat, "unlinkat", "fsx", R::Emulate, {in_str(1)}),
+        sys(SYS_rename, "rename", "ss", R::Emulate, {in_str(0), in_str(1)}),
+        sys(SYS_renameat, "renameat", "fsfs", R::Emulate, {in_str(1), in_str(3)}),
+        sys(SYS_renameat2, "renameat2", "fsfsx", R::Emulate, {in_str(1), in_str(3)}),
+        sys(SYS_link, "link", "ss", R::Emulate, {in_str(0), in_str(1)}),
+        sys(SYS_linkat, "linkat", "fsfsx", R::Emulate, {in_str(1), in_str(3)}),
+        sys(SYS_symlink, "symlink", "ss", R::Emulate, {in_str(0), in_str(1)}),
+        sys(SYS_symlinkat, "symlinkat", "sfs", R::Emulate, {in_str(0), in_str(2)}),
+        sys(SYS_chmod, "chmod", "so", R::Emulate, {in_str(0)}),
+        sys(SYS_fchmod, "fchmod", "fo", R::Emulate),
+        sys(SYS_fchmodat, "fchmodat", "fso", R::Emulate, {in_str(1)}),
+        sys(452, "fchmodat2", "fsox", R::Emulate, {in_str(1)}),
+        sys(SYS_chown, "chown", "sdd", R::Emulate, {in_str(0)}),
+        sys(SYS_lchown, "lchown", "sdd", R::Emulate, {in_str(0)}),
+        sys(SYS_fchown, "fchown", "fdd", R::Emulate),
+        sys(SYS_fchownat, "fchownat", "fsddx", R::Emulate, {in_str(1)}),
+        sys(SYS_utime, "utime", "sp", R::Emulate, {in_str(0), in_fixed(1, 16)}),
+        sys(SYS_utimes, "utimes", "sp", R::Emulate, {in_str(0), in_fixed(1, 2 * kTimeval)}),
+        sys(SYS_futimesat, "futimesat", "fsp", R::Emulate, {in_str(1), in_fixed(2, 2 * kTimeval)}),
+        sys(SYS_utimensat, "utimensat", "fspx", R::Emulate, {in_str(1), in_fixed(2, 2 * kTimespec)}),
+        sys(SYS_mknod, "mknod", "sox", R::Emulate, {in_str(0)}),
+        sys(SYS_mknodat, "mknodat", "fsox", R::Emulate, {in_str(1)}),
+        sys(SYS_umask, "umask", "o", R::Emulate),
+        sys(SYS_getxattr, "getxattr", "sspu", R::Emulate, {in_str(0), in_str(1), out_ret(2)}),
+        sys(SYS_lgetxattr, "lgetxattr", "sspu", R::Emulate, {in_str(0), in_str(1), out_ret(2)}),
+        sys(SYS_fgetxattr, "fgetxattr", "fspu", R::Emulate, {in_str(1), out_ret(2)}),
+        sys(SYS_listxattr, "listxattr", "spu", R::Emulate, {in_str(0), out_ret(1)}),
+        sys(SYS_llistxattr, "llistxattr", "spu", R::Emulate, {in_str(0), out_ret(1)}),
+        sys(SYS_flistxattr, "flistxattr", "fpu", R::Emulate, {out_ret(1)}),
+        sys(SYS_setxattr, "setxattr", "sspux", R::Emulate, {in_str(0), in_str(1), in_arg(2, 3)}),
+        sys(SYS_lsetxattr, "lsetxattr", "sspux", R::Emulate, {in_str(0), in_str(1), in_arg(2, 3)}),
+        sys(SYS_fsetxattr, "fsetxattr", "fspux", R::Emulate, {in_str(1), in_arg(2, 3)}),
+        sys(SYS_removexattr, "removexattr", "ss", R::Emulate, {in_str(0), in_str(1)}),
+        sys(SYS_lremovexattr, "lremovexattr", "ss", R::Emulate, {in_str(0), in_str(1)}),
+        sys(SYS_fremovexattr, "fremovexattr", "fs", R::Emulate, {in_str(1)}),
+        sys(SYS_mount, "mount", "sssxp", R::Emulate, {in_str(0), in_str(1), in_str(2)}),
+        sys(SYS_umount2, "umount2", "sx", R::Emulate, {in_str(0)}),
+        sys(SYS_inotify_init, "inotify_init", "", R::Emulate),
+        sys(SYS_inotify_init1, "inotify_init1", "x", R::Emulate),
+        sys(SYS_inotify_add_watch, "inotify_add_watch", "fsx", R::Emulate, {in_str(1)}),
+        sys(SYS_inotify_rm_watch, "inotify_rm_watch", "fd", R::Emulate),
+        sys(SYS_memfd_create, "memfd_create", "sx", R::Emulate, {in_str(0)}),
+
+        // ---- polling and event descriptors ---------------------------------
+        sys(SYS_poll, "poll", "pdd", R::Emulate, {out_arg(0, 1, 8)}),
+        sys(SYS_ppoll, "ppoll", "pdppu", R::Emulate, {out_arg(0, 1, 8), out_fixed(2, kTimespec)}),
+        sys(SYS_select, "select", "dpppp", R::Emulate,
+            {out_fdset(1, 0), out_fdset(2, 0), out_fdset(3, 0), out_fixed(4, kTimeval)}),
+        sys(SYS_pselect6, "pselect6", "dppppp", R::Emulate,
+            {out_fdset(1, 0), out_fdset(2, 0), out_fdset(3, 0), out_fixed(4, kTimespec)}),
+        sys(SYS_epoll_create, "epoll_create", "d", R::Emulate),
+        sys(SYS_epoll_create1, "epoll_create1", "x", R::Emulate),
+        sys(SYS_epoll_ctl, "epoll_ctl", "fdfp", R::Emulate, {in_fixed(3, kEpollEvent)}),
+        sys(SYS_epoll_wait, "epoll_wait", "fpdd", R::Emulate, {out_ret(1, kEpollEvent)}),
+        sys(SYS_epoll_pwait, "epoll_pwait", "fpddpu", R::Emulate, {out_ret(1, kEpollEvent)}),
+        sys(SYS_epoll_pwait2, "epoll_pwait2", "fpdppu", R::Emulate, {out_ret(1, kEpollEvent)}),
+        sys(SYS_eventfd, "eventfd", "u", R::Emulate),
+        sys(SYS_eventfd2, "eventfd2", "ux", R::Emulate),
+        sys(SYS_signalfd, "signalfd", "fpu", R::Emulate, {in_fixed(1, 8)}),
+        sys(SYS_signalfd4, "signalfd4", "fpux", R::Emulate, {in_fixed(1, 8)}),
+        sys(SYS_timerfd_create, "timerfd_create", "dx", R::Emulate),
+        sys(SYS_timerfd_settime, "timerfd_settime", "fxpp", R::Emulate, {in_fixed(2, kItimer), out_fixed(3, kItimer)}),
+        sys(SYS_timerfd_gettime, "timerfd_gettime", "fp", R::Emulate, {out_fixed(1, kItimer)}),
+        sys(SYS_pidfd_open, "pidfd_open", "dx", R::Emulate),
+        sys(SYS_pidfd_send_signal, "pidfd_send_signal", "fSpx", R::Emulate, {in_fixed(2, kSiginfo)}),
+        sys(SYS_pidfd_getfd, "pidfd_getfd", "ffx", R::Emulate),
+
+        // ---- sockets --------------------------------------------------------
+        sys(SYS_socket, "socket", "ddd", R::Emulate),
+        sys(SYS_socketpair, "socketpair", "dddp", R::Emulate, {out_fixed(3, 8)}),
+        sys(SYS_bind, "bind", "fpu", R::Emulate, {in_arg(1, 2)}),
+        sys(SYS_connect, "connect", "fpu", R::Emulate, {in_arg(1, 2)}),
+        sys(SYS_listen, "listen", "fd", R::Emulate),
+        sys(SYS_accept, "accept", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
+        sys(SYS_accept4, "accept4", "fppx", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
+        sys(SYS_getsockname, "getsockname", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
+        sys(SYS_getpeername, "getpeername", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
+        sys(SYS_getsockopt, "getsockopt", "fddpp", R::Emulate, {out_socklen(3, 4, 0), out_fixed(4, 4)}),
+        sys(SYS_setsockopt, "setsockopt", "fddpu", R::Emulate, {in_arg(3, 4)}),
+        sys(SYS_sendto, "sendto", "fpuxpu", R::Emulate, {in_ret(1), in_arg(4, 5)}, 0),
+        sys(SYS_recvfrom, "recvfrom", "fpuxpp", R::Emulate, {out_ret(1), out_socklen(4, 5), out_fixed(5, 4)}),
+        sys(SYS_sendmsg, "sendmsg", "fpx", R::Emulate, {in_msghdr(1)}, 0),
+        sys(SYS_recvmsg, "recvmsg", "fpx", R::Emulate, {out_msghdr(1)}),
+        sys(SYS_sendmmsg, "sendmmsg", "fpux", R::Emulate, {in_mmsghdr(1)}),
+        sys(SYS_recvmmsg, "recvmmsg", "fpuxp", R::Emulate, {out_mmsghdr(1), out_fixed(4, kTimespec)}),
+        sys(SYS_shutdown, "shutdown", "fd", R::Emulate),
+
+        // ---- memory ---------------------------------------------------------
+        sys_spec(SYS_mmap, "mmap", "pupxfd", R::Mmap, spec({}, RW_SYS_MAPS_FILE)),
+        sys(SYS_munmap, "munmap", "pu", R::ExecuteCheck),
+        sys(SYS_mprotect, "mprotect", "pux", R::ExecuteCheck),
+        sys(SYS_mremap, "mremap", "puuxp", R::ExecuteCheck),
+        sys(SYS_madvise, "madvise", "pud", R::ExecuteCheck),
+        sys(SYS_brk, "brk", "p", R::ExecuteCheck),
+        sys(SYS_msync, "msync", "pux", R::Emulate),
+        sys(SYS_mlock, "mlock", "pu", R::Emulate),
+        sys(SYS_mlock2, "mlock2", "pux", R::Emulate),
+        sys(SYS_munlock, "munlock", "pu", R::Emulate),
+        sys(SYS_mlockall, "mlockall", "x", R::Emulate),
+        sys(SYS_munlockall, "munlockall", "", R::Emulate),
+        sys(SYS_pkey_alloc, "pkey_alloc", "xx", R::ExecuteCheck),
+        sys(SYS_pkey_free, "pkey_free", "d", R::ExecuteCheck),
+        sys(SYS_pkey_mprotect, "pkey_mprotect", "puxd", R::ExecuteCheck),
+        sys(SYS_membarrier, "membarrier", "xxd", R::Emulate),
+        sys(SYS_mbind, "mbind", "puxpux", R::Emulate),
+        sys(SYS_set_mempolicy, "set_mempolicy", "dpu", R::Emulate),
+        sys(SYS_process_vm_readv, "process_vm_readv", "dpupux", R::Emulate, {out_iovec(1, 2)}),
+        sys(SYS_shmget, "shmget", "xux", R::Emulate),
+        sys(SYS_shmat, "shmat", "dpx", R::Refuse),
+        sys(SYS_shmdt, "shmdt", "p", R::Refuse),
+        sys_spec(SYS_shmctl, "shmctl", "ddp", R::Emulate, dispatch(1)),
+
+        // ---- processes and threads ------------------------------------------
+        sys(SYS_clone, "clone", "xpppp", R::Clone, {out_fixed_always(2, 4), out_fixed_always(3, 4)}),
+        sys(SYS_clone3, "clone3", "pu", R::Clone, {in_arg(0, 1)}),
+        sys(SYS_fork, "fork", "", R::Clone),
+        sys(SYS_vfork, "vfork", "", R::Clone),
+        sys(SYS_execve, "execve", "spp", R::Exec, {in_str_on_error(0)}),
+        sys(SYS_execveat, "execveat", "fsppx", R::Exec, {in_str_on_error(1)}),
+        sys(SYS_exit, "exit", "d", R::Exit),
+        sys(SYS_exit_group, "exit_group", "d", R::Exit),
+        sys(SYS_wait4, "wait4", "dpxp", R::Emulate, {out_fixed(1, 4), out_fixed(3, kRusage)}),
+        sys(SYS_waitid, "waitid", "ddpxp", R::Emulate, {out_fixed(2, kSiginfo), out_fixed(4, kRusage)}),
+        sys(SYS_set_tid_address, "set_tid_address", "p", R::ExecuteRestore),
+        sys(SYS_set_robust_list, "set_robust_list", "pu", R::ExecuteCheck),
+        sys(SYS_get_robust_list, "get_robust_list", "dpp", R::Emulate, {out_fixed(1, 8), out_fixed(2, 8)}),
+        sys(SYS_rseq, "rseq", "puxx", R::Emulate),
+        sys_spec(SYS_arch_prctl, "arch_prctl", "xp", R::ExecuteCheck, dispatch(0)),
+        sys_spec(SYS_prctl, "prctl", "xxxxx", R::Emulate, dispatch(0)),
+        sys(SYS_getpid, "getpid", "", R::Emulate),
+        sys(SYS_getppid, "getppid", "", R::Emulate),
+        sys(SYS_gettid, "gettid", "", R::Emulate),
+        sys(SYS_getuid, "getuid", "", R::Emulate),
+        sys(SYS_geteuid, "geteuid", "", R::Emulate),
+        sys(SYS_getgid, "getgid", "", R::Emulate),
+        sys(SYS_getegid, "getegid", "", R::Emulate),
+        sys(SYS_getresuid, "getresuid", "ppp", R::Emulate, {out_fixed(0, 4), out_fixed(1, 4), out_fixed(2, 4)}),
+        sys(SYS_getresgid, "getresgid", "ppp", R::Emulate, {out_fixed(0, 4), out_fixed(1, 4), out_fixed(2, 4)}),
+        sys(SYS_getgroups, "getgroups", "dp", R::Emulate, {out_ret(1, 4)}),
+        sys(SYS_setgroups, "setgroups", "dp", R::Emulate, {in_arg(1, 0, 4)}),
+        sys(SYS_setuid, "setuid", "d", R::Emulate),
+        sys(SYS_setgid, "setgid", "d", R::Emulate),
+        sys(SYS_setreuid, "setreuid", "dd", R::Emulate),
+        sys(SYS_setregid, "setregid", "dd", R::Emulate),
+        sys(SYS_setresuid, "setresuid", "ddd", R::Emulate),
+        sys(SYS_setresgid, "setresgid", "ddd", R::Emulate),
+        sys(SYS_setfsuid, "setfsuid", "d", R::Emulate),
+        sys(SYS_setfsgid, "setfsgid", "d", R::Emulate),
+        sys(SYS_getpgrp, "getpgrp", "", R::Emulate),
+        sys(SYS_getpgid, "getpgid", "d", R::Emulate),
+        sys(SYS_setpgid, "setpgid", "dd", R::Emulate),
+        sys(SYS_getsid, "getsid", "d", R::Emulate),
+        sys(SYS_setsid, "setsid", "", R::Emulate),
+        sys(SYS_capget, "capget", "pp", R::Emulate, {out_fixed(0, 8), out_fixed(1, kCapData)}),
+        sys(SYS_capset, "capset", "pp", R::Emulate, {in_fixed(0, 8), in_fixed(1, kCapData)}),
+        sys(SYS_personality, "personality", "x", R::Emulate),
+        sys(SYS_unshare, "unshare", "x", R::Emulate),
+        sys(SYS_setns, "setns", "fx", R::Emulate),
+        sys(SYS_seccomp, "seccomp", "xxp", R::Emulate),
+        sys(SYS_getpriority, "getpriority", "dd", R::Emulate),
+        sys(SYS_setpriority, "setpriority", "ddd", R::Emulate),
+        sys(SYS_ptrace, "ptrace", "ddpp", R::Refuse),
+        sys(SYS_kcmp, "kcmp", "ddduu", R::Emulate),
+
+        // ---- signals --------------------------------------------------------
+        sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck, {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)}),
+        sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck, {in_arg(1, 3), out_arg(2, 3)}),
+        sys(SYS_rt_sigreturn, "rt_sigreturn", "", R::Sigreturn),
+        sys(SYS_sigaltstack, "sigaltstack", "pp", R::ExecuteCheck, {in_fixed(0, kStackT), out_fixed(1, kStackT)}),
+        sys(SYS_rt_sigpending, "rt_sigpending", "pu", R::Emulate, {out_arg(0, 1)}),
+        sys(SYS_rt_sigsuspend, "rt_sigsuspend", "pu", R::Emulate, {in_arg(0, 1)}),
+        sys(SYS_rt_sigtimedwait, "rt_sigtimedwait", "pppu", R::Emulate, {in_arg(0, 3), out_fixed(1, kSiginfo)}),
+        sys(SYS_rt_sigqueueinfo, "rt_sigqueueinfo", "dSp", R::Emulate, {in_fixed(2, kSiginfo)}),
+        sys(SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", "ddSp", R::Emulate, {in_fixed(3, kSiginfo)}),
+        sys(SYS_kill, "kill", "dS", R::Emulate),
+        sys(SYS_tkill, "tkill", "dS", R::Emulate),
+        sys(SYS_tgkill, "tgkill", "ddS", R::Emulate),
+        sys(SYS_pause, "pause", "", R::Emulate),
+        sys(SYS_restart_syscall, "restart_syscall", "", R::Emulate),
+
+        // ---- time -----------------------------------------------------------
+        sys(SYS_clock_gettime, "clock_gettime", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
+        sys(SYS_clock_getres, "clock_getres", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
+        sys(SYS_clock_settime, "clock_settime", "dp", R::Emulate, {in_fixed(1, kTimespec)}),
+        sys(SYS_clock_nanosleep, "clock_nanosleep", "dxpp", R::Emulate, {in_fixed(2, kTimespec), out_fixed_on_error(3, kTimespec)}),
+        sys(SYS_clock_adjtime, "clock_adjtime", "dp", R::Emulate, {out_fixed_always(1, 208)}),
+        sys(SYS_adjtimex, "adjtimex", "p", R::Emulate, {out_fixed_always(0, 208)}),
+        sys(SYS_gettimeofday, "gettimeofday", "pp", R::Emulate, {out_fixed(0, kTimeval), out_fixed(1, kTimezone)}),
+        sys(SYS_settimeofday, "settimeofday", "pp", R::Emulate, {in_fixed(0, kTimeval)}),
+        sys(SYS_time, "time", "p", R::Emulate, {out_fixed(0, 8)}),
+        sys(SYS_times, "times", "p", R::Emulate, {out_fixed(0, kTms)}),
+        sys(SYS_nanosleep, "nanosleep", "pp", R::Emulate, {in_fixed(0, kTimespec), out_fixed_on_error(1, kTimespec)}),
+        sys(SYS_alarm, "alarm", "u", R::Emulate),
+        sys(SYS_getitimer, "getitimer", "dp", R::Emulate, {out_fixed(1, kItimer)}),
+        sys(SYS_setitimer, "setitimer", "dpp", R::Emulate, {in_fixed(1, kItimer), out_fixed(2, kItimer)}),
+        sys(SYS_timer_create, "timer_create", "dpp", R::Emulate, {in_fixed(1, kSigevent), out_fixed(2, 4)}),
+        sys(SYS_timer_settime, "timer_settime", "dxpp", R::Emulate, {in_fixed(2, kItimer), out_fixed(3, kItimer)}),
+        sys(SYS_timer_gettime, "timer_gettime", "dp", R::Emulate, {out_fixed(1, kItimer)}),
+        sys(SYS_timer_getoverrun, "timer_getoverrun", "d", R::Emulate),
+        sys(SYS_timer_delete, "timer_delete", "d", R::Emulate),
+
+        // ---- scheduling and synchronisation --------------------------------
+        sys_spec(SYS_futex, "futex", "pxdppd", R::Emulate, dispatch(1, 7)),
+        sys(SYS_futex_waitv, "futex_waitv", "puxpd", R::Emulate),
+        sys(SYS_sched_yield, "sched_yield", "", R::Emulate),
+        sys(SYS_sched_getaffinity, "sched_getaffinity", "dup", R::Emulate, {out_ret(2)}),
+        sys(SYS_sched_setaffinity, "sched_setaffinity", "dup", R::Emulate, {in_arg(2, 1)}),
+        sys(SYS_sched_getparam, "sched_getparam", "dp", R::Emulate, {out_fixed(1, 4)}),
+        sys(SYS_sched_setparam, "sched_setparam", "dp", R::Emulate, {in_fixed(1, 4)}),
+        sys(SYS_sched_getscheduler, "sched_getscheduler", "d", R::Emulate),
+        sys(SYS_sched_setscheduler, "sched_setscheduler", "ddp", R::Emulate, {in_fixed(2, 4)}),
+        sys(SYS_sched_get_priority_max, "sched_get_priority_max", "d", R::Emulate),
+        sys(SYS_sched_get_priority_min, "sched_get_priority_min", "d", R::Emulate),
+        sys(SYS_sched_rr_get_interval, "sched_rr_get_interval", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
+        sys(SYS_sched_getattr, "sched_getattr", "dpux", R::Emulate, {out_arg(1, 2)}),
+        sys(SYS_sched_setattr, "sched_setattr", "dpx", R::Emulate),
+        sys(SYS_getcpu, "getcpu", "ppp", R::Emulate, {out_fixed(0, 4), out_fixed(1, 4)}),
+
+        // ---- system information ---------------------------------------------
+        sys(SYS_uname, "uname", "p", R::Emulate, {out_fixed(0, kUtsname)}),
+        sys(SYS_sysinfo, "sysinfo", "p", R::Emulate, {out_fixed(0, kSysinfo)}),
+        sys(SYS_getrlimit, "getrlimit", "dp", R::Emulate, {out_fixed(1, kRlimit)}),
+        sys(SYS_setrlimit, "setrlimit", "dp", R::Emulate, {in_fixed(1, kRlimit)}),
+        sys(SYS_prlimit64, "prlimit64", "ddpp", R::Emulate, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)}),
+        sys(SYS_getrusage, "getrusage", "dp", R::Emulate, {out_fixed(1, kRusage)}),
+        sys(SYS_getrandom, "getrandom", "pux", R::Emulate, {out_ret(0)}),
+        sys(SYS_sethostname, "sethostname", "pu", R::Emulate, {in_arg(0, 1)}),
+        sys(SYS_setdomainname, "setdomainname", "pu", R::Emulate, {in_arg(0, 1)}),
+    };
+    return t;
+}
+
+SubcommandInfo sub(int nr, uint64_t value, std::string_view name, std::initializer_list<rw_buf_spec> bufs = {})
+{
+    return SubcommandInfo{nr, value, name, spec(bufs)};
+}
+
+const std::vector<SubcommandInfo>& subcommand_table()
+{
+    static const std::vector<SubcommandInfo> t = {
+        // Terminal ioctls predate the size encoding in the request number.
+        sub(SYS_ioctl, 0x5401, "TCGETS", {out_fixed(2, kTermios)}),
+        sub(SYS_ioctl, 0x5402, "TCSETS", {in_fixed(2, kTermios)}),
+        sub(SYS_ioctl, 0x5403, "TCSETSW", {in_fixed(2, kTermios)}),
+        sub(SYS_ioctl, 0x5404, "TCSETSF", {in_fixed(2, kTermios)}),
+        sub(SYS_ioctl, 0x5409, "TCSBRK"),
+        sub(SYS_ioctl, 0x540A, "TCXONC"),
+        sub(SYS_ioctl, 0x540B, "TCFLSH"),
+        sub(SYS_ioctl, 0x540E, "TIOCSCTTY"),
+        sub(SYS_ioctl, 0x540F, "TIOCGPGRP", {out_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x5410, "TIOCSPGRP", {in_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x5411, "TIOCOUTQ", {out_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x5413, "TIOCGWINSZ", {out_fixed(2, kWinsize)}),
+        sub(SYS_ioctl, 0x5414, "TIOCSWINSZ", {in_fixed(2, kWinsize)}),
+        sub(SYS_ioctl, 0x541B, "FIONREAD", {out_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x5421, "FIONBIO", {in_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x5422, "TIOCNOTTY"),
+        sub(SYS_ioctl, 0x5429, "TIOCGSID", {out_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x5450, "FIONCLEX"),
+        sub(SYS_ioctl, 0x5451, "FIOCLEX"),
+        sub(SYS_ioctl, 0x5452, "FIOASYNC", {in_fixed(2, 4)}),
+        sub(SYS_ioctl, 0x8910, "SIOCGIFNAME", {out_fixed(2, kIfreq)}),
+        sub(SYS_ioctl, 0x8912, "SIOCGIFCONF", {out_fixed(2, 16)}),
+        sub(SYS_ioctl, 0x8913, "SIOCGIFFLAGS", {out_fixed(2, kIfreq)}),
+        sub(SYS_ioctl, 0x8915, "SIOCGIFADDR", {out_fixed(2, kIfreq)}),
+        sub(SYS_ioctl, 0x8921, "SIOCGIFMTU", {out_fixed(2, kIfreq)}),
+        sub(SYS_ioctl, 0x8927, "SIOCGIFHWADDR", {out_fixed(2, kIfreq)}),
+        sub(SYS_ioctl, 0x8933, "SIOCGIFINDEX", {out_fixed(2, kIfreq)}),
+
+        sub(SYS_fcntl, 0, "F_DUPFD"),
+        sub(SYS_fcntl, 1, "F_GETFD"),
+        sub(SYS_fcntl, 2, "F_SETFD"),
+        sub(SYS_fcntl, 3, "F_GETFL"),
+        sub(SYS_fcntl, 4, "F_SETFL"),
+        sub(SYS_fcntl, 5, "F_GETLK", {out_fixed(2, kFlock)}),
+        sub(SYS_fcntl, 6, "F_SETLK", {in_fixed(2, kFlock)}),
+        sub(SYS_fcntl, 7, "F_SETLKW", {in_fixed(2, kFlock)}),
+        sub(SYS_fcntl, 8, "F_SETOWN"),
+        sub(SYS_fcntl, 9, "F_GETOWN"),
+        sub(SYS_fcntl, 10, "F_SETSIG"),
+        sub(SYS_fcntl, 11, "F_GETSIG"),
+        sub(SYS_fcntl, 15, "F_SETOWN_EX", {in_fixed(2, 8)}),
+        sub(SYS_fcntl, 16, "F_GETOWN_EX", {out_fixed(2, 8)}),
+        sub(SYS_fcntl, 36, "F_OFD_GETLK", {out_fixed(2, kFlock)}),
+        sub(SYS_fcntl, 37, "F_OFD_SETLK", {in_fixed(2, kFlock)}),
+        sub(SYS_fcntl, 38, "F_OFD_SETLKW", {in_fixed(2, kFlock)}),
+        sub(SYS_fcntl, 1024, "F_SETLEASE"),
+        sub(SYS_fcntl, 1025, "F_GETLEASE"),
+        sub(SYS_fcntl, 1026, "F_NOTIFY"),
+        sub(SYS_fcntl, 1030, "F_DUPFD_CLOEXEC"),
+        sub(SYS_fcntl, 1031, "F_SETPIPE_SZ"),
+        sub(SYS_fcntl, 1032, "F_GETPIPE_SZ"),
+        sub(SYS_fcntl, 1033, "F_ADD_SEALS"),
+        sub(SYS_fcntl, 1034, "F_GET_SEALS"),
+
+        sub(SYS_arch_prctl, 0x1001, "ARCH_SET_GS"),
+        sub(SYS_arch_prctl, 0x1002, "ARCH_SET_FS"),
+        sub(SYS_arch_prctl, 0x1003, "ARCH_GET_FS", {out_fixed(1, 8)}),
+        sub(SYS_arch_prctl, 0x1004, "ARCH_GET_GS", {out_fixed(1, 8)}),
+        sub(SYS_arch_prctl, 0x1011, "ARCH_GET_CPUID"),
+        sub(SYS_arch_prctl, 0x1012, "ARCH_SET_CPUID"),
+        sub(SYS_arch_prctl, 0x1021, "ARCH_GET_XCOMP_SUPP", {out_fixed(1, 8)}),
+        sub(SYS_arch_prctl, 0x1022, "ARCH_GET_XCOMP_PERM", {out_fixed(1, 8)}),
+        sub(SYS_arch_prctl, 0x1023, "ARCH_REQ_XCOMP_PERM"),
+        sub(SYS_arch_prctl, 0x3001, "ARCH_CET_STATUS", {out_fixed(1, 24)}),
+        sub(SYS_arch_prctl, 0x5001, "ARCH_SHSTK_ENABLE"),
+        sub(SYS_arch_prctl, 0x5002, "ARCH_SHSTK_DISABLE"),
+        sub(SYS_arch_prctl, 0x5003, "ARCH_SHSTK_LOCK"),
+        sub(SYS_arch_prctl, 0x5005, "ARCH_SHSTK_STATUS", {out_fixed(1, 8)}),
+
+        sub(SYS_prctl, 1, "PR_SET_PDEATHSIG"),
+        sub(SYS_prctl, 2, "PR_GET_PDEATHSIG", {out_fixed(1, 4)}),
+        sub(SYS_prctl, 3, "PR_GET_DUMPABLE"),
+        sub(SYS_prctl, 4, "PR_SET_DUMPABLE"),
+        sub(SYS_prctl, 7, "PR_GET_KEEPCAPS"),
+        sub(SYS_prctl, 8, "PR_SET_KEEPCAPS"),
+        sub(SYS_prctl, 15, "PR_SET_NAME", {in_fixed(1, 16)}),
+        sub(SYS_prctl, 16, "PR_GET_NAME", {out_fixed(1, 16)}),
+        sub(SYS_prctl, 21, "PR_GET_SECCOMP"),
+        sub(SYS_prctl, 22, "PR_SET_SECCOMP"),
+        sub(SYS_prctl, 23, "PR_CAPBSET_READ"),
+        sub(SYS_prctl, 24, "PR_CAPBSET_DROP"),
+        sub(SYS_prctl, 25, "PR_GET_TSC", {out_fixed(1, 4)}),
+        sub(SYS_prctl, 27, "PR_GET_SECUREBITS"),
+        sub(SYS_prctl, 28, "PR_SET_SECUREBITS"),
+        sub(SYS_prctl, 29, "PR_SET_TIMERSLACK"),
+        sub(SYS_prctl, 30, "PR_GET_TIMERSLACK"),
+        sub(SYS_prctl, 33, "PR_MCE_KILL"),
+        sub(SYS_prctl, 36, "PR_SET_CHILD_SUBREAPER"),
+        sub(SYS_prctl, 37, "PR_GET_CHILD_SUBREAPER", {out_fixed(1, 4)}),
+        sub(SYS_prctl, 38, "PR_SET_NO_NEW_PRIVS"),
+        sub(SYS_prctl, 39, "PR_GET_NO_NEW_PRIVS"),
+        sub(SYS_prctl, 40, "PR_GET_TID_ADDRESS", {out_fixed(1, 8)}),
+        sub(SYS_prctl, 41, "PR_SET_THP_DISABLE"),
+        sub(SYS_prctl, 42, "PR_GET_THP_DISABLE"),
+        sub(SYS_prctl, 47, "PR_CAP_AMBIENT"),
+        sub(SYS_prctl, 0x53564d41, "PR_SET_VMA", {in_str(4)}),
+        sub(SYS_prctl, 0x59616d61, "PR_SET_PTRACER"),
+
+        // futex operations (the low 7 bits; private and clock flags masked).
+        sub(SYS_futex, 0, "FUTEX_WAIT", {in_fixed(3, kTimespec)}),
+        sub(SYS_futex, 1, "FUTEX_WAKE"),
+        sub(SYS_futex, 2, "FUTEX_FD"),
+        sub(SYS_futex, 3, "FUTEX_REQUEUE"),
+        sub(SYS_futex, 4, "FUTEX_CMP_REQUEUE"),
+        sub(SYS_futex, 5, "FUTEX_WAKE_OP", {out_fixed_always(4, 4)}),
+        sub(SYS_futex, 6, "FUTEX_LOCK_PI", {out_fixed_always(0, 4)}),
+        sub(SYS_futex, 7, "FUTEX_UNLOCK_PI", {out_fixed_always(0, 4)}),
+        sub(SYS_futex, 8, "FUTEX_TRYLOCK_PI", {out_fixed_always(0, 4)}),
+        sub(SYS_futex, 9, "FUTEX_WAIT_BITSET", {in_fixed(3, kTimespec)}),
+        sub(SYS_futex, 10, "FUTEX_WAKE_BITSET"),
+        sub(SYS_futex, 11, "FUTEX_WAIT_REQUEUE_PI", {out_fixed_always(0, 4), out_fixed_always(4, 4)}),
+        sub(SYS_futex, 12, "FUTEX_CMP_REQUEUE_PI", {out_fixed_always(4, 4)}),
+        sub(SYS_futex, 13, "FUTEX_LOCK_PI2", {out_fixed_always(0, 4)}),
+
+        sub(SYS_shmctl, 0, "IPC_RMID"),
+        sub(SYS_shmctl, 1, "IPC_SET", {in_fixed(2, kShmidDs)}),
+        sub(SYS_shmctl, 2, "IPC_STAT", {out_fixed(2, kShmidDs)}),
+    };
+    return t;
+}
+
+// Names of every x86-64 syscall, generated from the kernel headers.
+struct NameEntry {
+    int nr;
+    const char* name;
+};
+constexpr NameEntry kGeneratedNames[] = {
+#include "syscall_names.inc"
+};
+// Newer than the build host's headers.
+constexpr NameEntry kRecentNames[] = {
+    {451, "cachestat"},   {452, "fchmodat2"},      {453, "map_shadow_stack"},  {454, "futex_wake"},
+    {455, "futex_wait"},  {456, "futex_requeue"},  {457, "statmount"},         {458, "listmount"},
+    {459, "lsm_get_self_attr"}, {460, "lsm_set_self_attr"}, {461, "lsm_list_modules"}, {462, "mseal"},
+    {463, "setxattrat"},  {464, "getxattrat"},     {465, "listxattrat"},       {466, "removexattrat"},
+    {467, "open_tree_attr"},
+};
+
+struct Index {
+    std::array<const SyscallInfo*, RW_MAX_SYSCALL_NR> by_nr{};
+    std::unordered_map<uint64_t, const SubcommandInfo*> subcommands;
+    std::array<std::string_view, RW_MAX_SYSCALL_NR> names{};
+
+    Index()
+    {
+        for (const auto& e : kGeneratedNames)
+            if (e.nr >= 0 && e.nr < RW_MAX_SYSCALL_NR)
+                names[e.nr] = e.name;
+        for (const auto& e : kRecentNames)
+            if (names[e.nr].empty())
+                names[e.nr] = e.name;
+        for (const auto& s : table()) {
+            by_nr.at(s.nr) = &s;
+            names[s.nr] = s.name;
+        }
+        for (const auto& s : subcommand_table())
+            subcommands.emplace(key(s.nr, s.value), &s);
+    }
+    static uint64_t key(int nr, uint64_t value) { return (uint64_t(nr) << 48) ^ value; }
+};
+
+const Index& index()
+{
+    static const Index idx;
+    return idx;
+}
+
+} // namespace
+
+std::string_view to_string(ReplayAction action)
+{
+    switch (action) {
+    case ReplayAction::Emulate: return "emulate";
+    case ReplayAction::ExecuteCheck: return "execute+check";
+    case ReplayAction::ExecuteRestore: return "execute+restore";
+    case ReplayAction::Mmap: return "mmap";
+    case ReplayAction::Clone: return "clone";
+    case ReplayAction::Exec: return "exec";
+    case ReplayAction::Exit: return "exit";
+    case ReplayAction::Sigreturn: return "sigreturn";
+    case ReplayAction::Refuse: return "refuse";
+    }
+    return "?";
+}
+
+std::span<const SyscallInfo> all_syscalls() { return table(); }
+std::span<const SubcommandInfo> all_subcommands() { return subcommand_table(); }
+
+const SyscallInfo* find_syscall(int nr)
+{
+    if (nr < 0 || nr >= RW_MAX_SYSCALL_NR)
+        return nullptr;
+    return index().by_nr[nr];
+}
+
+const SubcommandInfo* find_subcommand(int nr, uint64_t value)
+{
+    const auto& subs = index().subcommands;
+    auto it = subs.find(Index::key(nr, value));
+    return it == subs.end() || it->second->nr != nr || it->second->value != value ? nullptr : it->second;
+}
+
+std::string syscall_name(int nr)
+{
+    if (nr >= 0 && nr < RW_MAX_SYSCALL_NR && !index().names[nr].empty())
+        return std::string(index().names[nr]);
+    return "syscall_" + std::to_string(nr);
+}
+
+int syscall_number(std::string_view name)
+{
+    const auto& names = index().names;
+    auto it = std::find(names.begin(), names.end(), name);
+    return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+ResolvedSpec resolve_spec(int nr, const uint64_t (&args)[RW_MAX_ARGS])
+{
+    ResolvedSpec r;
+    const SyscallInfo* info = find_syscall(nr);
+    if (!info)
+        return r;
+    r.spec = info->spec;
+    r.known = true;
+    if (!(info->spec.flags & RW_SYS_DISPATCH))
+        return r;
+    uint64_t value = args[info->spec.dispatch_arg < RW_MAX_ARGS ? info->spec.dispatch_arg : 0];
+    if (info->spec.dispatch_mask_bits)
+        value &= (uint64_t(1) << info->spec.dispatch_mask_bits) - 1;
+    if (const SubcommandInfo* s = find_subcommand(nr, value)) {
+        r.spec = s->spec;
+        r.subcommand = s;
+        return r;
+    }
+    if (info->spec.nbufs && info->spec.bufs[0].kind == RW_SZ_IOCTL && RW_IOC_DIR(value))
+        return r;
+    r.spec = rw_sys_spec{};
+    r.known = false;
+    return r;
+}
+
+} // namespace rw

@@ -1,0 +1,154 @@
+#include "trace_dir.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <system_error>
+
+namespace rw {
+namespace fs = std::filesystem;
+
+fs::path traces_root()
+{
+    if (const char* dir = std::getenv("REWIND_DIR"); dir && *dir)
+        return dir;
+    const char* home = std::getenv("HOME");
+    if (!home || !*home) {
+        if (struct passwd* pw = getpwuid(getuid()))
+            home = pw->pw_dir;
+    }
+    if (!home)
+        throw TraceDirError("cannot find a home directory; set REWIND_DIR");
+    return fs::path(home) / ".local" / "share" / "rewind";
+}
+
+namespace {
+
+void make_private_dir(const fs::path& dir)
+{
+    if (::mkdir(dir.c_str(), 0700) != 0)
+        throw std::system_error(errno, std::generic_category(), "creating " + dir.string());
+    ::chmod(dir.c_str(), 0700); // whatever the umask
+}
+
+void make_root(const fs::path& root)
+{
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    if (ec)
+        throw TraceDirError("cannot create the trace directory " + root.string() + ": " + ec.message());
+    ::chmod(root.c_str(), 0700);
+}
+
+std::string sanitize(std::string name)
+{
+    for (char& c : name)
+        if (!(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+            c = '_';
+    if (name.empty() || name == "latest" || name[0] == '.')
+        name = "trace-" + name;
+    return name;
+}
+
+} // namespace
+
+fs::path create_trace_dir(const std::optional<fs::path>& output, const std::string& program_name)
+{
+    fs::path dir;
+    if (output) {
+        dir = fs::absolute(*output);
+        std::error_code ec;
+        if (fs::exists(dir, ec)) {
+            if (!fs::is_directory(dir) || !fs::is_empty(dir))
+                throw TraceDirError("--output " + dir.string() + " exists and is not an empty directory");
+            ::chmod(dir.c_str(), 0700);
+        } else {
+            fs::create_directories(dir.parent_path(), ec);
+            make_private_dir(dir);
+        }
+    } else {
+        fs::path root = traces_root();
+        make_root(root);
+        std::string base = sanitize(program_name);
+        for (int n = 0;; n++) {
+            dir = root / (base + "-" + std::to_string(n));
+            if (::mkdir(dir.c_str(), 0700) == 0)
+                break;
+            if (errno != EEXIST)
+                throw std::system_error(errno, std::generic_category(), "creating " + dir.string());
+        }
+        ::chmod(dir.c_str(), 0700);
+    }
+    make_private_dir(dir / trace_files::kFiles);
+    return dir;
+}
+
+void update_latest_link(const fs::path& trace)
+{
+    fs::path root = traces_root();
+    std::error_code ec;
+    if (fs::weakly_canonical(trace.parent_path(), ec) != fs::weakly_canonical(root, ec))
+        return;
+    fs::path tmp = root / (".latest." + std::to_string(getpid()));
+    fs::remove(tmp, ec);
+    fs::create_symlink(trace.filename(), tmp, ec);
+    if (!ec)
+        fs::rename(tmp, root / "latest", ec);
+}
+
+bool looks_like_trace(const fs::path& dir)
+{
+    std::error_code ec;
+    return fs::is_regular_file(dir / trace_files::kMeta, ec) && fs::is_regular_file(dir / trace_files::kEvents, ec);
+}
+
+fs::path resolve_trace(const std::optional<std::string>& arg)
+{
+    fs::path root = traces_root();
+    std::string name = arg.value_or("latest");
+    std::error_code ec;
+    if (arg && (arg->find('/') != std::string::npos || fs::is_directory(*arg, ec))) {
+        fs::path p = fs::absolute(*arg);
+        if (!fs::is_directory(p, ec))
+            throw TraceDirError("no trace at " + p.string());
+        if (!looks_like_trace(p))
+            throw TraceDirError(p.string() + " is not a rewind trace (no meta.json and events)");
+        return p;
+    }
+    fs::path p = root / name;
+    if (name == "latest" && !fs::exists(p, ec))
+        throw TraceDirError("no recordings yet in " + root.string() + " (run `rewind record -- PROGRAM` first)");
+    if (!fs::is_directory(p, ec))
+        throw TraceDirError("no trace named '" + name + "' in " + root.string() + " (see `rewind ls`)");
+    p = fs::canonical(p, ec);
+    if (!looks_like_trace(p))
+        throw TraceDirError(p.string() + " is not a rewind trace (no meta.json and events)");
+    return p;
+}
+
+std::vector<TraceListing> list_traces()
+{
+    std::vector<TraceListing> out;
+    fs::path root = traces_root();
+    std::error_code ec;
+    if (!fs::is_directory(root, ec))
+        return out;
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+        if (entry.is_symlink() || !entry.is_directory())
+            continue;
+        if (looks_like_trace(entry.path()))
+            out.push_back({entry.path().filename().string(), entry.path()});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        std::error_code e1, e2;
+        return fs::last_write_time(a.path / trace_files::kMeta, e1) <
+               fs::last_write_time(b.path / trace_files::kMeta, e2);
+    });
+    return out;
+}
+
+} // namespace rw

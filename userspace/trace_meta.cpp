@@ -1,0 +1,228 @@
+#include "trace_meta.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "bytes.h"
+
+namespace rw {
+namespace {
+
+using nlohmann::json;
+
+// Writes via a temporary file and rename, so a reader never sees half a file.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content)
+{
+    auto tmp = path;
+    tmp += ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        throw std::system_error(errno, std::generic_category(), "creating " + tmp.string());
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            throw std::system_error(err, std::generic_category(), "writing " + tmp.string());
+        }
+        done += static_cast<size_t>(n);
+    }
+    ::fsync(fd);
+    ::close(fd);
+    std::filesystem::rename(tmp, path);
+}
+
+json read_json(const std::filesystem::path& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw FormatError("cannot read " + path.string());
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {
+        throw FormatError(path.string() + " is not valid JSON: " + e.what());
+    }
+}
+
+} // namespace
+
+uint64_t unix_time_ns()
+{
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+}
+
+std::string iso_time_utc(uint64_t unix_ns)
+{
+    time_t secs = static_cast<time_t>(unix_ns / 1000000000);
+    struct tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[64];
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+ExitStatus ExitStatus::from_wait_status(int status)
+{
+    ExitStatus s;
+    s.wait_status = status;
+    if (WIFSIGNALED(status)) {
+        s.signaled = true;
+        s.signal = WTERMSIG(status);
+        s.core_dumped = WCOREDUMP(status);
+    } else {
+        s.code = WEXITSTATUS(status);
+    }
+    return s;
+}
+
+std::string ExitStatus::describe() const
+{
+    if (signaled)
+        return std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")" +
+               (core_dumped ? ", core dumped" : "");
+    return "exited with status " + std::to_string(code);
+}
+
+void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
+{
+    json j = {
+        {"format_version", m.format_version},
+        {"rewind_version", m.rewind_version},
+        {"created", m.created},
+        {"created_unix_ns", m.created_unix_ns},
+        {"program", m.program},
+        {"argv", m.argv},
+        {"envp", m.envp},
+        {"cwd", m.cwd},
+        {"uid", m.uid},
+        {"gid", m.gid},
+        {"euid", m.euid},
+        {"egid", m.egid},
+        {"hostname", m.hostname},
+        {"kernel", {{"release", m.kernel_release}, {"version", m.kernel_version}}},
+        {"cpu",
+         {{"vendor", m.cpu_vendor},
+          {"model", m.cpu_model},
+          {"family", m.cpu_family},
+          {"model_id", m.cpu_model_id},
+          {"stepping", m.cpu_stepping},
+          {"flags", m.cpu_flags}}},
+        {"clock", {{"kind", m.clock_kind}, {"detail", m.clock_detail}}},
+        {"ring_bytes", m.ring_bytes},
+        {"notes", m.notes},
+    };
+    write_file_atomically(dir / "meta.json", j.dump(2) + "\n");
+}
+
+TraceMeta read_meta(const std::filesystem::path& dir)
+{
+    json j = read_json(dir / "meta.json");
+    TraceMeta m;
+    try {
+        m.format_version = j.at("format_version").get<uint32_t>();
+        m.rewind_version = j.value("rewind_version", "");
+        m.created = j.value("created", "");
+        m.created_unix_ns = j.value("created_unix_ns", uint64_t(0));
+        m.program = j.value("program", "");
+        m.argv = j.value("argv", std::vector<std::string>{});
+        m.envp = j.value("envp", std::vector<std::string>{});
+        m.cwd = j.value("cwd", "");
+        m.uid = j.value("uid", 0u);
+        m.gid = j.value("gid", 0u);
+        m.euid = j.value("euid", 0u);
+        m.egid = j.value("egid", 0u);
+        m.hostname = j.value("hostname", "");
+        if (j.contains("kernel")) {
+            m.kernel_release = j["kernel"].value("release", "");
+            m.kernel_version = j["kernel"].value("version", "");
+        }
+        if (j.contains("cpu")) {
+            const auto& c = j["cpu"];
+            m.cpu_vendor = c.value("vendor", "");
+            m.cpu_model = c.value("model", "");
+            m.cpu_family = c.value("family", 0);
+            m.cpu_model_id = c.value("model_id", 0);
+            m.cpu_stepping = c.value("stepping", 0);
+            m.cpu_flags = c.value("flags", std::vector<std::string>{});
+        }
+        if (j.contains("clock")) {
+            m.clock_kind = j["clock"].value("kind", "");
+            m.clock_detail = j["clock"].value("detail", "");
+        }
+        m.ring_bytes = j.value("ring_bytes", uint64_t(0));
+        m.notes = j.value("notes", std::vector<std::string>{});
+    } catch (const json::exception& e) {
+        throw FormatError((dir / "meta.json").string() + ": " + e.what());
+    }
+    return m;
+}
+
+void write_end(const std::filesystem::path& dir, const TraceEnd& e)
+{
+    json j = {
+        {"ended", e.ended},
+        {"duration_ns", e.duration_ns},
+        {"exit",
+         {{"signaled", e.exit.signaled},
+          {"code", e.exit.code},
+          {"signal", e.exit.signal},
+          {"core_dumped", e.exit.core_dumped},
+          {"wait_status", e.exit.wait_status}}},
+        {"complete", e.complete},
+        {"problems", e.problems},
+        {"events", e.events},
+        {"memory_bytes", e.memory_bytes},
+        {"stream_bytes", e.stream_bytes},
+        {"stalls", e.stalls},
+        {"processes", e.processes},
+        {"threads", e.threads},
+        {"syscall_counts", e.syscall_counts},
+    };
+    write_file_atomically(dir / "end.json", j.dump(2) + "\n");
+}
+
+std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
+{
+    if (!std::filesystem::exists(dir / "end.json"))
+        return std::nullopt;
+    json j = read_json(dir / "end.json");
+    TraceEnd e;
+    try {
+        e.ended = j.value("ended", "");
+        e.duration_ns = j.value("duration_ns", uint64_t(0));
+        const auto& x = j.at("exit");
+        e.exit.signaled = x.value("signaled", false);
+        e.exit.code = x.value("code", 0);
+        e.exit.signal = x.value("signal", 0);
+        e.exit.core_dumped = x.value("core_dumped", false);
+        e.exit.wait_status = x.value("wait_status", 0);
+        e.complete = j.value("complete", false);
+        e.problems = j.value("problems", std::vector<std::string>{});
+        e.events = j.value("events", uint64_t(0));
+        e.memory_bytes = j.value("memory_bytes", uint64_t(0));
+        e.stream_bytes = j.value("stream_bytes", uint64_t(0));
+        e.stalls = j.value("stalls", uint64_t(0));
+        e.processes = j.value("processes", uint64_t(0));
+        e.threads = j.value("threads", uint64_t(0));
+        e.syscall_counts = j.value("syscall_counts", std::map<std::string, uint64_t>{});
+    } catch (const json::exception& ex) {
+        throw FormatError((dir / "end.json").string() + ": " + ex.what());
+    }
+    return e;
+}
+
+} // namespace rw

@@ -1,0 +1,71 @@
+// What a trace says about itself: meta.json (written when recording starts)
+// and end.json (written when it ends; absent if the recorder was killed).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rw {
+
+struct TraceMeta {
+    uint32_t format_version = 0;
+    std::string rewind_version;
+    std::string created; // ISO 8601, UTC
+    uint64_t created_unix_ns = 0;
+    std::string program; // resolved path of the recorded program
+    std::vector<std::string> argv;
+    std::vector<std::string> envp;
+    std::string cwd;
+    uint32_t uid = 0, gid = 0, euid = 0, egid = 0;
+    std::string hostname;
+    std::string kernel_release;
+    std::string kernel_version;
+    std::string cpu_vendor;
+    std::string cpu_model;
+    int cpu_family = 0, cpu_model_id = 0, cpu_stepping = 0;
+    std::vector<std::string> cpu_flags;
+    std::string clock_kind;   // "software" or "pmu"
+    std::string clock_detail; // what the clock uses on this machine
+    uint64_t ring_bytes = 0;
+    std::vector<std::string> notes; // how the recording departs from a plain run
+};
+
+struct ExitStatus {
+    bool signaled = false;
+    int code = 0;   // exit code, when !signaled
+    int signal = 0; // terminating signal, when signaled
+    bool core_dumped = false;
+    int wait_status = 0;
+    static ExitStatus from_wait_status(int status);
+    std::string describe() const;
+    int shell_status() const { return signaled ? 128 + signal : code; }
+};
+
+struct TraceEnd {
+    std::string ended; // ISO 8601, UTC
+    uint64_t duration_ns = 0;
+    ExitStatus exit;
+    bool complete = true;
+    std::vector<std::string> problems; // why the trace is incomplete
+    uint64_t events = 0;
+    uint64_t memory_bytes = 0;
+    uint64_t stream_bytes = 0;
+    uint64_t stalls = 0; // events the supervisor had to finish
+    uint64_t processes = 0;
+    uint64_t threads = 0;
+    std::map<std::string, uint64_t> syscall_counts;
+};
+
+void write_meta(const std::filesystem::path& trace_dir, const TraceMeta& meta);
+TraceMeta read_meta(const std::filesystem::path& trace_dir);
+void write_end(const std::filesystem::path& trace_dir, const TraceEnd& end);
+std::optional<TraceEnd> read_end(const std::filesystem::path& trace_dir);
+
+std::string iso_time_utc(uint64_t unix_ns);
+uint64_t unix_time_ns();
+
+} // namespace rw

@@ -1,0 +1,86 @@
+#include "trace_summary.h"
+
+#include <sys/syscall.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "syscall_table.h"
+#include "trace.h"
+#include "trace_dir.h"
+
+namespace rw {
+
+std::string describe_unknown(const SyscallEvent& e)
+{
+    std::string name = syscall_name(e.nr);
+    if (!(e.flags & kSyscallUnknownSubcommand))
+        return name;
+    const SyscallInfo* info = find_syscall(e.nr);
+    uint64_t value = info ? e.args[info->spec.dispatch_arg] : 0;
+    if (info && info->spec.dispatch_mask_bits)
+        value &= (uint64_t(1) << info->spec.dispatch_mask_bits) - 1;
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(value));
+    return name + "(" + buf + ")";
+}
+
+TraceSummary summarize(const Trace& trace)
+{
+    TraceSummary s;
+    EventStreamReader reader = trace.events();
+    Event event;
+    while (reader.next(event)) {
+        uint64_t index = s.events++;
+        s.by_kind[std::string(event_kind_name(event))]++;
+        std::visit(
+            [&](const auto& e) {
+                using T = std::decay_t<decltype(e)>;
+                if constexpr (std::is_same_v<T, SyscallEvent>) {
+                    s.syscalls[syscall_name(e.nr)]++;
+                    s.threads.insert(e.tid);
+                    s.processes.insert(e.tgid);
+                    for (const auto& m : e.memory)
+                        s.memory_bytes += m.length;
+                    if (e.flags & kSyscallRebuilt)
+                        s.rebuilt++;
+                    if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand)) {
+                        auto& u = s.unknown[describe_unknown(e)];
+                        if (u.count++ == 0) {
+                            u.what = describe_unknown(e);
+                            u.first_event = index;
+                        }
+                    }
+                    if (!s.first_time_ns)
+                        s.first_time_ns = e.time_ns;
+                    s.last_time_ns = e.time_ns;
+                } else if constexpr (std::is_same_v<T, ExitEvent>) {
+                    if (e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group)
+                        s.syscalls[syscall_name(e.pending_nr)]++;
+                    s.last_time_ns = e.time_ns;
+                } else if constexpr (std::is_same_v<T, ForkEvent>) {
+                    s.threads.insert(e.child_tid);
+                    s.processes.insert(e.child_tgid);
+                } else if constexpr (std::is_same_v<T, ExecEvent>) {
+                    s.processes.insert(e.tgid);
+                    s.threads.insert(e.tid);
+                } else if constexpr (std::is_same_v<T, NoteEvent>) {
+                    if (e.kind == NoteKind::Incomplete)
+                        s.incomplete.emplace_back(index, e.message);
+                }
+            },
+            event);
+    }
+    s.stream_end = reader.end();
+    std::error_code ec;
+    s.stream_bytes = std::filesystem::file_size(trace.dir() / trace_files::kEvents, ec);
+    for (const auto& f : std::filesystem::directory_iterator(trace.dir() / trace_files::kFiles, ec)) {
+        if (f.path().filename().string().starts_with("."))
+            continue;
+        s.file_copies++;
+        s.file_bytes += f.file_size(ec);
+    }
+    return s;
+}
+
+} // namespace rw

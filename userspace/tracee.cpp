@@ -1,0 +1,183 @@
+#include "tracee.h"
+
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace rw {
+namespace {
+
+class ProcMem {
+public:
+    ProcMem(pid_t tid, int flags)
+    {
+        std::string path = "/proc/" + std::to_string(tid) + "/mem";
+        fd_ = ::open(path.c_str(), flags | O_CLOEXEC);
+    }
+    ~ProcMem()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    int fd() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+} // namespace
+
+size_t TraceeMemory::read_partial(RemoteAddr addr, std::span<uint8_t> out) const
+{
+    size_t done = 0;
+    while (done < out.size()) {
+        struct iovec local = {out.data() + done, out.size() - done};
+        struct iovec remote = {reinterpret_cast<void*>(addr.value + done), out.size() - done};
+        ssize_t n = ::process_vm_readv(tid_, &local, 1, &remote, 1, 0);
+        if (n <= 0)
+            break;
+        done += static_cast<size_t>(n);
+    }
+    if (done == out.size())
+        return done;
+    ProcMem mem(tid_, O_RDONLY);
+    if (mem.fd() < 0)
+        return done;
+    while (done < out.size()) {
+        ssize_t n = ::pread(mem.fd(), out.data() + done, out.size() - done, static_cast<off_t>(addr.value + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += static_cast<size_t>(n);
+    }
+    return done;
+}
+
+bool TraceeMemory::read(RemoteAddr addr, std::span<uint8_t> out) const
+{
+    return read_partial(addr, out) == out.size();
+}
+
+std::optional<std::string> TraceeMemory::read_string(RemoteAddr addr, size_t max) const
+{
+    std::string s;
+    uint8_t buf[256];
+    while (s.size() < max) {
+        // Never cross a page boundary in one read: the next page may be unmapped.
+        size_t to_page = 4096 - ((addr.value + s.size()) & 4095);
+        size_t want = std::min({sizeof(buf), to_page, max - s.size()});
+        size_t got = read_partial(addr + s.size(), {buf, want});
+        if (got == 0)
+            return std::nullopt;
+        for (size_t i = 0; i < got; i++) {
+            if (buf[i] == 0)
+                return s;
+            s.push_back(static_cast<char>(buf[i]));
+        }
+    }
+    return s;
+}
+
+bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
+{
+    ProcMem mem(tid_, O_RDWR);
+    if (mem.fd() < 0)
+        return false;
+    size_t done = 0;
+    while (done < data.size()) {
+        ssize_t n =
+            ::pwrite(mem.fd(), data.data() + done, data.size() - done, static_cast<off_t>(addr.value + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        done += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+static_assert(sizeof(user_regs_struct) == Registers::kCount * 8);
+
+Registers get_registers(pid_t tid)
+{
+    Registers r;
+    if (::ptrace(PTRACE_GETREGS, tid, nullptr, r.words.data()) != 0)
+        throw std::system_error(errno, std::generic_category(), "PTRACE_GETREGS " + std::to_string(tid));
+    return r;
+}
+
+void set_registers(pid_t tid, const Registers& regs)
+{
+    if (::ptrace(PTRACE_SETREGS, tid, nullptr, regs.words.data()) != 0)
+        throw std::system_error(errno, std::generic_category(), "PTRACE_SETREGS " + std::to_string(tid));
+}
+
+siginfo_t get_siginfo(pid_t tid)
+{
+    siginfo_t si{};
+    if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0)
+        throw std::system_error(errno, std::generic_category(), "PTRACE_GETSIGINFO " + std::to_string(tid));
+    return si;
+}
+
+void set_siginfo(pid_t tid, const siginfo_t& info)
+{
+    if (::ptrace(PTRACE_SETSIGINFO, tid, nullptr, &info) != 0)
+        throw std::system_error(errno, std::generic_category(), "PTRACE_SETSIGINFO " + std::to_string(tid));
+}
+
+unsigned long get_event_msg(pid_t tid)
+{
+    unsigned long msg = 0;
+    if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &msg) != 0)
+        throw std::system_error(errno, std::generic_category(), "PTRACE_GETEVENTMSG " + std::to_string(tid));
+    return msg;
+}
+
+StopInfo decode_wait_status(int status)
+{
+    StopInfo s;
+    s.raw = status;
+    if (WIFEXITED(status)) {
+        s.kind = StopInfo::Kind::Exited;
+        s.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        s.kind = StopInfo::Kind::Signaled;
+        s.signal = WTERMSIG(status);
+    } else {
+        s.signal = WSTOPSIG(status);
+        int event = (status >> 16) & 0xff;
+        if (event == PTRACE_EVENT_STOP) {
+            s.kind = StopInfo::Kind::GroupStop;
+            s.event = event;
+        } else if (event) {
+            s.kind = StopInfo::Kind::PtraceEvent;
+            s.event = event;
+        } else if (s.signal == (SIGTRAP | 0x80)) {
+            s.kind = StopInfo::Kind::SyscallStop;
+            s.signal = SIGTRAP;
+        } else {
+            s.kind = StopInfo::Kind::SignalDelivery;
+        }
+    }
+    return s;
+}
+
+std::string signal_name(int signo)
+{
+    if (signo >= SIGRTMIN && signo <= SIGRTMAX)
+        return "SIGRTMIN+" + std::to_string(signo - SIGRTMIN);
+    const char* abbrev = sigabbrev_np(signo);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
+}
+
+} // namespace rw

@@ -1,0 +1,73 @@
+// Access to a stopped tracee: its memory and registers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "event.h"
+
+namespace rw {
+
+// An address in a tracee's address space: never to be dereferenced here.
+struct RemoteAddr {
+    uint64_t value = 0;
+    constexpr RemoteAddr() = default;
+    constexpr explicit RemoteAddr(uint64_t v) : value(v) {}
+    constexpr RemoteAddr operator+(uint64_t off) const { return RemoteAddr(value + off); }
+    constexpr bool operator==(const RemoteAddr&) const = default;
+    constexpr explicit operator bool() const { return value != 0; }
+};
+
+class TraceeMemory {
+public:
+    explicit TraceeMemory(pid_t tid) : tid_(tid) {}
+
+    // Reads all of `out` or returns false. Falls back to /proc/PID/mem, which
+    // reaches pages process_vm_readv cannot.
+    bool read(RemoteAddr addr, std::span<uint8_t> out) const;
+    // Reads as much as is readable from the start; returns the count.
+    size_t read_partial(RemoteAddr addr, std::span<uint8_t> out) const;
+    std::optional<std::string> read_string(RemoteAddr addr, size_t max) const;
+    template <typename T> std::optional<T> read_value(RemoteAddr addr) const
+    {
+        T v;
+        if (!read(addr, {reinterpret_cast<uint8_t*>(&v), sizeof(T)}))
+            return std::nullopt;
+        return v;
+    }
+    // Writes through /proc/PID/mem (works on read-only pages, like ptrace).
+    bool write(RemoteAddr addr, std::span<const uint8_t> data) const;
+
+    pid_t tid() const { return tid_; }
+
+private:
+    pid_t tid_;
+};
+
+// ptrace register and signal access; these throw std::system_error.
+Registers get_registers(pid_t tid);
+void set_registers(pid_t tid, const Registers& regs);
+siginfo_t get_siginfo(pid_t tid);
+void set_siginfo(pid_t tid, const siginfo_t& info);
+unsigned long get_event_msg(pid_t tid);
+
+// The wait-status of a stop, decoded.
+struct StopInfo {
+    enum class Kind { Exited, Signaled, SignalDelivery, SyscallStop, PtraceEvent, GroupStop };
+    Kind kind;
+    int signal = 0;    // stop signal / terminating signal
+    int event = 0;     // PTRACE_EVENT_* for PtraceEvent
+    int exit_code = 0; // for Exited
+    int raw = 0;
+};
+StopInfo decode_wait_status(int status);
+
+std::string signal_name(int signo);
+
+} // namespace rw

@@ -1,0 +1,37 @@
+#include "tsc.h"
+
+#include <x86intrin.h>
+
+#include "tracee.h"
+
+namespace rw {
+
+std::optional<TscInstruction> decode_tsc_instruction(const TraceeMemory& mem, uint64_t rip)
+{
+    uint8_t code[3] = {};
+    size_t n = mem.read_partial(RemoteAddr(rip), code);
+    if (n >= 2 && code[0] == 0x0f && code[1] == 0x31)
+        return TscInstruction{false, 2};
+    if (n >= 3 && code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9)
+        return TscInstruction{true, 3};
+    return std::nullopt;
+}
+
+void apply_tsc(Registers& regs, const TscInstruction& insn, uint64_t tsc, uint32_t aux)
+{
+    regs[Registers::RAX] = tsc & 0xffffffffu;
+    regs[Registers::RDX] = tsc >> 32;
+    if (insn.rdtscp)
+        regs[Registers::RCX] = aux;
+    regs[Registers::RIP] += static_cast<uint64_t>(insn.length);
+}
+
+uint64_t read_host_tsc(uint32_t& aux)
+{
+    unsigned int a = 0;
+    uint64_t t = __rdtscp(&a);
+    aux = a;
+    return t;
+}
+
+} // namespace rw

@@ -110,19 +110,58 @@ RW_INLINE __u64 rw_min(__u64 a, __u64 b)
 }
 
 /* An iovec array: at most `limit` bytes. */
+#ifdef __bpf__
+/* The kernel side walks iovecs with bpf_loop: the verifier then checks one
+ * iteration instead of every unrolled one. */
+struct rw_iov_ctx {
+	struct rw_walk *w;
+	__u64 iov_addr;
+	__u64 count;
+	__u64 limit;
+	__u8 buf_index;
+	__u8 dir;
+};
+
+static long rw_iov_step(__u32 i, void *data)
+{
+	struct rw_iov_ctx *c = data;
+	struct rw_iovec iov;
+	__u64 take;
+
+	if (i >= c->count || c->limit == 0)
+		return 1;
+	if (RW_READ_USER(c->w, &iov, sizeof(iov), c->iov_addr + (__u64)i * sizeof(iov))) {
+		c->w->status = RW_WALK_FAULT;
+		return 1;
+	}
+	take = rw_min(iov.len, c->limit);
+	rw_push(c->w, iov.base, take, c->buf_index, c->dir, 0);
+	if (c->w->status)
+		return 1;
+	c->limit -= take;
+	return 0;
+}
+#endif
+
 RW_INLINE void rw_walk_iovec(struct rw_walk *w, __u64 iov_addr, __u64 count, __u64 limit,
 			     __u8 buf_index, __u8 dir)
 {
-	struct rw_iovec iov;
-	__u64 i;
-
 	if (count > RW_UIO_MAXIOV)
 		count = RW_UIO_MAXIOV;
 	if (count > RW_WALK_MAX_IOV) {
 		w->status = RW_WALK_TOO_COMPLEX;
 		return;
 	}
-	for (i = 0; i < RW_WALK_MAX_IOV && i < count && limit > 0; i++) {
+#ifdef __bpf__
+	struct rw_iov_ctx c = {.w = w, .iov_addr = iov_addr, .count = count, .limit = limit,
+			       .buf_index = buf_index, .dir = dir};
+	if (count)
+		bpf_loop((__u32)count, rw_iov_step, &c, 0);
+#else
+	struct rw_iovec iov;
+	__u64 i;
+
+	for (i = 0; i < count && limit > 0; i++) {
 		if (RW_READ_USER(w, &iov, sizeof(iov), iov_addr + i * sizeof(iov))) {
 			w->status = RW_WALK_FAULT;
 			return;
@@ -133,6 +172,7 @@ RW_INLINE void rw_walk_iovec(struct rw_walk *w, __u64 iov_addr, __u64 count, __u
 			return;
 		limit -= take;
 	}
+#endif
 }
 
 /* One msghdr. `data_limit` bounds the iov bytes (ret, or msg_len). */

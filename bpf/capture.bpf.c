@@ -16,7 +16,7 @@
 #include "rewind_abi.h"
 
 #define RW_WALK_MAX_SEGMENTS RW_BPF_MAX_SEGMENTS
-#define RW_WALK_MAX_IOV 8
+#define RW_WALK_MAX_IOV RW_BPF_MAX_SEGMENTS
 #define RW_READ_USER(w, dst, size, src) bpf_probe_read_user((dst), (size), (const void *)(src))
 #include "buffer_walk.h"
 
@@ -122,7 +122,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	st->args[3] = BPF_CORE_READ(regs, r10);
 	st->args[4] = BPF_CORE_READ(regs, r8);
 	st->args[5] = BPF_CORE_READ(regs, r9);
-	st->entered = 1;
+	st->entered = RW_ENTERED_SYSCALL;
 	return 0;
 }
 
@@ -143,6 +143,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	/* The child's first event is its return from the same syscall. */
 	*cst = *pst;
+	cst->entered = RW_ENTERED_CHILD;
 	if (pst->phase != RW_TASK_ACTIVE)
 		return 0;
 	rec.h.kind = RW_REC_FORK;
@@ -184,7 +185,7 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	rec.group_exit_code = BPF_CORE_READ(p, signal, group_exit_code);
 	rec.group_dead = group_dead;
 	rec.ktime_ns = bpf_ktime_get_ns();
-	rec.pending_nr = st->entered ? (__s32)st->nr : -1;
+	rec.pending_nr = st->entered == RW_ENTERED_SYSCALL ? (__s32)st->nr : -1;
 	for (int i = 0; i < RW_MAX_ARGS; i++)
 		rec.pending_args[i] = st->args[i];
 	if (bpf_ringbuf_output(&rb, &rec, sizeof(rec), ring_flags()))
@@ -299,6 +300,25 @@ static long copy_one_chunk(__u32 index, void *data)
 	return 0;
 }
 
+struct size_ctx {
+	struct scratch *s;
+	__u64 bytes;
+	__u64 chunks;
+};
+
+static long add_segment_size(__u32 index, void *data)
+{
+	struct size_ctx *c = data;
+	__u64 len;
+
+	if (index >= RW_BPF_MAX_SEGMENTS)
+		return 1;
+	len = c->s->segs[index].len;
+	c->bytes += len;
+	c->chunks += (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
+	return 0;
+}
+
 struct walk_ctx {
 	struct rw_walk *walk;
 	struct scratch *s;
@@ -347,7 +367,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct copy_ctx copy = {};
 	struct rw_walk walk = {};
 	struct scratch *s;
-	__u32 zero = 0, nr, chunks = 0, i;
+	__u32 zero = 0, nr, i;
+	__u64 chunks;
 	__u64 need = 0, ring_size, pending;
 
 	if (!st || st->phase != RW_TASK_ACTIVE)
@@ -368,6 +389,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	s->sc.ktime_ns = bpf_ktime_get_ns();
 	__builtin_memset(&s->sc.file, 0, sizeof(s->sc.file));
 	if (st->entered) {
+		if (st->entered == RW_ENTERED_CHILD)
+			s->sc.h.flags |= RW_SC_CHILD_RETURN;
 		s->sc.nr = st->nr;
 		for (i = 0; i < RW_MAX_ARGS; i++)
 			s->sc.args[i] = st->args[i];
@@ -381,7 +404,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		s->sc.args[4] = BPF_CORE_READ(regs, r8);
 		s->sc.args[5] = BPF_CORE_READ(regs, r9);
 	}
-	st->entered = 0;
+	st->entered = RW_ENTERED_NONE;
 
 	nr = (__u32)s->sc.nr;
 	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
@@ -411,15 +434,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 
-	/* Reserve-free design: refuse to start an event the ring cannot hold. */
-	for (i = 0; i < RW_BPF_MAX_SEGMENTS && i < walk.nsegs; i++) {
-		__u64 len = s->segs[i].len;
-		__u32 n = (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
-
-		chunks += n;
-		need += len + n * (sizeof(struct rw_rec_data) + 8);
-	}
-	need += sizeof(struct rw_rec_syscall) + 8;
+	/* Refuse to start an event the ring cannot hold whole. */
+	struct size_ctx sizes = {.s = s};
+	if (walk.nsegs)
+		bpf_loop(walk.nsegs, add_segment_size, &sizes, 0);
+	chunks = sizes.chunks;
+	need = sizes.bytes + chunks * (sizeof(struct rw_rec_data) + 8) + sizeof(struct rw_rec_syscall) + 8;
 	ring_size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	pending = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	if (pending + need > ring_size) {

@@ -97,9 +97,13 @@ enum rw_task_phase {
 	RW_TASK_ACTIVE = 2,
 };
 
+#define RW_ENTERED_NONE 0
+#define RW_ENTERED_SYSCALL 1
+#define RW_ENTERED_CHILD 2 /* forked: the next exit is the child's return */
+
 struct rw_task_state {
 	__u32 phase;
-	__u32 entered; /* a sys_enter was seen for the pending syscall */
+	__u32 entered; /* RW_ENTERED_* for the pending syscall */
 	__s64 nr;
 	__u64 args[RW_MAX_ARGS];
 };
@@ -124,8 +128,9 @@ struct rw_rec_header {
 /* RW_REC_SYSCALL flags */
 #define RW_SC_UNKNOWN        0x0001 /* syscall not in the table */
 #define RW_SC_UNKNOWN_SUBCMD 0x0002 /* ioctl/prctl/… command not in the table */
-#define RW_SC_NO_ENTRY       0x0004 /* exit without entry (first return of a child) */
+#define RW_SC_NO_ENTRY       0x0004 /* exit without entry (refused before entry, e.g. seccomp) */
 #define RW_SC_FILE           0x0008 /* file identity fields are valid */
+#define RW_SC_CHILD_RETURN   0x0010 /* a new task's first return from fork/clone */
 
 struct rw_file_identity {
 	__u64 dev;

@@ -137,16 +137,17 @@ void add_doctor(CLI::App& app, Outcome& outcome)
         std::string caps;
         for (auto c : missing)
             caps += (caps.empty() ? "" : ", ") + std::string(capability_name(c));
-        checks.push_back({missing.empty() ? Level::Ok : Level::Fail, "privileges",
-                          missing.empty() ? (geteuid() == 0 ? "root" : "CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE")
-                                          : "missing " + caps});
+        checks.push_back(
+            {missing.empty() ? Level::Ok : Level::Fail, "privileges",
+             missing.empty() ? (geteuid() == 0 ? "root" : "CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE") : "missing " + caps});
         checks.push_back(check_ebpf());
         checks.push_back(check_ptrace());
         checks.push_back(check_rdtsc_trap());
         CpuInfo cpu = cpu_info();
-        checks.push_back({Level::Ok, "cpu", cpu.model_name + (cpu.has("rdrand") ? " (rdrand present: it cannot be "
-                                                                                  "trapped; replay detects its effects)"
-                                                                                : "")});
+        checks.push_back({Level::Ok, "cpu",
+                          cpu.model_name + (cpu.has("rdrand") ? " (rdrand present: it cannot be "
+                                                                "trapped; replay detects its effects)"
+                                                              : "")});
         auto pmu = perfclock::probe_pmu();
         checks.push_back({pmu.available ? Level::Ok : Level::No, "pmu",
                           pmu.description + (pmu.available ? "" : "; positions use the software clock")});

@@ -57,7 +57,7 @@ std::string completeness(const Trace& t, const TraceSummary& s, std::vector<std:
                                                           [](const auto& a, const auto& b) {
                                                               return a.second.first_event < b.second.first_event;
                                                           })
-                                              ->second.first_event) +
+                                             ->second.first_event) +
                           ")");
     if (ok && s.unknown.empty())
         return "complete";
@@ -132,8 +132,8 @@ void add_info(CLI::App& app, Outcome& outcome)
             if (s.rebuilt)
                 fmt::print("stalls     {} events finished by the supervisor (kernel side could not)\n", s.rebuilt);
             for (const auto& [k, u] : s.unknown)
-                fmt::print("unknown    {} x{} (first at event {}): effects unknown, replay will refuse here\n",
-                           u.what, u.count, u.first_event);
+                fmt::print("unknown    {} x{} (first at event {}): effects unknown, replay will refuse here\n", u.what,
+                           u.count, u.first_event);
             std::vector<std::pair<std::string, uint64_t>> counts(s.syscalls.begin(), s.syscalls.end());
             std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
                 return a.second != b.second ? a.second > b.second : a.first < b.first;

@@ -72,8 +72,8 @@ void add_record(CLI::App& app, Outcome& outcome)
         RecordResult r = record(*options);
         if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
-                         static_cast<unsigned long long>(r.end.events), options->command[0].c_str(),
-                         r.trace.c_str(), r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
+                         static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),
+                         r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
         }
         std::fflush(stdout);
         std::fflush(stderr);

@@ -14,7 +14,7 @@ namespace rw::perfclock {
 
 BreakpointCounter::BreakpointCounter(pid_t tid, uint64_t addr, uint64_t stop_after) : addr_(addr)
 {
-    struct perf_event_attr attr{};
+    struct perf_event_attr attr {};
     attr.size = sizeof(attr);
     attr.type = PERF_TYPE_BREAKPOINT;
     attr.bp_type = HW_BREAKPOINT_X;

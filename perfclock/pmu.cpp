@@ -18,7 +18,7 @@ PmuStatus probe_pmu()
         s.description = "no CPU PMU is exposed (/sys/bus/event_source/devices has no cpu)";
         return s;
     }
-    struct perf_event_attr attr{};
+    struct perf_event_attr attr {};
     attr.size = sizeof(attr);
     attr.type = PERF_TYPE_HARDWARE;
     attr.config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS;

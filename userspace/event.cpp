@@ -5,8 +5,8 @@ namespace rw {
 std::string_view register_name(size_t index)
 {
     static constexpr std::string_view names[Registers::kCount] = {
-        "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx", "rdx", "rsi",
-        "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs"};
+        "r15", "r14",      "r13", "r12", "rbp",    "rbx", "r11", "r10",     "r9",      "r8", "rax", "rcx", "rdx", "rsi",
+        "rdi", "orig_rax", "rip", "cs",  "eflags", "rsp", "ss",  "fs_base", "gs_base", "ds", "es",  "fs",  "gs"};
     return index < Registers::kCount ? names[index] : "?";
 }
 

@@ -21,8 +21,33 @@ struct Registers {
     std::array<uint64_t, kCount> words{};
 
     enum Index : size_t {
-        R15, R14, R13, R12, RBP, RBX, R11, R10, R9, R8, RAX, RCX, RDX, RSI, RDI,
-        ORIG_RAX, RIP, CS, EFLAGS, RSP, SS, FS_BASE, GS_BASE, DS, ES, FS, GS
+        R15,
+        R14,
+        R13,
+        R12,
+        RBP,
+        RBX,
+        R11,
+        R10,
+        R9,
+        R8,
+        RAX,
+        RCX,
+        RDX,
+        RSI,
+        RDI,
+        ORIG_RAX,
+        RIP,
+        CS,
+        EFLAGS,
+        RSP,
+        SS,
+        FS_BASE,
+        GS_BASE,
+        DS,
+        ES,
+        FS,
+        GS
     };
     uint64_t& operator[](Index i) { return words[i]; }
     uint64_t operator[](Index i) const { return words[i]; }
@@ -62,8 +87,9 @@ struct FileRef {
 enum SyscallFlags : uint32_t {
     kSyscallUnknown = 1u << 0,           // not in the table: effects unknown
     kSyscallUnknownSubcommand = 1u << 1, // ioctl/prctl/… request not in the table
-    kSyscallNoEntry = 1u << 2,           // a child's first return from fork/clone
+    kSyscallNoEntry = 1u << 2,           // no sys_enter seen (refused before entry, e.g. by seccomp)
     kSyscallRebuilt = 1u << 3,           // captured by the supervisor after a stall
+    kSyscallChildReturn = 1u << 4,       // a new task's first return from fork/clone
 };
 
 struct SyscallEvent {
@@ -109,7 +135,7 @@ struct ExecEvent {
     uint64_t seq = 0;
     Tid tid = 0;
     Tid tgid = 0;
-    Tid former_tid = 0; // differs when a non-leader thread called execve
+    Tid former_tid = 0;     // differs when a non-leader thread called execve
     std::string filename;   // the exec'd path (AT_EXECFN)
     std::string executable; // resolved path of the binary
     std::vector<std::string> argv;

@@ -130,6 +130,8 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         e.flags |= kSyscallUnknownSubcommand;
     if (s.h.flags & RW_SC_NO_ENTRY)
         e.flags |= kSyscallNoEntry;
+    if (s.h.flags & RW_SC_CHILD_RETURN)
+        e.flags |= kSyscallChildReturn;
     if (s.h.flags & RW_SC_FILE)
         e.file = files_.resolve(e.tid, static_cast<int>(s.args[4]), s.file);
     e.memory = std::move(memory);

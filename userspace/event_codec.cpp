@@ -340,13 +340,20 @@ Event decode_event(ByteReader& in)
 {
     uint8_t tag = in.u8();
     switch (tag) {
-    case kSyscall: return decode_syscall(in);
-    case kFork: return decode_fork(in);
-    case kExec: return decode_exec(in);
-    case kExit: return decode_exit(in);
-    case kSignal: return decode_signal(in);
-    case kRdtsc: return decode_rdtsc(in);
-    case kNote: return decode_note(in);
+    case kSyscall:
+        return decode_syscall(in);
+    case kFork:
+        return decode_fork(in);
+    case kExec:
+        return decode_exec(in);
+    case kExit:
+        return decode_exit(in);
+    case kSignal:
+        return decode_signal(in);
+    case kRdtsc:
+        return decode_rdtsc(in);
+    case kNote:
+        return decode_note(in);
     }
     throw FormatError("unknown event tag " + std::to_string(tag));
 }

@@ -35,19 +35,26 @@ std::string format_arg(const SyscallEvent& e, const rw_sys_spec& spec, int i, ch
 {
     uint64_t v = e.args[i];
     switch (kind) {
-    case 'd': return std::to_string(static_cast<int64_t>(v));
-    case 'f': return std::to_string(static_cast<int32_t>(v));
-    case 'u': return std::to_string(v);
-    case 'o': return fmt::format("{:#o}", v);
-    case 'S': return signal_name(static_cast<int>(v));
-    case 'p': return v ? hex(v) : "NULL";
+    case 'd':
+        return std::to_string(static_cast<int64_t>(v));
+    case 'f':
+        return std::to_string(static_cast<int32_t>(v));
+    case 'u':
+        return std::to_string(v);
+    case 'o':
+        return fmt::format("{:#o}", v);
+    case 'S':
+        return signal_name(static_cast<int>(v));
+    case 'p':
+        return v ? hex(v) : "NULL";
     case 's':
         if (const MemoryRange* m = string_for_arg(e, spec, i)) {
             size_t n = m->bytes.size() && m->bytes.back() == 0 ? m->bytes.size() - 1 : m->bytes.size();
             return "\"" + escape_bytes(m->bytes.data(), n, 256) + "\"";
         }
         return v ? hex(v) : "NULL";
-    default: return hex(v);
+    default:
+        return hex(v);
     }
 }
 
@@ -60,11 +67,21 @@ std::string escape_bytes(const uint8_t* data, size_t size, size_t limit)
     for (size_t i = 0; i < n; i++) {
         uint8_t c = data[i];
         switch (c) {
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
         default:
             if (c >= 0x20 && c < 0x7f)
                 out.push_back(static_cast<char>(c));
@@ -85,11 +102,16 @@ std::string format_return(int nr, int64_t ret)
         if (name)
             return fmt::format("-1 {} ({})", name, strerror(err));
         switch (err) { // kernel-internal codes, seen when a signal interrupts
-        case 512: return "? ERESTARTSYS";
-        case 513: return "? ERESTARTNOINTR";
-        case 514: return "? ERESTARTNOHAND";
-        case 516: return "? ERESTART_RESTARTBLOCK";
-        default: return fmt::format("-1 (errno {})", err);
+        case 512:
+            return "? ERESTARTSYS";
+        case 513:
+            return "? ERESTARTNOINTR";
+        case 514:
+            return "? ERESTARTNOHAND";
+        case 516:
+            return "? ERESTART_RESTARTBLOCK";
+        default:
+            return fmt::format("-1 (errno {})", err);
         }
     }
     const SyscallInfo* info = find_syscall(nr);
@@ -160,10 +182,10 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                 std::string s = head + fmt::format("exec {} [{}] ({} mappings)", e.filename, argv, e.mappings.size());
                 return s;
             } else if constexpr (std::is_same_v<T, ExitEvent>) {
-                std::string how = WIFSIGNALED(e.exit_code)
-                                      ? "killed by " + signal_name(WTERMSIG(e.exit_code))
-                                      : "exit status " + std::to_string(WEXITSTATUS(e.exit_code));
-                return head + fmt::format("thread exit: {}{}", how, e.group_dead ? " (last thread of its process)" : "");
+                std::string how = WIFSIGNALED(e.exit_code) ? "killed by " + signal_name(WTERMSIG(e.exit_code))
+                                                           : "exit status " + std::to_string(WEXITSTATUS(e.exit_code));
+                return head +
+                       fmt::format("thread exit: {}{}", how, e.group_dead ? " (last thread of its process)" : "");
             } else if constexpr (std::is_same_v<T, SignalEvent>) {
                 siginfo_t si;
                 std::memcpy(&si, e.siginfo.data(), sizeof(si));
@@ -176,8 +198,7 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
             } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                 return head + fmt::format("{} at {:#x} = {}", e.rdtscp ? "rdtscp" : "rdtsc", e.ip, e.tsc);
             } else {
-                return head + fmt::format("{}: {}", e.kind == NoteKind::Incomplete ? "INCOMPLETE" : "note",
-                                          e.message);
+                return head + fmt::format("{}: {}", e.kind == NoteKind::Incomplete ? "INCOMPLETE" : "note", e.message);
             }
         },
         event);
@@ -227,6 +248,8 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                     flags.push_back("no-entry");
                 if (e.flags & kSyscallRebuilt)
                     flags.push_back("rebuilt");
+                if (e.flags & kSyscallChildReturn)
+                    flags.push_back("child-return");
                 j["flags"] = flags;
                 json mem = json::array();
                 for (const auto& m : e.memory) {

@@ -202,8 +202,8 @@ bool EventStreamReader::load_chunk()
     if (h.magic != kChunkMagic || header_hash(h) != h.header_hash)
         return stop(StreamEnd::Kind::Corrupt, "chunk header checksum mismatch");
     if (h.first_event != end_.events)
-        return stop(StreamEnd::Kind::Corrupt, "chunk starts at event " + std::to_string(h.first_event) +
-                                                  ", expected " + std::to_string(end_.events));
+        return stop(StreamEnd::Kind::Corrupt, "chunk starts at event " + std::to_string(h.first_event) + ", expected " +
+                                                  std::to_string(end_.events));
     std::vector<uint8_t> compressed(h.compressed_size);
     got = read_at(fd_, compressed.data(), compressed.size(), offset_ + sizeof(h));
     if (got < compressed.size())

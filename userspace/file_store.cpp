@@ -70,7 +70,7 @@ bool FileStore::contains(const std::string& hash) const
 
 std::string FileStore::store_fd(int fd)
 {
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0)
         throw std::system_error(errno, std::generic_category(), "fstat of a mapped file");
     Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};

@@ -62,7 +62,7 @@ void write_errno_and_exit(int fd, int err)
 std::string find_program(const std::string& name)
 {
     auto executable = [](const std::string& p) {
-        struct stat st{};
+        struct stat st {};
         return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
     };
     if (name.find('/') != std::string::npos)

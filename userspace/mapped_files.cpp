@@ -61,7 +61,7 @@ private:
 
 std::string MappedFiles::store_open_file(int fd, std::string& path_out)
 {
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0)
         throw std::system_error(errno, std::generic_category(), "fstat");
     // Devices (/dev/zero…) have no content to copy; replay recognises them by path.
@@ -87,7 +87,7 @@ FileRef MappedFiles::resolve(Tid tid, int fd, const rw_file_identity& id)
                             " to copy it: " + std::system_category().message(errno));
         return ref;
     }
-    struct stat st{};
+    struct stat st {};
     if (::fstat(file.get(), &st) != 0 || st.st_ino != id.ino || st.st_size != id.size || mtime_ns(st) != id.mtime_ns) {
         problems_.push_back(ref.path + " changed between its mmap and its copy into the trace");
         return ref;
@@ -116,7 +116,7 @@ void MappedFiles::store_mappings(pid_t pid, std::vector<Mapping>& mappings)
             continue;
         }
         try {
-            struct stat st{};
+            struct stat st {};
             ::fstat(file.get(), &st);
             Key key{st.st_dev, st.st_ino, st.st_size, mtime_ns(st)};
             if (auto it = known_.find(key); it != known_.end()) {

@@ -51,17 +51,12 @@ public:
 private:
     void count(const SyscallEvent& e)
     {
-        counts_[syscall_name(e.nr)]++;
+        if (!(e.flags & kSyscallChildReturn))
+            counts_[syscall_name(e.nr)]++;
         threads_.insert(e.tid);
         processes_.insert(e.tgid);
         for (const auto& m : e.memory)
             memory_bytes_ += m.length;
-    }
-    void count(const ExitEvent& e)
-    {
-        // exit and exit_group never return, so they have no syscall event.
-        if (e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group)
-            counts_[syscall_name(e.pending_nr)]++;
     }
     void count(const ForkEvent& e)
     {
@@ -131,9 +126,7 @@ void check_record_prerequisites()
         std::string names;
         for (auto c : missing)
             names += (names.empty() ? "" : ", ") + std::string(capability_name(c));
-        throw UsageError("rewind record needs root, or these capabilities: " + names +
-                             " (missing: " + names + ")",
-                         1);
+        throw UsageError("rewind record needs root, or these capabilities: " + names + " (missing: " + names + ")", 1);
     }
     if (!kernel_has_btf())
         throw UsageError(std::string("this kernel has no BTF (") + kKernelBtfPath +
@@ -149,6 +142,7 @@ RecordResult record(const RecordOptions& options)
     std::string program = find_program(options.command[0]);
     if (program.empty())
         throw UsageError("program not found: " + options.command[0], 127);
+    program = std::filesystem::absolute(program).lexically_normal().string();
 
     std::vector<std::string> envp = current_environment();
     std::filesystem::path dir = create_trace_dir(options.output, std::filesystem::path(program).filename());

@@ -73,8 +73,7 @@ private:
 Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
                        const Options& options)
     : capture_(capture), assembler_(assembler), sink_(sink), files_(files), options_(options)
-{
-}
+{}
 
 Supervisor::Thread& Supervisor::thread(Tid tid)
 {
@@ -120,7 +119,7 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
     ScopedFd ep(epoll_create1(EPOLL_CLOEXEC));
     if (sigfd.get() < 0 || ep.get() < 0)
         throw std::system_error(errno, std::generic_category(), "setting up the supervisor loop");
-    struct epoll_event ev{};
+    struct epoll_event ev {};
     ev.events = EPOLLIN;
     ev.data.fd = sigfd.get();
     epoll_ctl(ep.get(), EPOLL_CTL_ADD, sigfd.get(), &ev);
@@ -186,11 +185,20 @@ void Supervisor::on_stop(pid_t tid, int status)
     Thread& t = thread(tid);
     try {
         switch (s.kind) {
-        case StopInfo::Kind::PtraceEvent: on_ptrace_event(t, s.event); break;
-        case StopInfo::Kind::GroupStop: on_event_stop(t, s.signal); break;
-        case StopInfo::Kind::SyscallStop: on_syscall_stop(t); break;
-        case StopInfo::Kind::SignalDelivery: on_signal(t, s.signal); break;
-        default: break;
+        case StopInfo::Kind::PtraceEvent:
+            on_ptrace_event(t, s.event);
+            break;
+        case StopInfo::Kind::GroupStop:
+            on_event_stop(t, s.signal);
+            break;
+        case StopInfo::Kind::SyscallStop:
+            on_syscall_stop(t);
+            break;
+        case StopInfo::Kind::SignalDelivery:
+            on_signal(t, s.signal);
+            break;
+        default:
+            break;
         }
     } catch (const std::system_error& e) {
         // ESRCH: the thread died under us (killed by a signal, or its
@@ -296,8 +304,8 @@ void Supervisor::on_signal(Thread& t, int signo)
 
     Registers regs = get_registers(t.tid);
     if (si.si_code == SI_TKILL && si.si_pid == getpid()) {
-        auto it = std::find_if(t.resent.begin(), t.resent.end(),
-                               [&](const siginfo_t& r) { return r.si_signo == signo; });
+        auto it =
+            std::find_if(t.resent.begin(), t.resent.end(), [&](const siginfo_t& r) { return r.si_signo == signo; });
         if (it != t.resent.end()) {
             siginfo_t original = *it;
             t.resent.erase(it);

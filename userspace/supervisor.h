@@ -58,11 +58,11 @@ private:
     struct Thread {
         Tid tid = 0;
         Tid tgid = 0;
-        bool syscall_stops = false;          // resumed with PTRACE_SYSCALL
-        std::vector<siginfo_t> deferred;     // waiting for a syscall boundary
-        std::vector<siginfo_t> resent;       // re-sent, awaiting delivery
-        bool at_position = false;            // delivery falls back to a user position
-        Registers position;                  // … this one
+        bool syscall_stops = false;      // resumed with PTRACE_SYSCALL
+        std::vector<siginfo_t> deferred; // waiting for a syscall boundary
+        std::vector<siginfo_t> resent;   // re-sent, awaiting delivery
+        bool at_position = false;        // delivery falls back to a user position
+        Registers position;              // … this one
         std::chrono::steady_clock::time_point deadline{};
         bool interrupt_requested = false;
     };

@@ -27,16 +27,22 @@ WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_A
 {
     WalkResult result;
     std::vector<rw_segment> segs(RW_WALK_MAX_SEGMENTS);
-    struct rw_walk w{};
+    struct rw_walk w {};
     w.args = reinterpret_cast<const __u64*>(args);
     w.ret = ret;
     w.reader = const_cast<UserReader*>(&read);
     w.segs = segs.data();
     rw_walk_syscall(&w, spec.bufs, spec.nbufs);
     switch (w.status) {
-    case RW_WALK_OK: result.status = WalkResult::Status::Ok; break;
-    case RW_WALK_TOO_COMPLEX: result.status = WalkResult::Status::TooComplex; break;
-    default: result.status = WalkResult::Status::Fault; break;
+    case RW_WALK_OK:
+        result.status = WalkResult::Status::Ok;
+        break;
+    case RW_WALK_TOO_COMPLEX:
+        result.status = WalkResult::Status::TooComplex;
+        break;
+    default:
+        result.status = WalkResult::Status::Fault;
+        break;
     }
     result.segments.reserve(w.nsegs);
     for (uint32_t i = 0; i < w.nsegs; i++) {
@@ -47,9 +53,8 @@ WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_A
     return result;
 }
 
-std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr,
-                                                const uint64_t (&args)[RW_MAX_ARGS], int64_t ret,
-                                                std::string& problem)
+std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS],
+                                                int64_t ret, std::string& problem)
 {
     std::vector<MemoryRange> out;
     ResolvedSpec resolved = resolve_spec(nr, args);

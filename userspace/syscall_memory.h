@@ -35,9 +35,8 @@ WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_A
 
 // Captures the memory of a syscall from a stopped tracee. Unreadable pieces
 // are kept as ranges flagged `unreadable`; `problem` explains a walk failure.
-std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr,
-                                                const uint64_t (&args)[RW_MAX_ARGS], int64_t ret,
-                                                std::string& problem);
+std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS],
+                                                int64_t ret, std::string& problem);
 
 // Input data above this size is kept only as a hash, except for the
 // descriptors below kKeepInputFdLimit (stdin/stdout/stderr): replay checks

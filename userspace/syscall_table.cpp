@@ -25,10 +25,22 @@ constexpr rw_buf_spec buf(uint8_t kind, int ptr, int size_arg, uint8_t flags, ui
 }
 
 // Written by the kernel.
-constexpr rw_buf_spec out_fixed(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kOut | kOk, size); }
-constexpr rw_buf_spec out_fixed_always(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kOut, size); }
-constexpr rw_buf_spec out_fixed_on_error(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kOut | kErr, size); }
-constexpr rw_buf_spec out_ret(int ptr, uint32_t element = 0) { return buf(RW_SZ_RET, ptr, 0, kOut | kOk, element); }
+constexpr rw_buf_spec out_fixed(int ptr, uint32_t size)
+{
+    return buf(RW_SZ_FIXED, ptr, 0, kOut | kOk, size);
+}
+constexpr rw_buf_spec out_fixed_always(int ptr, uint32_t size)
+{
+    return buf(RW_SZ_FIXED, ptr, 0, kOut, size);
+}
+constexpr rw_buf_spec out_fixed_on_error(int ptr, uint32_t size)
+{
+    return buf(RW_SZ_FIXED, ptr, 0, kOut | kErr, size);
+}
+constexpr rw_buf_spec out_ret(int ptr, uint32_t element = 0)
+{
+    return buf(RW_SZ_RET, ptr, 0, kOut | kOk, element);
+}
 constexpr rw_buf_spec out_arg(int ptr, int size_arg, uint32_t element = 0)
 {
     return buf(RW_SZ_ARG, ptr, size_arg, kOut | kOk, element);
@@ -37,25 +49,64 @@ constexpr rw_buf_spec out_socklen(int ptr, int len_ptr, uint32_t cap = 128)
 {
     return buf(RW_SZ_SOCKLEN, ptr, len_ptr, kOut | kOk, cap);
 }
-constexpr rw_buf_spec out_fdset(int ptr, int nfds_arg) { return buf(RW_SZ_FDSET, ptr, nfds_arg, kOut | kOk, 0); }
-constexpr rw_buf_spec out_iovec(int ptr, int count_arg) { return buf(RW_SZ_IOVEC, ptr, count_arg, kOut | kOk, 0); }
-constexpr rw_buf_spec out_msghdr(int ptr) { return buf(RW_SZ_MSGHDR, ptr, 0, kOut | kOk, 0); }
-constexpr rw_buf_spec out_mmsghdr(int ptr) { return buf(RW_SZ_MMSGHDR, ptr, 0, kOut | kOk, 0); }
-constexpr rw_buf_spec out_ioctl() { return buf(RW_SZ_IOCTL, 2, 0, kOut | kOk, 0); }
+constexpr rw_buf_spec out_fdset(int ptr, int nfds_arg)
+{
+    return buf(RW_SZ_FDSET, ptr, nfds_arg, kOut | kOk, 0);
+}
+constexpr rw_buf_spec out_iovec(int ptr, int count_arg)
+{
+    return buf(RW_SZ_IOVEC, ptr, count_arg, kOut | kOk, 0);
+}
+constexpr rw_buf_spec out_msghdr(int ptr)
+{
+    return buf(RW_SZ_MSGHDR, ptr, 0, kOut | kOk, 0);
+}
+constexpr rw_buf_spec out_mmsghdr(int ptr)
+{
+    return buf(RW_SZ_MMSGHDR, ptr, 0, kOut | kOk, 0);
+}
+constexpr rw_buf_spec out_ioctl()
+{
+    return buf(RW_SZ_IOCTL, 2, 0, kOut | kOk, 0);
+}
 
 // Read by the kernel: replay checks the program passes the same bytes.
-constexpr rw_buf_spec in_str(int ptr) { return buf(RW_SZ_CSTRING, ptr, 0, kIn, RW_MAX_STRING); }
-constexpr rw_buf_spec in_str_on_error(int ptr) { return buf(RW_SZ_CSTRING, ptr, 0, kIn | kErr, RW_MAX_STRING); }
-constexpr rw_buf_spec in_fixed(int ptr, uint32_t size) { return buf(RW_SZ_FIXED, ptr, 0, kIn, size); }
+constexpr rw_buf_spec in_str(int ptr)
+{
+    return buf(RW_SZ_CSTRING, ptr, 0, kIn, RW_MAX_STRING);
+}
+constexpr rw_buf_spec in_str_on_error(int ptr)
+{
+    return buf(RW_SZ_CSTRING, ptr, 0, kIn | kErr, RW_MAX_STRING);
+}
+constexpr rw_buf_spec in_fixed(int ptr, uint32_t size)
+{
+    return buf(RW_SZ_FIXED, ptr, 0, kIn, size);
+}
 constexpr rw_buf_spec in_arg(int ptr, int size_arg, uint32_t element = 0)
 {
     return buf(RW_SZ_ARG, ptr, size_arg, kIn, element);
 }
-constexpr rw_buf_spec in_ret(int ptr) { return buf(RW_SZ_RET, ptr, 0, kIn | kOk, 0); }
-constexpr rw_buf_spec in_iovec(int ptr, int count_arg) { return buf(RW_SZ_IOVEC, ptr, count_arg, kIn | kOk, 0); }
-constexpr rw_buf_spec in_msghdr(int ptr) { return buf(RW_SZ_MSGHDR, ptr, 0, kIn | kOk, 0); }
-constexpr rw_buf_spec in_mmsghdr(int ptr) { return buf(RW_SZ_MMSGHDR, ptr, 0, kIn | kOk, 0); }
-constexpr rw_buf_spec in_ioctl() { return buf(RW_SZ_IOCTL, 2, 0, kIn, 0); }
+constexpr rw_buf_spec in_ret(int ptr)
+{
+    return buf(RW_SZ_RET, ptr, 0, kIn | kOk, 0);
+}
+constexpr rw_buf_spec in_iovec(int ptr, int count_arg)
+{
+    return buf(RW_SZ_IOVEC, ptr, count_arg, kIn | kOk, 0);
+}
+constexpr rw_buf_spec in_msghdr(int ptr)
+{
+    return buf(RW_SZ_MSGHDR, ptr, 0, kIn | kOk, 0);
+}
+constexpr rw_buf_spec in_mmsghdr(int ptr)
+{
+    return buf(RW_SZ_MMSGHDR, ptr, 0, kIn | kOk, 0);
+}
+constexpr rw_buf_spec in_ioctl()
+{
+    return buf(RW_SZ_IOCTL, 2, 0, kIn, 0);
+}
 
 constexpr rw_sys_spec spec(std::initializer_list<rw_buf_spec> bufs, uint8_t flags = 0)
 {
@@ -88,11 +139,10 @@ SyscallInfo sys_spec(int nr, std::string_view name, std::string_view args, R rep
 }
 
 // Sizes of kernel structures on x86-64.
-constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTimeval = 16,
-                   kTimezone = 8, kUtsname = 390, kSysinfo = 112, kRlimit = 16, kRusage = 144,
-                   kTms = 32, kKSigaction = 32, kStackT = 24, kSiginfo = 128, kItimer = 32,
-                   kFlock = 32, kEpollEvent = 12, kTermios = 36, kWinsize = 8, kIfreq = 40,
-                   kSigevent = 64, kCapData = 24, kShmidDs = 112;
+constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTimeval = 16, kTimezone = 8,
+                   kUtsname = 390, kSysinfo = 112, kRlimit = 16, kRusage = 144, kTms = 32, kKSigaction = 32,
+                   kStackT = 24, kSiginfo = 128, kItimer = 32, kFlock = 32, kEpollEvent = 12, kTermios = 36,
+                   kWinsize = 8, kIfreq = 40, kSigevent = 64, kCapData = 24, kShmidDs = 112;
 
 const std::vector<SyscallInfo>& table()
 {
@@ -100,21 +150,21 @@ const std::vector<SyscallInfo>& table()
         // ---- file I/O ------------------------------------------------------
         sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)}),
         sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0),
-        sys(SYS_pread64, "pread64", "fpud", R::Emulate, {out_ret(1)}),
-        sys(SYS_pwrite64, "pwrite64", "fpud", R::Emulate, {in_ret(1)}, 0),
+        sys(SYS_pread64, "pread64", "fpul", R::Emulate, {out_ret(1)}),
+        sys(SYS_pwrite64, "pwrite64", "fpul", R::Emulate, {in_ret(1)}, 0),
         sys(SYS_readv, "readv", "fpd", R::Emulate, {out_iovec(1, 2)}),
         sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0),
-        sys(SYS_preadv, "preadv", "fpddd", R::Emulate, {out_iovec(1, 2)}),
-        sys(SYS_pwritev, "pwritev", "fpddd", R::Emulate, {in_iovec(1, 2)}, 0),
-        sys(SYS_preadv2, "preadv2", "fpdddx", R::Emulate, {out_iovec(1, 2)}),
-        sys(SYS_pwritev2, "pwritev2", "fpdddx", R::Emulate, {in_iovec(1, 2)}, 0),
+        sys(SYS_preadv, "preadv", "fpdll", R::Emulate, {out_iovec(1, 2)}),
+        sys(SYS_pwritev, "pwritev", "fpdll", R::Emulate, {in_iovec(1, 2)}, 0),
+        sys(SYS_preadv2, "preadv2", "fpdllx", R::Emulate, {out_iovec(1, 2)}),
+        sys(SYS_pwritev2, "pwritev2", "fpdllx", R::Emulate, {in_iovec(1, 2)}, 0),
         sys(SYS_open, "open", "sxo", R::Emulate, {in_str(0)}),
         sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)}),
         sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)}),
         sys(SYS_creat, "creat", "so", R::Emulate, {in_str(0)}),
         sys(SYS_close, "close", "f", R::Emulate),
         sys(SYS_close_range, "close_range", "uux", R::Emulate),
-        sys(SYS_lseek, "lseek", "fdd", R::Emulate),
+        sys(SYS_lseek, "lseek", "fld", R::Emulate),
         sys(SYS_dup, "dup", "f", R::Emulate),
         sys(SYS_dup2, "dup2", "ff", R::Emulate),
         sys(SYS_dup3, "dup3", "ffx", R::Emulate),
@@ -129,13 +179,13 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_fdatasync, "fdatasync", "f", R::Emulate),
         sys(SYS_sync, "sync", "", R::Emulate),
         sys(SYS_syncfs, "syncfs", "f", R::Emulate),
-        sys(SYS_sync_file_range, "sync_file_range", "fddx", R::Emulate),
-        sys(SYS_fallocate, "fallocate", "fxdd", R::Emulate),
-        sys(SYS_fadvise64, "fadvise64", "fddd", R::Emulate),
-        sys(SYS_readahead, "readahead", "fdu", R::Emulate),
+        sys(SYS_sync_file_range, "sync_file_range", "fllx", R::Emulate),
+        sys(SYS_fallocate, "fallocate", "fxll", R::Emulate),
+        sys(SYS_fadvise64, "fadvise64", "flld", R::Emulate),
+        sys(SYS_readahead, "readahead", "flu", R::Emulate),
         sys(SYS_flock, "flock", "fx", R::Emulate),
-        sys(SYS_ftruncate, "ftruncate", "fd", R::Emulate),
-        sys(SYS_truncate, "truncate", "sd", R::Emulate, {in_str(0)}),
+        sys(SYS_ftruncate, "ftruncate", "fl", R::Emulate),
+        sys(SYS_truncate, "truncate", "sl", R::Emulate, {in_str(0)}),
         sys(SYS_getdents, "getdents", "fpu", R::Emulate, {out_ret(1)}),
         sys(SYS_getdents64, "getdents64", "fpu", R::Emulate, {out_ret(1)}),
         sys_spec(SYS_fcntl, "fcntl", "fdx", R::Emulate, dispatch(1)),
@@ -250,7 +300,7 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_shutdown, "shutdown", "fd", R::Emulate),
 
         // ---- memory ---------------------------------------------------------
-        sys_spec(SYS_mmap, "mmap", "pupxfd", R::Mmap, spec({}, RW_SYS_MAPS_FILE)),
+        sys_spec(SYS_mmap, "mmap", "pupxfl", R::Mmap, spec({}, RW_SYS_MAPS_FILE)),
         sys(SYS_munmap, "munmap", "pu", R::ExecuteCheck),
         sys(SYS_mprotect, "mprotect", "pux", R::ExecuteCheck),
         sys(SYS_mremap, "mremap", "puuxp", R::ExecuteCheck),
@@ -327,7 +377,8 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_kcmp, "kcmp", "ddduu", R::Emulate),
 
         // ---- signals --------------------------------------------------------
-        sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck, {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)}),
+        sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck,
+            {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)}),
         sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck, {in_arg(1, 3), out_arg(2, 3)}),
         sys(SYS_rt_sigreturn, "rt_sigreturn", "", R::Sigreturn),
         sys(SYS_sigaltstack, "sigaltstack", "pp", R::ExecuteCheck, {in_fixed(0, kStackT), out_fixed(1, kStackT)}),
@@ -346,7 +397,8 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_clock_gettime, "clock_gettime", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
         sys(SYS_clock_getres, "clock_getres", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
         sys(SYS_clock_settime, "clock_settime", "dp", R::Emulate, {in_fixed(1, kTimespec)}),
-        sys(SYS_clock_nanosleep, "clock_nanosleep", "dxpp", R::Emulate, {in_fixed(2, kTimespec), out_fixed_on_error(3, kTimespec)}),
+        sys(SYS_clock_nanosleep, "clock_nanosleep", "dxpp", R::Emulate,
+            {in_fixed(2, kTimespec), out_fixed_on_error(3, kTimespec)}),
         sys(SYS_clock_adjtime, "clock_adjtime", "dp", R::Emulate, {out_fixed_always(1, 208)}),
         sys(SYS_adjtimex, "adjtimex", "p", R::Emulate, {out_fixed_always(0, 208)}),
         sys(SYS_gettimeofday, "gettimeofday", "pp", R::Emulate, {out_fixed(0, kTimeval), out_fixed(1, kTimezone)}),
@@ -534,10 +586,10 @@ constexpr NameEntry kGeneratedNames[] = {
 };
 // Newer than the build host's headers.
 constexpr NameEntry kRecentNames[] = {
-    {451, "cachestat"},   {452, "fchmodat2"},      {453, "map_shadow_stack"},  {454, "futex_wake"},
-    {455, "futex_wait"},  {456, "futex_requeue"},  {457, "statmount"},         {458, "listmount"},
+    {451, "cachestat"},         {452, "fchmodat2"},         {453, "map_shadow_stack"}, {454, "futex_wake"},
+    {455, "futex_wait"},        {456, "futex_requeue"},     {457, "statmount"},        {458, "listmount"},
     {459, "lsm_get_self_attr"}, {460, "lsm_set_self_attr"}, {461, "lsm_list_modules"}, {462, "mseal"},
-    {463, "setxattrat"},  {464, "getxattrat"},     {465, "listxattrat"},       {466, "removexattrat"},
+    {463, "setxattrat"},        {464, "getxattrat"},        {465, "listxattrat"},      {466, "removexattrat"},
     {467, "open_tree_attr"},
 };
 
@@ -575,21 +627,36 @@ const Index& index()
 std::string_view to_string(ReplayAction action)
 {
     switch (action) {
-    case ReplayAction::Emulate: return "emulate";
-    case ReplayAction::ExecuteCheck: return "execute+check";
-    case ReplayAction::ExecuteRestore: return "execute+restore";
-    case ReplayAction::Mmap: return "mmap";
-    case ReplayAction::Clone: return "clone";
-    case ReplayAction::Exec: return "exec";
-    case ReplayAction::Exit: return "exit";
-    case ReplayAction::Sigreturn: return "sigreturn";
-    case ReplayAction::Refuse: return "refuse";
+    case ReplayAction::Emulate:
+        return "emulate";
+    case ReplayAction::ExecuteCheck:
+        return "execute+check";
+    case ReplayAction::ExecuteRestore:
+        return "execute+restore";
+    case ReplayAction::Mmap:
+        return "mmap";
+    case ReplayAction::Clone:
+        return "clone";
+    case ReplayAction::Exec:
+        return "exec";
+    case ReplayAction::Exit:
+        return "exit";
+    case ReplayAction::Sigreturn:
+        return "sigreturn";
+    case ReplayAction::Refuse:
+        return "refuse";
     }
     return "?";
 }
 
-std::span<const SyscallInfo> all_syscalls() { return table(); }
-std::span<const SubcommandInfo> all_subcommands() { return subcommand_table(); }
+std::span<const SyscallInfo> all_syscalls()
+{
+    return table();
+}
+std::span<const SubcommandInfo> all_subcommands()
+{
+    return subcommand_table();
+}
 
 const SyscallInfo* find_syscall(int nr)
 {

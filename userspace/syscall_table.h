@@ -28,7 +28,7 @@ enum class ReplayAction : uint8_t {
 std::string_view to_string(ReplayAction action);
 
 // One character per argument, for display:
-//   d signed  u unsigned  x hex flags  o octal mode  p pointer  f fd
+//   d int  l long  u unsigned  x hex flags  o octal mode  p pointer  f fd
 //   s string (an input buffer of the event)  S signal number
 struct SyscallInfo {
     int nr;

@@ -17,7 +17,7 @@ bool CpuInfo::has(const std::string& flag) const
 
 KernelInfo kernel_info()
 {
-    struct utsname u{};
+    struct utsname u {};
     uname(&u);
     return {u.release, u.version, u.machine};
 }
@@ -65,10 +65,14 @@ std::string host_name()
 std::string_view capability_name(Capability cap)
 {
     switch (cap) {
-    case Capability::SysPtrace: return "CAP_SYS_PTRACE";
-    case Capability::SysAdmin: return "CAP_SYS_ADMIN";
-    case Capability::Perfmon: return "CAP_PERFMON";
-    case Capability::Bpf: return "CAP_BPF";
+    case Capability::SysPtrace:
+        return "CAP_SYS_PTRACE";
+    case Capability::SysAdmin:
+        return "CAP_SYS_ADMIN";
+    case Capability::Perfmon:
+        return "CAP_PERFMON";
+    case Capability::Bpf:
+        return "CAP_BPF";
     }
     return "?";
 }

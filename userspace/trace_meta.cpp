@@ -68,7 +68,7 @@ uint64_t unix_time_ns()
 std::string iso_time_utc(uint64_t unix_ns)
 {
     time_t secs = static_cast<time_t>(unix_ns / 1000000000);
-    struct tm tm{};
+    struct tm tm {};
     gmtime_r(&secs, &tm);
     char buf[64];
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);

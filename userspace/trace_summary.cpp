@@ -1,7 +1,5 @@
 #include "trace_summary.h"
 
-#include <sys/syscall.h>
-
 #include <cstdio>
 #include <filesystem>
 
@@ -37,7 +35,9 @@ TraceSummary summarize(const Trace& trace)
             [&](const auto& e) {
                 using T = std::decay_t<decltype(e)>;
                 if constexpr (std::is_same_v<T, SyscallEvent>) {
-                    s.syscalls[syscall_name(e.nr)]++;
+                    // A child's return from fork is the parent's call, not a new one.
+                    if (!(e.flags & kSyscallChildReturn))
+                        s.syscalls[syscall_name(e.nr)]++;
                     s.threads.insert(e.tid);
                     s.processes.insert(e.tgid);
                     for (const auto& m : e.memory)
@@ -55,8 +55,8 @@ TraceSummary summarize(const Trace& trace)
                         s.first_time_ns = e.time_ns;
                     s.last_time_ns = e.time_ns;
                 } else if constexpr (std::is_same_v<T, ExitEvent>) {
-                    if (e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group)
-                        s.syscalls[syscall_name(e.pending_nr)]++;
+                    // exit and exit_group never return: they show as exit
+                    // events, not syscalls (strace -c does not count them either).
                     s.last_time_ns = e.time_ns;
                 } else if constexpr (std::is_same_v<T, ForkEvent>) {
                     s.threads.insert(e.child_tid);

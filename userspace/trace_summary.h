@@ -18,8 +18,8 @@ class Trace;
 
 struct TraceSummary {
     uint64_t events = 0;
-    std::map<std::string, uint64_t> by_kind;     // syscall, signal, …
-    std::map<std::string, uint64_t> syscalls;    // per syscall name
+    std::map<std::string, uint64_t> by_kind;  // syscall, signal, …
+    std::map<std::string, uint64_t> syscalls; // per syscall name
     struct Unknown {
         std::string what;
         uint64_t count = 0;
@@ -29,7 +29,7 @@ struct TraceSummary {
     std::set<Tid> threads;
     std::set<Tid> processes;
     uint64_t memory_bytes = 0;
-    uint64_t rebuilt = 0; // events the supervisor finished after a stall
+    uint64_t rebuilt = 0;                                     // events the supervisor finished after a stall
     std::vector<std::pair<uint64_t, std::string>> incomplete; // event index, why
     std::optional<uint64_t> first_time_ns, last_time_ns;
     StreamEnd stream_end;

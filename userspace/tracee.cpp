@@ -94,8 +94,7 @@ bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
         return false;
     size_t done = 0;
     while (done < data.size()) {
-        ssize_t n =
-            ::pwrite(mem.fd(), data.data() + done, data.size() - done, static_cast<off_t>(addr.value + done));
+        ssize_t n = ::pwrite(mem.fd(), data.data() + done, data.size() - done, static_cast<off_t>(addr.value + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

@@ -1,0 +1,40 @@
+# rewind — top-level entry points. On a fresh Debian bookworm machine, as root:
+#   make demo    install what is missing, build, record and replay the bundled example
+#   make check   install what is missing, build, run every test
+BUILD ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+REWIND = $(BUILD)/cli/rewind
+
+.PHONY: all deps build check demo bench format clean sanitize
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+check: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@./examples/demo.sh $(REWIND) $(BUILD)
+
+bench: build
+	@./bench/compare.sh $(REWIND) $(BUILD)
+
+# A debug build with AddressSanitizer and UndefinedBehaviorSanitizer, unit tests only.
+sanitize: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DREWIND_SANITIZE=ON >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target rewind_unit_tests
+	@$(BUILD)-asan/tests/unit/rewind_unit_tests
+
+format:
+	@git ls-files '*.cpp' '*.h' | grep -v '^bpf/vmlinux.h$$' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

@@ -1,0 +1,88 @@
+"""Helpers shared by rewind's integration tests."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
+
+
+def skip(reason):
+    print(f"SKIP: {reason}")
+    sys.exit(SKIP)
+
+
+def require_root():
+    if os.geteuid() != 0:
+        skip("recording needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)")
+
+
+def fresh_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+class Run:
+    def __init__(self, argv, cwd=None, env=None, timeout=300):
+        p = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+        self.argv = argv
+        self.stdout = p.stdout
+        self.stderr = p.stderr
+        self.status = p.returncode  # negative: killed by that signal
+
+    def describe(self):
+        return (f"$ {' '.join(self.argv)}\nstatus {self.status}\n--- stdout\n"
+                f"{self.stdout.decode(errors='replace')}--- stderr\n{self.stderr.decode(errors='replace')}")
+
+
+def shell_status(status):
+    """A subprocess status as a shell reports it: 128+N for signal N."""
+    return 128 - status if status < 0 else status
+
+
+def normalize_numbers(text):
+    """For programs whose output varies from run to run (clocks, random bytes)."""
+    return re.sub(rb"[0-9a-f]{2,}|[0-9]+", b"N", text)
+
+
+def strace_counts(argv, cwd, workdir):
+    out = os.path.join(workdir, "strace.txt")
+    # Same kind of stdout as the recorded run (a pipe): libc probes it.
+    subprocess.run(["strace", "-f", "-c", "-o", out] + argv, cwd=cwd, stdout=subprocess.PIPE,
+                   stderr=subprocess.PIPE)
+    counts = {}
+    dashes = 0
+    with open(out) as f:
+        for line in f:
+            if line.startswith("------"):
+                dashes += 1
+                continue
+            if dashes != 1:
+                continue
+            fields = line.split()
+            if len(fields) >= 5:
+                counts[fields[-1]] = int(fields[3])
+    return counts
+
+
+def rewind_json(rewind, *args):
+    p = subprocess.run([rewind] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def dump_events(rewind, trace):
+    p = subprocess.run([rewind, "dump", "--json", trace], stdout=subprocess.PIPE, check=True)
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)

@@ -1,0 +1,69 @@
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "trace_dir.h"
+#include "trace_meta.h"
+
+using namespace rw;
+namespace fs = std::filesystem;
+
+TEST_CASE("meta.json and end.json round trip")
+{
+    char tmpl[] = "/tmp/rewind-meta-XXXXXX";
+    fs::path dir = mkdtemp(tmpl);
+    TraceMeta m;
+    m.format_version = 1;
+    m.argv = {"ls", "-l"};
+    m.envp = {"A=b"};
+    m.cpu_flags = {"avx2", "rdrand"};
+    m.notes = {"x"};
+    m.kernel_release = "6.18";
+    write_meta(dir, m);
+    TraceMeta back = read_meta(dir);
+    CHECK(back.argv == m.argv);
+    CHECK(back.cpu_flags == m.cpu_flags);
+    CHECK(back.kernel_release == "6.18");
+
+    CHECK_FALSE(read_end(dir).has_value());
+    TraceEnd e;
+    e.exit = ExitStatus::from_wait_status(SIGSEGV | 0x80);
+    e.complete = false;
+    e.problems = {"lost"};
+    e.syscall_counts = {{"read", 3}};
+    write_end(dir, e);
+    auto eb = read_end(dir);
+    REQUIRE(eb);
+    CHECK(eb->exit.signaled);
+    CHECK(eb->exit.signal == SIGSEGV);
+    CHECK(eb->exit.shell_status() == 128 + SIGSEGV);
+    CHECK(eb->problems == e.problems);
+    CHECK(eb->syscall_counts.at("read") == 3);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("trace directories are private and named after the program")
+{
+    char tmpl[] = "/tmp/rewind-root-XXXXXX";
+    fs::path root = mkdtemp(tmpl);
+    setenv("REWIND_DIR", root.c_str(), 1);
+    fs::path a = create_trace_dir(std::nullopt, "my prog");
+    fs::path b = create_trace_dir(std::nullopt, "my prog");
+    CHECK(a.filename() == "my_prog-0");
+    CHECK(b.filename() == "my_prog-1");
+    struct stat st {};
+    REQUIRE(stat(a.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    REQUIRE(stat((a / "files").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+
+    CHECK_THROWS_AS(resolve_trace(std::nullopt), TraceDirError); // no latest yet
+    CHECK_THROWS_WITH_AS(resolve_trace(std::string("nope")), doctest::Contains("no trace named"), TraceDirError);
+    CHECK_THROWS_AS(create_trace_dir(fs::path(a), "x"), TraceDirError); // exists, not empty
+    fs::remove_all(root);
+    unsetenv("REWIND_DIR");
+}

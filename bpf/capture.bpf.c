@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* rewind — in-kernel capture of the recorded process tree.
  *
- * sys_enter remembers the arguments, sys_exit copies the user memory the
- * syscall read and wrote (as the shared syscall table describes it) into the
- * ring buffer, followed by the syscall record that closes the event. Forks
- * are followed here, before the child runs. Whatever cannot be captured
- * completely is handed to the supervisor by stalling the thread (see
- * rw_stall in rewind_abi.h): nothing is ever dropped silently.
+ * One hook per syscall, at sys_exit: it copies the user memory the syscall
+ * read and wrote (as the shared syscall table describes it) into the ring
+ * buffer, followed by the syscall record that closes the event. There is no
+ * sys_enter hook: on x86-64 the arguments are still in pt_regs at exit, and
+ * every attached syscall tracepoint costs every process on the machine.
+ * Forks are followed here, before the child runs. Whatever cannot be
+ * captured completely is handed to the supervisor by stalling the thread
+ * (see rw_stall in rewind_abi.h): nothing is ever dropped silently.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -108,24 +110,6 @@ static __always_inline struct rw_task_state *state_of_current(void)
 	return bpf_task_storage_get(&task_state, task, 0, 0);
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
-{
-	struct rw_task_state *st = state_of_current();
-
-	if (!st || st->phase == RW_TASK_UNTRACKED)
-		return 0;
-	st->nr = id;
-	st->args[0] = BPF_CORE_READ(regs, di);
-	st->args[1] = BPF_CORE_READ(regs, si);
-	st->args[2] = BPF_CORE_READ(regs, dx);
-	st->args[3] = BPF_CORE_READ(regs, r10);
-	st->args[4] = BPF_CORE_READ(regs, r8);
-	st->args[5] = BPF_CORE_READ(regs, r9);
-	st->entered = RW_ENTERED_SYSCALL;
-	return 0;
-}
-
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -142,8 +126,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	}
 	/* The child's first event is its return from the same syscall. */
-	*cst = *pst;
-	cst->entered = RW_ENTERED_CHILD;
+	cst->phase = pst->phase;
+	cst->child_return = 1;
 	if (pst->phase != RW_TASK_ACTIVE)
 		return 0;
 	rec.h.kind = RW_REC_FORK;
@@ -185,9 +169,16 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	rec.group_exit_code = BPF_CORE_READ(p, signal, group_exit_code);
 	rec.group_dead = group_dead;
 	rec.ktime_ns = bpf_ktime_get_ns();
-	rec.pending_nr = st->entered == RW_ENTERED_SYSCALL ? (__s32)st->nr : -1;
-	for (int i = 0; i < RW_MAX_ARGS; i++)
-		rec.pending_args[i] = st->args[i];
+	/* The syscall the thread is in (exit_group, or one a signal killed it
+	 * in), from the registers it entered the kernel with. */
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	rec.pending_nr = (__s32)BPF_CORE_READ(regs, orig_ax);
+	rec.pending_args[0] = BPF_CORE_READ(regs, di);
+	rec.pending_args[1] = BPF_CORE_READ(regs, si);
+	rec.pending_args[2] = BPF_CORE_READ(regs, dx);
+	rec.pending_args[3] = BPF_CORE_READ(regs, r10);
+	rec.pending_args[4] = BPF_CORE_READ(regs, r8);
+	rec.pending_args[5] = BPF_CORE_READ(regs, r9);
 	if (bpf_ringbuf_output(&rb, &rec, sizeof(rec), ring_flags()))
 		__sync_fetch_and_add(&ring_refusals, 1);
 	return 0;
@@ -367,7 +358,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	struct copy_ctx copy = {};
 	struct rw_walk walk = {};
 	struct scratch *s;
-	__u32 zero = 0, nr, i;
+	__u32 zero = 0, nr;
 	__u64 chunks;
 	__u64 need = 0, ring_size, pending;
 
@@ -384,27 +375,25 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	s->sc.h.seq = __sync_fetch_and_add(&seq_counter, 1);
 	s->sc.tgid = pid_tgid >> 32;
 	s->sc.ret = ret;
-	s->sc.ip = BPF_CORE_READ(regs, ip);
-	s->sc.sp = BPF_CORE_READ(regs, sp);
-	s->sc.ktime_ns = bpf_ktime_get_ns();
+	/* regs is a trusted BTF pointer: plain loads, no helper calls. */
+	s->sc.ip = regs->ip;
+	s->sc.sp = regs->sp;
+	s->sc.nr = (__s32)regs->orig_ax;
+	s->sc.args[0] = regs->di;
+	s->sc.args[1] = regs->si;
+	s->sc.args[2] = regs->dx;
+	s->sc.args[3] = regs->r10;
+	s->sc.args[4] = regs->r8;
+	s->sc.args[5] = regs->r9;
 	__builtin_memset(&s->sc.file, 0, sizeof(s->sc.file));
-	if (st->entered) {
-		if (st->entered == RW_ENTERED_CHILD)
-			s->sc.h.flags |= RW_SC_CHILD_RETURN;
-		s->sc.nr = st->nr;
-		for (i = 0; i < RW_MAX_ARGS; i++)
-			s->sc.args[i] = st->args[i];
-	} else {
-		s->sc.h.flags |= RW_SC_NO_ENTRY;
-		s->sc.nr = BPF_CORE_READ(regs, orig_ax);
-		s->sc.args[0] = BPF_CORE_READ(regs, di);
-		s->sc.args[1] = BPF_CORE_READ(regs, si);
-		s->sc.args[2] = BPF_CORE_READ(regs, dx);
-		s->sc.args[3] = BPF_CORE_READ(regs, r10);
-		s->sc.args[4] = BPF_CORE_READ(regs, r8);
-		s->sc.args[5] = BPF_CORE_READ(regs, r9);
+	/* rt_sigreturn is the one syscall that leaves orig_ax at -1 (it
+	 * restores a context whose orig_ax it clears). */
+	if (s->sc.nr == -1)
+		s->sc.nr = RW_NR_RT_SIGRETURN;
+	if (st->child_return) {
+		s->sc.h.flags |= RW_SC_CHILD_RETURN;
+		st->child_return = 0;
 	}
-	st->entered = RW_ENTERED_NONE;
 
 	nr = (__u32)s->sc.nr;
 	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
@@ -419,6 +408,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (!spec)
 		goto emit;
 
+	if (!spec->nbufs)
+		goto emit;
 	/* Copy the spec out of the map so the walker reads stable memory. */
 	s->spec = *spec;
 	walk.args = s->sc.args;
@@ -434,10 +425,11 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 
+	if (!walk.nsegs)
+		goto emit;
 	/* Refuse to start an event the ring cannot hold whole. */
 	struct size_ctx sizes = {.s = s};
-	if (walk.nsegs)
-		bpf_loop(walk.nsegs, add_segment_size, &sizes, 0);
+	bpf_loop(walk.nsegs, add_segment_size, &sizes, 0);
 	chunks = sizes.chunks;
 	need = sizes.bytes + chunks * (sizeof(struct rw_rec_data) + 8) + sizeof(struct rw_rec_syscall) + 8;
 	ring_size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
@@ -447,12 +439,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	copy.s = s;
-	if (chunks) {
-		bpf_loop(chunks, copy_one_chunk, &copy, 0);
-		if (copy.failed) {
-			stall(s, copy.failed);
-			return 0;
-		}
+	bpf_loop(chunks, copy_one_chunk, &copy, 0);
+	if (copy.failed) {
+		stall(s, copy.failed);
+		return 0;
 	}
 
 emit:

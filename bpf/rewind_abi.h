@@ -97,16 +97,12 @@ enum rw_task_phase {
 	RW_TASK_ACTIVE = 2,
 };
 
-#define RW_ENTERED_NONE 0
-#define RW_ENTERED_SYSCALL 1
-#define RW_ENTERED_CHILD 2 /* forked: the next exit is the child's return */
-
 struct rw_task_state {
 	__u32 phase;
-	__u32 entered; /* RW_ENTERED_* for the pending syscall */
-	__s64 nr;
-	__u64 args[RW_MAX_ARGS];
+	__u32 child_return; /* forked: the next exit is the child's return */
 };
+
+#define RW_NR_RT_SIGRETURN 15
 
 /* ---- ring buffer records ---------------------------------------------- */
 
@@ -128,7 +124,6 @@ struct rw_rec_header {
 /* RW_REC_SYSCALL flags */
 #define RW_SC_UNKNOWN        0x0001 /* syscall not in the table */
 #define RW_SC_UNKNOWN_SUBCMD 0x0002 /* ioctl/prctl/… command not in the table */
-#define RW_SC_NO_ENTRY       0x0004 /* exit without entry (refused before entry, e.g. seccomp) */
 #define RW_SC_FILE           0x0008 /* file identity fields are valid */
 #define RW_SC_CHILD_RETURN   0x0010 /* a new task's first return from fork/clone */
 
@@ -147,7 +142,6 @@ struct rw_rec_syscall {
 	__s64 ret;
 	__u64 ip;
 	__u64 sp;
-	__u64 ktime_ns;
 	struct rw_file_identity file;
 };
 
@@ -219,7 +213,7 @@ struct rw_config {
 static_assert(sizeof(struct rw_buf_spec) == 8, "rw_buf_spec layout");
 static_assert(sizeof(struct rw_sys_spec) == 40, "rw_sys_spec layout");
 static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
-static_assert(sizeof(struct rw_rec_syscall) == 136, "rw_rec_syscall layout");
+static_assert(sizeof(struct rw_rec_syscall) == 128, "rw_rec_syscall layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
 static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");

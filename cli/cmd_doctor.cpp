@@ -88,7 +88,7 @@ Check check_ebpf()
 {
     try {
         BpfCapture capture({1u << 20, 1u << 16}, [](std::span<const uint8_t>) {});
-        return {Level::Ok, "ebpf", "capture program loads and attaches (tp_btf sys_enter/sys_exit, sched)"};
+        return {Level::Ok, "ebpf", "capture program loads and attaches (tp_btf sys_exit, sched_process_*)"};
     } catch (const std::exception& e) {
         std::string msg = e.what();
         return {Level::Fail, "ebpf", msg.substr(0, msg.find('\n'))};

@@ -2,6 +2,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -32,36 +34,57 @@ std::string join(const std::vector<std::string>& v)
     return s;
 }
 
-// One line for the state of the trace: what a reader can rely on.
-std::string completeness(const Trace& t, const TraceSummary& s, std::vector<std::string>& details)
+// The state of the trace: what a reader can rely on. `problems` are losses
+// (the trace is incomplete); `warnings` are places replay cannot pass.
+struct Completeness {
+    bool complete = true;
+    std::vector<std::string> problems;
+    std::vector<std::string> warnings;
+    std::string status() const
+    {
+        if (!complete)
+            return "INCOMPLETE";
+        return warnings.empty() ? "complete" : "complete, with syscalls of unknown effect";
+    }
+};
+
+Completeness completeness(const Trace& t, const TraceSummary& s)
 {
-    bool ok = true;
+    Completeness c;
     if (!t.end()) {
-        ok = false;
-        details.push_back("the recorder did not finish (killed or crashed): the trace ends at event " +
-                          std::to_string(s.events));
+        c.problems.push_back("the recorder did not finish (killed or crashed): the trace ends at event " +
+                             std::to_string(s.events));
     } else if (!t.end()->complete) {
-        ok = false;
         for (const auto& p : t.end()->problems)
-            details.push_back(p);
+            c.problems.push_back(p);
     }
-    if (s.stream_end.kind != StreamEnd::Kind::Clean) {
-        ok = false;
-        details.push_back("event stream " + describe(s.stream_end));
-    }
+    if (s.stream_end.kind != StreamEnd::Kind::Clean)
+        c.problems.push_back("event stream " + describe(s.stream_end));
     for (const auto& [index, why] : s.incomplete)
-        details.push_back("at event " + std::to_string(index) + ": " + why);
-    if (!s.unknown.empty())
-        details.push_back("syscalls with unknown effects: replay will stop at the first one (event " +
-                          std::to_string(std::min_element(s.unknown.begin(), s.unknown.end(),
-                                                          [](const auto& a, const auto& b) {
-                                                              return a.second.first_event < b.second.first_event;
-                                                          })
-                                             ->second.first_event) +
-                          ")");
-    if (ok && s.unknown.empty())
-        return "complete";
-    return ok ? "complete, with syscalls of unknown effect" : "INCOMPLETE";
+        c.problems.push_back("at event " + std::to_string(index) + ": " + why);
+    c.complete = c.problems.empty();
+    if (!s.unknown.empty()) {
+        uint64_t first = UINT64_MAX;
+        for (const auto& [k, u] : s.unknown)
+            first = std::min(first, u.first_event);
+        c.warnings.push_back("syscalls with unknown effects: replay will stop at the first one (event " +
+                             std::to_string(first) + ")");
+    }
+    return c;
+}
+
+// For a recording that never wrote end.json: from its files' times.
+uint64_t estimated_duration_ns(const Trace& t)
+{
+    std::error_code ec;
+    auto written = std::filesystem::last_write_time(t.dir() / trace_files::kEvents, ec);
+    if (ec)
+        return 0;
+    auto unix_written = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::file_clock::to_sys(written).time_since_epoch())
+                            .count();
+    int64_t d = unix_written - static_cast<int64_t>(t.meta().created_unix_ns);
+    return d > 0 ? static_cast<uint64_t>(d) : 0;
 }
 
 } // namespace
@@ -76,10 +99,9 @@ void add_info(CLI::App& app, Outcome& outcome)
     cmd->callback([=, &outcome] {
         Trace t(resolve_trace(trace_arg->empty() ? std::nullopt : std::optional(*trace_arg)));
         TraceSummary s = summarize(t);
-        std::vector<std::string> details;
-        std::string status = completeness(t, s, details);
-        uint64_t duration = t.end() ? t.end()->duration_ns
-                                    : (s.first_time_ns && s.last_time_ns ? *s.last_time_ns - *s.first_time_ns : 0);
+        Completeness c = completeness(t, s);
+        std::string status = c.status();
+        uint64_t duration = t.end() ? t.end()->duration_ns : estimated_duration_ns(t);
         if (*json) {
             nlohmann::json j = {
                 {"trace", t.dir().string()},
@@ -88,8 +110,9 @@ void add_info(CLI::App& app, Outcome& outcome)
                 {"created", t.meta().created},
                 {"duration_ns", duration},
                 {"status", status},
-                {"complete", status == "complete"},
-                {"problems", details},
+                {"complete", c.complete},
+                {"problems", c.problems},
+                {"warnings", c.warnings},
                 {"events", s.events},
                 {"events_by_kind", s.by_kind},
                 {"syscalls", s.syscalls},
@@ -119,7 +142,9 @@ void add_info(CLI::App& app, Outcome& outcome)
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
             fmt::print("exit       {}\n", t.end() ? t.end()->exit.describe() : "unknown (recorder did not finish)");
             fmt::print("status     {}\n", status);
-            for (const auto& d : details)
+            for (const auto& d : c.problems)
+                fmt::print("           - {}\n", d);
+            for (const auto& d : c.warnings)
                 fmt::print("           - {}\n", d);
             std::string kinds;
             for (const auto& [k, n] : s.by_kind)
@@ -142,7 +167,7 @@ void add_info(CLI::App& app, Outcome& outcome)
             for (const auto& [name, n] : counts)
                 fmt::print("           {:>8}  {}\n", n, name);
         }
-        outcome.exit_code = status.starts_with("INCOMPLETE") ? 3 : 0;
+        outcome.exit_code = c.complete ? 0 : 3;
     });
     cmd->footer("Exit status: 0 for a complete trace, 3 for an incomplete or corrupt one.");
 }

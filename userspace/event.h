@@ -87,7 +87,6 @@ struct FileRef {
 enum SyscallFlags : uint32_t {
     kSyscallUnknown = 1u << 0,           // not in the table: effects unknown
     kSyscallUnknownSubcommand = 1u << 1, // ioctl/prctl/… request not in the table
-    kSyscallNoEntry = 1u << 2,           // no sys_enter seen (refused before entry, e.g. by seccomp)
     kSyscallRebuilt = 1u << 3,           // captured by the supervisor after a stall
     kSyscallChildReturn = 1u << 4,       // a new task's first return from fork/clone
 };
@@ -101,7 +100,6 @@ struct SyscallEvent {
     int64_t ret = 0;
     uint64_t ip = 0; // user ip after the syscall instruction
     uint64_t sp = 0;
-    uint64_t time_ns = 0;
     uint32_t flags = 0;
     std::vector<MemoryRange> memory;
     std::optional<FileRef> file; // mmap of a file

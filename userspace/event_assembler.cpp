@@ -122,14 +122,11 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
     e.ret = s.ret;
     e.ip = s.ip;
     e.sp = s.sp;
-    e.time_ns = s.ktime_ns;
     e.flags = extra_flags;
     if (s.h.flags & RW_SC_UNKNOWN)
         e.flags |= kSyscallUnknown;
     if (s.h.flags & RW_SC_UNKNOWN_SUBCMD)
         e.flags |= kSyscallUnknownSubcommand;
-    if (s.h.flags & RW_SC_NO_ENTRY)
-        e.flags |= kSyscallNoEntry;
     if (s.h.flags & RW_SC_CHILD_RETURN)
         e.flags |= kSyscallChildReturn;
     if (s.h.flags & RW_SC_FILE)

@@ -87,7 +87,6 @@ void encode(ByteWriter& w, const SyscallEvent& e)
     w.svarint(e.ret);
     w.varint(e.ip);
     w.varint(e.sp);
-    w.varint(e.time_ns);
     w.varint(e.flags);
     w.varint(e.memory.size());
     for (const auto& m : e.memory) {
@@ -116,7 +115,6 @@ SyscallEvent decode_syscall(ByteReader& r)
     e.ret = r.svarint();
     e.ip = r.varint();
     e.sp = r.varint();
-    e.time_ns = r.varint();
     e.flags = static_cast<uint32_t>(r.varint());
     size_t n = r.length();
     e.memory.reserve(n);

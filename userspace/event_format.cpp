@@ -237,15 +237,12 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 j["ret"] = e.ret;
                 j["ip"] = e.ip;
                 j["sp"] = e.sp;
-                j["time_ns"] = e.time_ns;
                 j["text"] = format_syscall_call(e);
                 json flags = json::array();
                 if (e.flags & kSyscallUnknown)
                     flags.push_back("unknown");
                 if (e.flags & kSyscallUnknownSubcommand)
                     flags.push_back("unknown-subcommand");
-                if (e.flags & kSyscallNoEntry)
-                    flags.push_back("no-entry");
                 if (e.flags & kSyscallRebuilt)
                     flags.push_back("rebuilt");
                 if (e.flags & kSyscallChildReturn)

@@ -35,7 +35,9 @@ TraceSummary summarize(const Trace& trace)
             [&](const auto& e) {
                 using T = std::decay_t<decltype(e)>;
                 if constexpr (std::is_same_v<T, SyscallEvent>) {
-                    // A child's return from fork is the parent's call, not a new one.
+                    // A child's return from fork is the parent's call, not a new
+                    // one; exit and exit_group never return, so they show as exit
+                    // events (strace -c counts neither).
                     if (!(e.flags & kSyscallChildReturn))
                         s.syscalls[syscall_name(e.nr)]++;
                     s.threads.insert(e.tid);
@@ -51,13 +53,6 @@ TraceSummary summarize(const Trace& trace)
                             u.first_event = index;
                         }
                     }
-                    if (!s.first_time_ns)
-                        s.first_time_ns = e.time_ns;
-                    s.last_time_ns = e.time_ns;
-                } else if constexpr (std::is_same_v<T, ExitEvent>) {
-                    // exit and exit_group never return: they show as exit
-                    // events, not syscalls (strace -c does not count them either).
-                    s.last_time_ns = e.time_ns;
                 } else if constexpr (std::is_same_v<T, ForkEvent>) {
                     s.threads.insert(e.child_tid);
                     s.processes.insert(e.child_tgid);

@@ -31,7 +31,6 @@ struct TraceSummary {
     uint64_t memory_bytes = 0;
     uint64_t rebuilt = 0;                                     // events the supervisor finished after a stall
     std::vector<std::pair<uint64_t, std::string>> incomplete; // event index, why
-    std::optional<uint64_t> first_time_ns, last_time_ns;
     StreamEnd stream_end;
     uint64_t stream_bytes = 0;
     uint64_t file_copies = 0;

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The recorder's behaviour around the happy path: bad input gets a clear
+message and a non-zero status; a recorder killed with SIGKILL leaves a
+readable trace whose readers say where it ends; a corrupted trace is
+refused by its checksums; syscalls of unknown effect are flagged; a tiny
+ring buffer stalls the program instead of losing data."""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rwtest import Failure, Run, check, dump_events, fresh_dir, require_root, rewind_json
+
+
+def test_help(rw, work, progs):
+    for cmd in ["record", "info", "ls", "dump", "doctor"]:
+        r = Run([rw, cmd, "--help"])
+        check(r.status == 0 and b"Usage" in r.stdout, f"`rewind {cmd} --help` does not print usage")
+
+
+def test_bad_input(rw, work, progs):
+    r = Run([rw, "record", "--", "no-such-program-xyz"])
+    check(r.status == 127, f"program not found: status {r.status}, expected 127")
+    check(b"program not found: no-such-program-xyz" in r.stderr, "program not found: unclear message")
+    r = Run([rw, "record"])
+    check(r.status != 0 and b"nothing to record" in r.stderr, "record without a program")
+    r = Run([rw, "info", "no-such-trace"])
+    check(r.status != 0 and b"no trace named 'no-such-trace'" in r.stderr, "info on a missing trace")
+    r = Run([rw, "record", "--ring-mib", "3", "--", "true"])
+    check(r.status != 0 and b"power of two" in r.stderr, "a ring size that is not a power of two")
+    notexec = os.path.join(work, "not-executable")
+    open(notexec, "w").close()
+    r = Run([rw, "record", "--", notexec])
+    check(r.status == 127, f"non-executable file: status {r.status}")
+    if shutil.which("setpriv"):
+        r = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                 "--bounding-set=-all", rw, "record", "--", "true"])
+        check(r.status == 1, f"unprivileged record: status {r.status}")
+        for cap in [b"CAP_BPF", b"CAP_PERFMON", b"CAP_SYS_PTRACE"]:
+            check(cap in r.stderr, f"unprivileged record: message does not name {cap.decode()}: {r.stderr}")
+
+
+def test_sigkill_leaves_readable_trace(rw, work, progs):
+    trace = os.path.join(work, "killed")
+    p = subprocess.Popen([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "busy_loop")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    rc, out, err = rewind_json(rw, "info", "--json", trace)
+    check(rc == 3, f"info on a killed recording: status {rc}, expected 3 (incomplete)")
+    info = json.loads(out)
+    check(not info["complete"], "a killed recording claims to be complete")
+    check(any("did not finish" in p for p in info["problems"]), f"no 'did not finish' in {info['problems']}")
+    check(info["syscalls"].get("clock_nanosleep", 0) > 10, "the events before the kill were not readable")
+    r = Run([rw, "dump", trace])
+    check(r.status == 3 and b"did not finish" in r.stderr, "dump does not say where a killed trace ends")
+
+
+def test_corruption_is_detected(rw, work, progs):
+    trace = os.path.join(work, "corrupt")
+    Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "pipes")])
+    events = os.path.join(trace, "events")
+    data = bytearray(open(events, "rb").read())
+    data[len(data) - 20] ^= 0x01
+    open(events, "wb").write(bytes(data))
+    rc, out, err = rewind_json(rw, "info", "--json", trace)
+    check(rc == 3, f"info on a corrupted trace: status {rc}")
+    info = json.loads(out)
+    check(any("checksum" in p for p in info["problems"]), f"corruption not reported: {info['problems']}")
+    r = Run([rw, "dump", trace])
+    check(r.status == 3 and b"checksum" in r.stderr, "dump does not report the corruption")
+
+
+def test_unknown_effects_flagged(rw, work, progs):
+    trace = os.path.join(work, "unknown")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "unknown_syscall")])
+    check(r.status == 0, "unknown_syscall failed under rewind")
+    rc, out, err = rewind_json(rw, "info", "--json", trace)
+    info = json.loads(out)
+    what = {u["what"] for u in info["unknown_effects"]}
+    check("ioprio_get" in what, f"ioprio_get not flagged: {what}")
+    check("ioctl(0x5499)" in what, f"unknown ioctl not flagged: {what}")
+    check(info["complete"], "unknown effects made the trace incomplete (nothing was lost)")
+    check("unknown effect" in info["status"], f"status does not mention unknown effects: {info['status']}")
+    r = Run([rw, "info", trace])
+    check(b"replay will refuse here" in r.stdout, "info text does not warn about replay")
+
+
+def test_small_ring_stalls_instead_of_losing(rw, work, progs):
+    data = os.path.join(work, "8m.bin")
+    with open(data, "wb") as f:
+        f.write(os.urandom(8 << 20))
+    trace = os.path.join(work, "small-ring")
+    r = Run([rw, "record", "-q", "--ring-mib", "1", "-o", trace, "--", os.path.join(progs, "read_8m"), data])
+    check(r.status == 0, "read_8m failed with a 1 MiB ring")
+    rc, out, err = rewind_json(rw, "info", "--json", trace)
+    info = json.loads(out)
+    check(info["complete"], f"small-ring trace incomplete: {info['problems']}")
+    check(info["stalls"] >= 1, "an 8 MiB read did not stall a 1 MiB ring")
+    reads = [e for e in dump_events(rw, trace) if e["kind"] == "syscall" and e["name"] == "read"
+             and e["ret"] == 8 << 20]
+    check(len(reads) == 1, "the 8 MiB read is missing")
+    check("rebuilt" in reads[0]["flags"], "the 8 MiB read was not captured by the supervisor")
+    check(bytes.fromhex(reads[0]["memory"][0]["data_hex"]) == open(data, "rb").read(),
+          "stalled read: payload differs from the file")
+
+
+TESTS = [test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
+         test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    require_root()
+    failed = 0
+    for t in TESTS:
+        work = fresh_dir(os.path.join(args.work, t.__name__))
+        try:
+            t(args.rewind, work, args.programs)
+            print(f"ok   {t.__name__}")
+        except Failure as f:
+            print(f"FAIL {t.__name__}: {f}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -84,7 +84,7 @@ def test_unknown_effects_flagged(rw, work, progs):
     rc, out, err = rewind_json(rw, "info", "--json", trace)
     info = json.loads(out)
     what = {u["what"] for u in info["unknown_effects"]}
-    check("ioprio_get" in what, f"ioprio_get not flagged: {what}")
+    check("syscall_600" in what, f"syscall 600 not flagged: {what}")
     check("ioctl(0x5499)" in what, f"unknown ioctl not flagged: {what}")
     check(info["complete"], "unknown effects made the trace incomplete (nothing was lost)")
     check("unknown effect" in info["status"], f"status does not mention unknown effects: {info['status']}")
@@ -111,7 +111,26 @@ def test_small_ring_stalls_instead_of_losing(rw, work, progs):
           "stalled read: payload differs from the file")
 
 
-TESTS = [test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
+def test_threads_are_all_recorded(rw, work, progs):
+    trace = os.path.join(work, "threads")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "threads_mutex")])
+    check(r.status == 0 and r.stdout == b"total 20000\n", f"threads_mutex under rewind: {r.describe()}")
+    rc, out, err = rewind_json(rw, "info", "--json", trace)
+    info = json.loads(out)
+    check(info["complete"], f"threads trace incomplete: {info['problems']}")
+    check(info["threads"] == 5, f"{info['threads']} threads recorded, expected 5")
+    events = dump_events(rw, trace)
+    exits = {e["tid"] for e in events if e["kind"] == "exit"}
+    forks = [e for e in events if e["kind"] == "fork"]
+    check(len(forks) == 4 and all(f["thread"] for f in forks), "thread creations missing")
+    check(all(f["child_tid"] in exits for f in forks), "a thread's exit is missing")
+    for f in forks:
+        first = next(e for e in events if e.get("tid") == f["child_tid"])
+        check(first["kind"] == "syscall" and "child-return" in first["flags"],
+              f"thread {f['child_tid']} does not start with its return from clone")
+
+
+TESTS = [test_threads_are_all_recorded, test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
          test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing]
 
 

@@ -11,6 +11,7 @@
 
 #include "bpf_capture.h"
 #include "file_store.h"
+#include "unique_fd.h"
 
 namespace rw {
 
@@ -43,20 +44,6 @@ std::string read_link(const std::string& path)
     return ec ? "" : target.string();
 }
 
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd()
-    {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
-
 } // namespace
 
 std::string MappedFiles::store_open_file(int fd, std::string& path_out)
@@ -81,7 +68,7 @@ FileRef MappedFiles::resolve(Tid tid, int fd, const rw_file_identity& id)
     FileRef ref{std::get<0>(key), id.ino, id.size, id.mtime_ns, "", ""};
     std::string proc = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd);
     ref.path = read_link(proc);
-    Fd file(::open(proc.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd file(::open(proc.c_str(), O_RDONLY | O_CLOEXEC));
     if (file.get() < 0) {
         problems_.push_back("cannot open " + (ref.path.empty() ? proc : ref.path) +
                             " to copy it: " + std::system_category().message(errno));
@@ -110,7 +97,7 @@ void MappedFiles::store_mappings(pid_t pid, std::vector<Mapping>& mappings)
         std::snprintf(name, sizeof(name), "%lx-%lx", static_cast<unsigned long>(m.start),
                       static_cast<unsigned long>(m.end));
         std::string proc = "/proc/" + std::to_string(pid) + "/map_files/" + name;
-        Fd file(::open(proc.c_str(), O_RDONLY | O_CLOEXEC));
+        UniqueFd file(::open(proc.c_str(), O_RDONLY | O_CLOEXEC));
         if (file.get() < 0) {
             problems_.push_back("cannot open the mapping of " + m.path + ": " + std::system_category().message(errno));
             continue;

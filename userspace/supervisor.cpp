@@ -24,6 +24,7 @@
 #include "syscall_memory.h"
 #include "tracee.h"
 #include "tsc.h"
+#include "unique_fd.h"
 
 namespace rw {
 namespace {
@@ -53,20 +54,6 @@ bool is_fault(int signo, const siginfo_t& si)
         return false;
     }
 }
-
-class ScopedFd {
-public:
-    explicit ScopedFd(int fd) : fd_(fd) {}
-    ~ScopedFd()
-    {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
 
 } // namespace
 
@@ -115,8 +102,8 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
     for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT})
         sigaddset(&mask, s);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
-    ScopedFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
-    ScopedFd ep(epoll_create1(EPOLL_CLOEXEC));
+    UniqueFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+    UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
     if (sigfd.get() < 0 || ep.get() < 0)
         throw std::system_error(errno, std::generic_category(), "setting up the supervisor loop");
     struct epoll_event ev {};

@@ -1,5 +1,7 @@
 #include "tracee.h"
 
+#include "unique_fd.h"
+
 #include <fcntl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -15,23 +17,11 @@
 namespace rw {
 namespace {
 
-class ProcMem {
-public:
-    ProcMem(pid_t tid, int flags)
-    {
-        std::string path = "/proc/" + std::to_string(tid) + "/mem";
-        fd_ = ::open(path.c_str(), flags | O_CLOEXEC);
-    }
-    ~ProcMem()
-    {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int fd() const { return fd_; }
-
-private:
-    int fd_;
-};
+UniqueFd open_proc_mem(pid_t tid, int flags)
+{
+    std::string path = "/proc/" + std::to_string(tid) + "/mem";
+    return UniqueFd(::open(path.c_str(), flags | O_CLOEXEC));
+}
 
 } // namespace
 
@@ -48,11 +38,11 @@ size_t TraceeMemory::read_partial(RemoteAddr addr, std::span<uint8_t> out) const
     }
     if (done == out.size())
         return done;
-    ProcMem mem(tid_, O_RDONLY);
-    if (mem.fd() < 0)
+    UniqueFd mem = open_proc_mem(tid_, O_RDONLY);
+    if (!mem)
         return done;
     while (done < out.size()) {
-        ssize_t n = ::pread(mem.fd(), out.data() + done, out.size() - done, static_cast<off_t>(addr.value + done));
+        ssize_t n = ::pread(mem.get(), out.data() + done, out.size() - done, static_cast<off_t>(addr.value + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -89,12 +79,12 @@ std::optional<std::string> TraceeMemory::read_string(RemoteAddr addr, size_t max
 
 bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
 {
-    ProcMem mem(tid_, O_RDWR);
-    if (mem.fd() < 0)
+    UniqueFd mem = open_proc_mem(tid_, O_RDWR);
+    if (!mem)
         return false;
     size_t done = 0;
     while (done < data.size()) {
-        ssize_t n = ::pwrite(mem.fd(), data.data() + done, data.size() - done, static_cast<off_t>(addr.value + done));
+        ssize_t n = ::pwrite(mem.get(), data.data() + done, data.size() - done, static_cast<off_t>(addr.value + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

@@ -91,6 +91,11 @@ struct {
 
 const volatile struct rw_config cfg = {};
 
+/* The kernel's tick rate, so userspace can turn jiffies into time (0 when
+ * the kernel config cannot be read). */
+extern unsigned int CONFIG_HZ __kconfig __weak;
+__u32 kernel_hz = 0;
+
 /* Global event order, shared with the supervisor through the mmaped .bss. */
 __u64 seq_counter = 0;
 /* Ring records the kernel refused; must stay 0 (every refusal stalls). */
@@ -148,8 +153,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct rw_task_state *st = bpf_task_storage_get(&task_state, p, 0, 0);
 
 	/* Recording starts when the launcher becomes the program. */
-	if (st && st->phase == RW_TASK_WAIT_EXEC)
+	if (st && st->phase == RW_TASK_WAIT_EXEC) {
 		st->phase = RW_TASK_ACTIVE;
+		kernel_hz = CONFIG_HZ;
+	}
 	return 0;
 }
 
@@ -378,6 +385,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	/* regs is a trusted BTF pointer: plain loads, no helper calls. */
 	s->sc.ip = regs->ip;
 	s->sc.sp = regs->sp;
+	s->sc.jiffies = bpf_jiffies64();
 	s->sc.nr = (__s32)regs->orig_ax;
 	s->sc.args[0] = regs->di;
 	s->sc.args[1] = regs->si;

@@ -142,6 +142,7 @@ struct rw_rec_syscall {
 	__s64 ret;
 	__u64 ip;
 	__u64 sp;
+	__u64 jiffies; /* coarse kernel time of the syscall's exit */
 	struct rw_file_identity file;
 };
 
@@ -213,7 +214,7 @@ struct rw_config {
 static_assert(sizeof(struct rw_buf_spec) == 8, "rw_buf_spec layout");
 static_assert(sizeof(struct rw_sys_spec) == 40, "rw_sys_spec layout");
 static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
-static_assert(sizeof(struct rw_rec_syscall) == 128, "rw_rec_syscall layout");
+static_assert(sizeof(struct rw_rec_syscall) == 136, "rw_rec_syscall layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
 static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");

@@ -1,33 +1,11 @@
 // rewind record [--output DIR] [--] PROGRAM [ARGS…]
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <csignal>
 #include <cstdio>
 
 #include "commands.h"
+#include "exit_like.h"
 #include "recorder.h"
 
 namespace rw::cli {
-namespace {
-
-// Ends this process the way the program ended, so callers see its status.
-[[noreturn]] void exit_like(const ExitStatus& status)
-{
-    if (!status.signaled)
-        std::exit(status.code);
-    struct rlimit no_core = {0, 0};
-    setrlimit(RLIMIT_CORE, &no_core);
-    signal(status.signal, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, status.signal);
-    sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    raise(status.signal);
-    std::exit(128 + status.signal);
-}
-
-} // namespace
 
 void strip_record_separator(std::vector<char*>& args)
 {
@@ -42,7 +20,7 @@ void strip_record_separator(std::vector<char*>& args)
         }
         if (!a.starts_with("-"))
             return; // the program name: everything after it is the program's
-        if ((a == "-o" || a == "--output" || a == "--ring-mib") && i + 1 < args.size())
+        if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms") && i + 1 < args.size())
             i++;
     }
 }
@@ -54,10 +32,15 @@ void add_record(CLI::App& app, Outcome& outcome)
     auto output = std::make_shared<std::string>();
     auto quiet = std::make_shared<bool>(false);
     auto ring_mib = std::make_shared<uint32_t>(64);
+    auto signal_delay = std::make_shared<int>(10);
     cmd->add_option("-o,--output", *output, "Trace directory to create (default: $REWIND_DIR/PROGRAM-N)");
     cmd->add_flag("-q,--quiet", *quiet, "Print nothing but the program's own output");
     cmd->add_option("--ring-mib", *ring_mib, "Kernel ring buffer size in MiB (a power of two)")
         ->check(CLI::Range(1, 4096));
+    cmd->add_option("--signal-delay-ms", *signal_delay,
+                    "How long a signal that interrupts user code may wait for the thread's next syscall "
+                    "before it is delivered where the thread stands (replay then searches for that point)")
+        ->check(CLI::Range(1, 60000));
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "rewind's exit status is the program's. Example:\n  rewind record -- ls -l /tmp");
@@ -69,14 +52,13 @@ void add_record(CLI::App& app, Outcome& outcome)
         if (ring & (ring - 1))
             throw UsageError("--ring-mib must be a power of two");
         options->ring_bytes = ring;
+        options->signal_fallback = std::chrono::milliseconds(*signal_delay);
         RecordResult r = record(*options);
         if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
                          static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),
                          r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
         }
-        std::fflush(stdout);
-        std::fflush(stderr);
         exit_like(r.end.exit);
         (void)outcome;
     });

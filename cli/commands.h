@@ -16,6 +16,7 @@ void add_record(CLI::App& app, Outcome& outcome);
 // the argument parser would otherwise take as the end of all parsing.
 void strip_record_separator(std::vector<char*>& args);
 void add_info(CLI::App& app, Outcome& outcome);
+void add_replay(CLI::App& app, Outcome& outcome);
 void add_ls(CLI::App& app, Outcome& outcome);
 void add_dump(CLI::App& app, Outcome& outcome);
 void add_doctor(CLI::App& app, Outcome& outcome);

@@ -15,6 +15,7 @@ int main(int argc, char** argv)
     app.require_subcommand(1);
     rw::cli::Outcome outcome;
     rw::cli::add_record(app, outcome);
+    rw::cli::add_replay(app, outcome);
     rw::cli::add_info(app, outcome);
     rw::cli::add_ls(app, outcome);
     rw::cli::add_dump(app, outcome);

@@ -172,6 +172,11 @@ uint64_t BpfCapture::ring_refusals() const
     return __atomic_load_n(&impl_->skel->bss->ring_refusals, __ATOMIC_SEQ_CST);
 }
 
+uint32_t BpfCapture::kernel_hz() const
+{
+    return __atomic_load_n(&impl_->skel->bss->kernel_hz, __ATOMIC_SEQ_CST);
+}
+
 uint64_t BpfCapture::missed_runs() const
 {
     uint64_t total = 0;

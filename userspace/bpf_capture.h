@@ -55,6 +55,8 @@ public:
     uint64_t missed_runs() const;
 
     uint32_t ring_bytes() const { return options_.ring_bytes; }
+    // CONFIG_HZ of the running kernel (known once the program has exec'd), or 0.
+    uint32_t kernel_hz() const;
 
 private:
     struct Impl;

@@ -87,6 +87,7 @@ void encode(ByteWriter& w, const SyscallEvent& e)
     w.svarint(e.ret);
     w.varint(e.ip);
     w.varint(e.sp);
+    w.varint(e.jiffies);
     w.varint(e.flags);
     w.varint(e.memory.size());
     for (const auto& m : e.memory) {
@@ -115,6 +116,7 @@ SyscallEvent decode_syscall(ByteReader& r)
     e.ret = r.svarint();
     e.ip = r.varint();
     e.sp = r.varint();
+    e.jiffies = r.varint();
     e.flags = static_cast<uint32_t>(r.varint());
     size_t n = r.length();
     e.memory.reserve(n);

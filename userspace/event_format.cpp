@@ -237,6 +237,7 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 j["ret"] = e.ret;
                 j["ip"] = e.ip;
                 j["sp"] = e.sp;
+                j["jiffies"] = e.jiffies;
                 j["text"] = format_syscall_call(e);
                 json flags = json::array();
                 if (e.flags & kSyscallUnknown)

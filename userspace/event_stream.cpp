@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 #include "event_codec.h"
 
@@ -176,6 +177,12 @@ EventStreamReader::EventStreamReader(const std::filesystem::path& file)
     }
     offset_ = sizeof(header);
     end_.file_offset = offset_;
+}
+
+EventStreamReader::EventStreamReader(EventStreamReader&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), raw_(std::move(other.raw_)), raw_pos_(other.raw_pos_),
+      remaining_in_chunk_(other.remaining_in_chunk_), finished_(other.finished_), end_(std::move(other.end_))
+{
 }
 
 EventStreamReader::~EventStreamReader()

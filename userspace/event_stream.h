@@ -71,6 +71,7 @@ public:
     // Throws FormatError if the file is not an event stream of a supported version.
     explicit EventStreamReader(const std::filesystem::path& file);
     ~EventStreamReader();
+    EventStreamReader(EventStreamReader&& other) noexcept;
     EventStreamReader(const EventStreamReader&) = delete;
     EventStreamReader& operator=(const EventStreamReader&) = delete;
 

@@ -50,14 +50,32 @@ std::vector<char*> c_strings(std::vector<std::string>& v)
     return out;
 }
 
-void write_errno_and_exit(int fd, int err)
+void report_and_exit(int fd, const std::string& message)
 {
-    ssize_t ignored = ::write(fd, &err, sizeof(err));
+    ssize_t ignored = ::write(fd, message.data(), message.size());
     (void)ignored;
     _exit(127);
 }
 
 } // namespace
+
+std::string disable_aslr_and_trap_tsc()
+{
+    int persona = personality(0xffffffff);
+    if (persona == -1 || personality(static_cast<unsigned long>(persona) | ADDR_NO_RANDOMIZE) == -1)
+        return std::string("personality(ADDR_NO_RANDOMIZE): ") + strerror(errno);
+    if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0)
+        return std::string("prctl(PR_SET_TSC): ") + strerror(errno);
+    return "";
+}
+
+std::string prepare_for_recording()
+{
+    std::string err = disable_aslr_and_trap_tsc();
+    if (err.empty() && !refuse_rseq())
+        err = std::string("installing the seccomp filter that refuses rseq: ") + strerror(errno);
+    return err;
+}
 
 std::string find_program(const std::string& name)
 {
@@ -83,7 +101,7 @@ std::string find_program(const std::string& name)
     return "";
 }
 
-Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp)
+Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, Prepare prepare)
 {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
@@ -100,18 +118,13 @@ Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
-        int persona = personality(0xffffffff);
-        if (persona == -1 || personality(static_cast<unsigned long>(persona) | ADDR_NO_RANDOMIZE) == -1)
-            write_errno_and_exit(err[1], errno);
-        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0)
-            write_errno_and_exit(err[1], errno);
-        if (!refuse_rseq())
-            write_errno_and_exit(err[1], errno);
+        if (std::string problem = prepare(); !problem.empty())
+            report_and_exit(err[1], problem);
         char byte;
         while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
         }
         execve(path.c_str(), c_argv.data(), c_envp.data());
-        write_errno_and_exit(err[1], errno);
+        report_and_exit(err[1], strerror(errno));
     }
     ::close(go[0]);
     ::close(err[1]);
@@ -134,16 +147,21 @@ std::string Launcher::release()
         return std::string("cannot start the program: ") + strerror(errno);
     ::close(go_fd_);
     go_fd_ = -1;
-    int child_errno = 0;
+    // The error pipe closes on a successful execve; otherwise it says why not.
+    std::string message;
+    char buf[256];
     ssize_t n;
-    do {
-        n = ::read(error_fd_, &child_errno, sizeof(child_errno));
-    } while (n < 0 && errno == EINTR);
+    while ((n = ::read(error_fd_, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        message.append(buf, static_cast<size_t>(n));
+    }
     ::close(error_fd_);
     error_fd_ = -1;
-    if (n == sizeof(child_errno))
-        return strerror(child_errno);
-    return "";
+    return message;
 }
 
 } // namespace rw

@@ -1,10 +1,10 @@
-// Starts the program to record: a child prepared for deterministic replay
-// (no address randomisation, rdtsc trapping, rseq refused), held before its
-// execve until the supervisor has attached and the capture follows it.
+// Starts a program to record or replay: a child that prepares itself, then
+// waits before its execve until the tracer has attached.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,7 +12,10 @@ namespace rw {
 
 class Launcher {
 public:
-    Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp);
+    // `prepare` runs in the child, before it waits; it returns an empty
+    // string, or what went wrong (then the child exits and release() says so).
+    using Prepare = std::function<std::string()>;
+    Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, Prepare prepare);
     ~Launcher();
     Launcher(const Launcher&) = delete;
     Launcher& operator=(const Launcher&) = delete;
@@ -21,15 +24,17 @@ public:
     // Lets the child execve. Returns an empty string on success, else why it failed.
     std::string release();
 
-    // How the child departs from a plain run (recorded in meta.json).
-    const std::vector<std::string>& notes() const { return notes_; }
-
 private:
     pid_t pid_ = -1;
     int go_fd_ = -1;
     int error_fd_ = -1;
-    std::vector<std::string> notes_;
 };
+
+// What both recording and replay need: the same address layout every run
+// (no randomisation) and rdtsc/rdtscp faulting so their values go through rewind.
+std::string disable_aslr_and_trap_tsc();
+// Recording also refuses rseq (see launcher.cpp).
+std::string prepare_for_recording();
 
 // PATH lookup as execvp does it; empty if not found or not executable.
 std::string find_program(const std::string& name);

@@ -104,6 +104,7 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
     m.clock_kind = "software";
     m.clock_detail = "event index + hardware-breakpoint counters + single-step";
     m.ring_bytes = ring_bytes;
+    m.rlimits = current_rlimits();
     m.notes = {"address space randomisation disabled", "rdtsc/rdtscp trapped and recorded",
                "vDSO hidden: time calls are real syscalls", "rseq refused with ENOSYS"};
     return m;
@@ -159,7 +160,7 @@ RecordResult record(const RecordOptions& options)
     assembler_ptr = &assembler;
 
     uint64_t started = unix_time_ns();
-    Launcher launcher(program, options.command, envp);
+    Launcher launcher(program, options.command, envp, prepare_for_recording);
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                 PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
     if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
@@ -186,6 +187,7 @@ RecordResult record(const RecordOptions& options)
     end.ended = iso_time_utc(unix_time_ns());
     end.exit = ExitStatus::from_wait_status(status);
     end.stalls = supervisor.stalls();
+    end.kernel_hz = capture.kernel_hz();
     for (const auto* list : {&assembler.problems(), &files.problems(), &supervisor.problems()})
         end.problems.insert(end.problems.end(), list->begin(), list->end());
     if (uint64_t missed = capture.missed_runs())

@@ -24,7 +24,7 @@ struct RecordOptions {
     std::vector<std::string> command;
     uint32_t ring_bytes = 64u << 20;
     int zstd_level = 1;
-    std::chrono::milliseconds signal_fallback{200};
+    std::chrono::milliseconds signal_fallback{10};
 };
 
 struct RecordResult {

@@ -39,7 +39,7 @@ class MappedFiles;
 class Supervisor {
 public:
     struct Options {
-        std::chrono::milliseconds signal_fallback{200};
+        std::chrono::milliseconds signal_fallback{10};
         std::chrono::milliseconds flush_interval{250};
     };
 

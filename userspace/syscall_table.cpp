@@ -138,6 +138,14 @@ SyscallInfo sys_spec(int nr, std::string_view name, std::string_view args, R rep
     return SyscallInfo{nr, name, args, replay, s, -1};
 }
 
+SyscallInfo with(FdEffect effect, SyscallInfo info)
+{
+    info.fd_effect = effect;
+    return info;
+}
+
+constexpr FdEffect kNewFd = FdEffect::NewFd;
+
 // Sizes of kernel structures on x86-64.
 constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTimeval = 16, kTimezone = 8,
                    kUtsname = 390, kSysinfo = 112, kRlimit = 16, kRusage = 144, kTms = 32, kKSigaction = 32,
@@ -158,18 +166,18 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_pwritev, "pwritev", "fpdll", R::Emulate, {in_iovec(1, 2)}, 0),
         sys(SYS_preadv2, "preadv2", "fpdllx", R::Emulate, {out_iovec(1, 2)}),
         sys(SYS_pwritev2, "pwritev2", "fpdllx", R::Emulate, {in_iovec(1, 2)}, 0),
-        sys(SYS_open, "open", "sxo", R::Emulate, {in_str(0)}),
-        sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)}),
-        sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)}),
-        sys(SYS_creat, "creat", "so", R::Emulate, {in_str(0)}),
-        sys(SYS_close, "close", "f", R::Emulate),
-        sys(SYS_close_range, "close_range", "uux", R::Emulate),
+        with(kNewFd, sys(SYS_open, "open", "sxo", R::Emulate, {in_str(0)})),
+        with(kNewFd, sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)})),
+        with(kNewFd, sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)})),
+        with(kNewFd, sys(SYS_creat, "creat", "so", R::Emulate, {in_str(0)})),
+        with(FdEffect::Close, sys(SYS_close, "close", "f", R::Emulate)),
+        with(FdEffect::CloseRange, sys(SYS_close_range, "close_range", "uux", R::Emulate)),
         sys(SYS_lseek, "lseek", "fld", R::Emulate),
-        sys(SYS_dup, "dup", "f", R::Emulate),
-        sys(SYS_dup2, "dup2", "ff", R::Emulate),
-        sys(SYS_dup3, "dup3", "ffx", R::Emulate),
-        sys(SYS_pipe, "pipe", "p", R::Emulate, {out_fixed(0, 8)}),
-        sys(SYS_pipe2, "pipe2", "px", R::Emulate, {out_fixed(0, 8)}),
+        with(FdEffect::Dup, sys(SYS_dup, "dup", "f", R::Emulate)),
+        with(FdEffect::Dup2, sys(SYS_dup2, "dup2", "ff", R::Emulate)),
+        with(FdEffect::Dup2, sys(SYS_dup3, "dup3", "ffx", R::Emulate)),
+        with(FdEffect::NewFdPair, sys(SYS_pipe, "pipe", "p", R::Emulate, {out_fixed(0, 8)})),
+        with(FdEffect::NewFdPair, sys(SYS_pipe2, "pipe2", "px", R::Emulate, {out_fixed(0, 8)})),
         sys(SYS_sendfile, "sendfile", "ffpu", R::Emulate, {out_fixed(2, 8)}),
         sys(SYS_splice, "splice", "fpfpux", R::Emulate, {out_fixed(1, 8), out_fixed(3, 8)}),
         sys(SYS_tee, "tee", "ffux", R::Emulate),
@@ -249,11 +257,11 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_fremovexattr, "fremovexattr", "fs", R::Emulate, {in_str(1)}),
         sys(SYS_mount, "mount", "sssxp", R::Emulate, {in_str(0), in_str(1), in_str(2)}),
         sys(SYS_umount2, "umount2", "sx", R::Emulate, {in_str(0)}),
-        sys(SYS_inotify_init, "inotify_init", "", R::Emulate),
-        sys(SYS_inotify_init1, "inotify_init1", "x", R::Emulate),
+        with(kNewFd, sys(SYS_inotify_init, "inotify_init", "", R::Emulate)),
+        with(kNewFd, sys(SYS_inotify_init1, "inotify_init1", "x", R::Emulate)),
         sys(SYS_inotify_add_watch, "inotify_add_watch", "fsx", R::Emulate, {in_str(1)}),
         sys(SYS_inotify_rm_watch, "inotify_rm_watch", "fd", R::Emulate),
-        sys(SYS_memfd_create, "memfd_create", "sx", R::Emulate, {in_str(0)}),
+        with(kNewFd, sys(SYS_memfd_create, "memfd_create", "sx", R::Emulate, {in_str(0)})),
 
         // ---- polling and event descriptors ---------------------------------
         sys(SYS_poll, "poll", "pdd", R::Emulate, {out_arg(0, 1, 8)}),
@@ -262,31 +270,31 @@ const std::vector<SyscallInfo>& table()
             {out_fdset(1, 0), out_fdset(2, 0), out_fdset(3, 0), out_fixed(4, kTimeval)}),
         sys(SYS_pselect6, "pselect6", "dppppp", R::Emulate,
             {out_fdset(1, 0), out_fdset(2, 0), out_fdset(3, 0), out_fixed(4, kTimespec)}),
-        sys(SYS_epoll_create, "epoll_create", "d", R::Emulate),
-        sys(SYS_epoll_create1, "epoll_create1", "x", R::Emulate),
+        with(kNewFd, sys(SYS_epoll_create, "epoll_create", "d", R::Emulate)),
+        with(kNewFd, sys(SYS_epoll_create1, "epoll_create1", "x", R::Emulate)),
         sys(SYS_epoll_ctl, "epoll_ctl", "fdfp", R::Emulate, {in_fixed(3, kEpollEvent)}),
         sys(SYS_epoll_wait, "epoll_wait", "fpdd", R::Emulate, {out_ret(1, kEpollEvent)}),
         sys(SYS_epoll_pwait, "epoll_pwait", "fpddpu", R::Emulate, {out_ret(1, kEpollEvent)}),
         sys(SYS_epoll_pwait2, "epoll_pwait2", "fpdppu", R::Emulate, {out_ret(1, kEpollEvent)}),
-        sys(SYS_eventfd, "eventfd", "u", R::Emulate),
-        sys(SYS_eventfd2, "eventfd2", "ux", R::Emulate),
-        sys(SYS_signalfd, "signalfd", "fpu", R::Emulate, {in_fixed(1, 8)}),
-        sys(SYS_signalfd4, "signalfd4", "fpux", R::Emulate, {in_fixed(1, 8)}),
-        sys(SYS_timerfd_create, "timerfd_create", "dx", R::Emulate),
+        with(kNewFd, sys(SYS_eventfd, "eventfd", "u", R::Emulate)),
+        with(kNewFd, sys(SYS_eventfd2, "eventfd2", "ux", R::Emulate)),
+        with(kNewFd, sys(SYS_signalfd, "signalfd", "fpu", R::Emulate, {in_fixed(1, 8)})),
+        with(kNewFd, sys(SYS_signalfd4, "signalfd4", "fpux", R::Emulate, {in_fixed(1, 8)})),
+        with(kNewFd, sys(SYS_timerfd_create, "timerfd_create", "dx", R::Emulate)),
         sys(SYS_timerfd_settime, "timerfd_settime", "fxpp", R::Emulate, {in_fixed(2, kItimer), out_fixed(3, kItimer)}),
         sys(SYS_timerfd_gettime, "timerfd_gettime", "fp", R::Emulate, {out_fixed(1, kItimer)}),
-        sys(SYS_pidfd_open, "pidfd_open", "dx", R::Emulate),
+        with(kNewFd, sys(SYS_pidfd_open, "pidfd_open", "dx", R::Emulate)),
         sys(SYS_pidfd_send_signal, "pidfd_send_signal", "fSpx", R::Emulate, {in_fixed(2, kSiginfo)}),
-        sys(SYS_pidfd_getfd, "pidfd_getfd", "ffx", R::Emulate),
+        with(kNewFd, sys(SYS_pidfd_getfd, "pidfd_getfd", "ffx", R::Emulate)),
 
         // ---- sockets --------------------------------------------------------
-        sys(SYS_socket, "socket", "ddd", R::Emulate),
-        sys(SYS_socketpair, "socketpair", "dddp", R::Emulate, {out_fixed(3, 8)}),
+        with(kNewFd, sys(SYS_socket, "socket", "ddd", R::Emulate)),
+        with(FdEffect::NewFdPair, sys(SYS_socketpair, "socketpair", "dddp", R::Emulate, {out_fixed(3, 8)})),
         sys(SYS_bind, "bind", "fpu", R::Emulate, {in_arg(1, 2)}),
         sys(SYS_connect, "connect", "fpu", R::Emulate, {in_arg(1, 2)}),
         sys(SYS_listen, "listen", "fd", R::Emulate),
-        sys(SYS_accept, "accept", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
-        sys(SYS_accept4, "accept4", "fppx", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
+        with(kNewFd, sys(SYS_accept, "accept", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)})),
+        with(kNewFd, sys(SYS_accept4, "accept4", "fppx", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)})),
         sys(SYS_getsockname, "getsockname", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
         sys(SYS_getpeername, "getpeername", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
         sys(SYS_getsockopt, "getsockopt", "fddpp", R::Emulate, {out_socklen(3, 4, 0), out_fixed(4, 4)}),
@@ -321,8 +329,8 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_get_mempolicy, "get_mempolicy", "ppupx", R::Emulate, {out_fixed(0, 4), out_fdset(1, 2)}),
         sys(SYS_migrate_pages, "migrate_pages", "dupp", R::Emulate),
         sys(SYS_modify_ldt, "modify_ldt", "dpu", R::ExecuteCheck),
-        sys(SYS_userfaultfd, "userfaultfd", "x", R::Refuse),
-        sys(SYS_io_uring_setup, "io_uring_setup", "up", R::Refuse),
+        with(kNewFd, sys(SYS_userfaultfd, "userfaultfd", "x", R::Refuse)),
+        with(kNewFd, sys(SYS_io_uring_setup, "io_uring_setup", "up", R::Refuse)),
         sys(SYS_io_uring_enter, "io_uring_enter", "fuuxpu", R::Refuse),
         sys(SYS_io_uring_register, "io_uring_register", "fupu", R::Refuse),
         sys(SYS_process_vm_readv, "process_vm_readv", "dpupux", R::Emulate, {out_iovec(1, 2)}),
@@ -383,7 +391,7 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_ioprio_set, "ioprio_set", "ddd", R::Emulate),
         sys(SYS_syslog, "syslog", "dpd", R::Emulate, {out_ret(1)}),
         sys(SYS_acct, "acct", "s", R::Emulate, {in_str(0)}),
-        sys(SYS_fanotify_init, "fanotify_init", "xx", R::Emulate),
+        with(kNewFd, sys(SYS_fanotify_init, "fanotify_init", "xx", R::Emulate)),
         sys(SYS_fanotify_mark, "fanotify_mark", "fxxfs", R::Emulate, {in_str(4)}),
         sys(SYS_setpriority, "setpriority", "ddd", R::Emulate),
         sys(SYS_ptrace, "ptrace", "ddpp", R::Refuse),
@@ -461,9 +469,10 @@ const std::vector<SyscallInfo>& table()
     return t;
 }
 
-SubcommandInfo sub(int nr, uint64_t value, std::string_view name, std::initializer_list<rw_buf_spec> bufs = {})
+SubcommandInfo sub(int nr, uint64_t value, std::string_view name, std::initializer_list<rw_buf_spec> bufs = {},
+                   FdEffect effect = FdEffect::None)
 {
-    return SubcommandInfo{nr, value, name, spec(bufs)};
+    return SubcommandInfo{nr, value, name, spec(bufs), effect};
 }
 
 const std::vector<SubcommandInfo>& subcommand_table()
@@ -498,7 +507,7 @@ const std::vector<SubcommandInfo>& subcommand_table()
         sub(SYS_ioctl, 0x8927, "SIOCGIFHWADDR", {out_fixed(2, kIfreq)}),
         sub(SYS_ioctl, 0x8933, "SIOCGIFINDEX", {out_fixed(2, kIfreq)}),
 
-        sub(SYS_fcntl, 0, "F_DUPFD"),
+        sub(SYS_fcntl, 0, "F_DUPFD", {}, FdEffect::Dup),
         sub(SYS_fcntl, 1, "F_GETFD"),
         sub(SYS_fcntl, 2, "F_SETFD"),
         sub(SYS_fcntl, 3, "F_GETFL"),
@@ -518,7 +527,7 @@ const std::vector<SubcommandInfo>& subcommand_table()
         sub(SYS_fcntl, 1024, "F_SETLEASE"),
         sub(SYS_fcntl, 1025, "F_GETLEASE"),
         sub(SYS_fcntl, 1026, "F_NOTIFY"),
-        sub(SYS_fcntl, 1030, "F_DUPFD_CLOEXEC"),
+        sub(SYS_fcntl, 1030, "F_DUPFD_CLOEXEC", {}, FdEffect::Dup),
         sub(SYS_fcntl, 1031, "F_SETPIPE_SZ"),
         sub(SYS_fcntl, 1032, "F_GETPIPE_SZ"),
         sub(SYS_fcntl, 1033, "F_ADD_SEALS"),
@@ -699,6 +708,15 @@ int syscall_number(std::string_view name)
     const auto& names = index().names;
     auto it = std::find(names.begin(), names.end(), name);
     return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS])
+{
+    ResolvedSpec r = resolve_spec(nr, args);
+    if (r.subcommand)
+        return r.subcommand->fd_effect;
+    const SyscallInfo* info = find_syscall(nr);
+    return info ? info->fd_effect : FdEffect::None;
 }
 
 ResolvedSpec resolve_spec(int nr, const uint64_t (&args)[RW_MAX_ARGS])

@@ -27,6 +27,18 @@ enum class ReplayAction : uint8_t {
 
 std::string_view to_string(ReplayAction action);
 
+// What a syscall does to the descriptor table (replay tracks which
+// descriptors still lead to the user's stdin/stdout/stderr).
+enum class FdEffect : uint8_t {
+    None,
+    NewFd,     // the return value is a new descriptor
+    NewFdPair, // two new descriptors written to the first output buffer (pipe, socketpair)
+    Dup,       // the return value is a copy of args[0]
+    Dup2,      // args[1] becomes a copy of args[0]
+    Close,     // args[0] is closed
+    CloseRange // args[0]..args[1] are closed
+};
+
 // One character per argument, for display:
 //   d int  l long  u unsigned  x hex flags  o octal mode  p pointer  f fd
 //   s string (an input buffer of the event)  S signal number
@@ -37,6 +49,7 @@ struct SyscallInfo {
     ReplayAction replay;
     rw_sys_spec spec;
     int8_t fd_arg; // descriptor argument whose data is kept in full, or -1
+    FdEffect fd_effect = FdEffect::None;
 };
 
 // ioctl requests, prctl options, fcntl commands…: the buffers depend on one
@@ -46,7 +59,11 @@ struct SubcommandInfo {
     uint64_t value;
     std::string_view name;
     rw_sys_spec spec;
+    FdEffect fd_effect = FdEffect::None;
 };
+
+// The descriptor effect of one call (resolving fcntl's commands).
+FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 
 std::span<const SyscallInfo> all_syscalls();
 std::span<const SubcommandInfo> all_subcommands();

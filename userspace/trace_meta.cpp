@@ -1,6 +1,7 @@
 #include "trace_meta.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,17 @@ json read_json(const std::filesystem::path& path)
 }
 
 } // namespace
+
+std::vector<TraceMeta::Rlimit> current_rlimits()
+{
+    std::vector<TraceMeta::Rlimit> out;
+    for (int r = 0; r < RLIM_NLIMITS; r++) {
+        struct rlimit l{};
+        if (getrlimit(static_cast<__rlimit_resource>(r), &l) == 0)
+            out.push_back({r, l.rlim_cur, l.rlim_max});
+    }
+    return out;
+}
 
 uint64_t unix_time_ns()
 {
@@ -125,6 +137,10 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
         {"ring_bytes", m.ring_bytes},
         {"notes", m.notes},
     };
+    json limits = json::array();
+    for (const auto& r : m.rlimits)
+        limits.push_back({r.resource, r.cur, r.max});
+    j["rlimits"] = limits;
     write_file_atomically(dir / "meta.json", j.dump(2) + "\n");
 }
 
@@ -165,6 +181,8 @@ TraceMeta read_meta(const std::filesystem::path& dir)
         }
         m.ring_bytes = j.value("ring_bytes", uint64_t(0));
         m.notes = j.value("notes", std::vector<std::string>{});
+        for (const auto& r : j.value("rlimits", json::array()))
+            m.rlimits.push_back({r.at(0).get<int>(), r.at(1).get<uint64_t>(), r.at(2).get<uint64_t>()});
     } catch (const json::exception& e) {
         throw FormatError((dir / "meta.json").string() + ": " + e.what());
     }
@@ -188,6 +206,7 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
         {"memory_bytes", e.memory_bytes},
         {"stream_bytes", e.stream_bytes},
         {"stalls", e.stalls},
+        {"kernel_hz", e.kernel_hz},
         {"processes", e.processes},
         {"threads", e.threads},
         {"syscall_counts", e.syscall_counts},
@@ -216,6 +235,7 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
         e.memory_bytes = j.value("memory_bytes", uint64_t(0));
         e.stream_bytes = j.value("stream_bytes", uint64_t(0));
         e.stalls = j.value("stalls", uint64_t(0));
+        e.kernel_hz = j.value("kernel_hz", 0u);
         e.processes = j.value("processes", uint64_t(0));
         e.threads = j.value("threads", uint64_t(0));
         e.syscall_counts = j.value("syscall_counts", std::map<std::string, uint64_t>{});

@@ -32,7 +32,16 @@ struct TraceMeta {
     std::string clock_detail; // what the clock uses on this machine
     uint64_t ring_bytes = 0;
     std::vector<std::string> notes; // how the recording departs from a plain run
+    // The program's resource limits: RLIMIT_STACK, for one, decides where the
+    // kernel places the interpreter and mappings.
+    struct Rlimit {
+        int resource = 0;
+        uint64_t cur = 0, max = 0;
+    };
+    std::vector<Rlimit> rlimits;
 };
+
+std::vector<TraceMeta::Rlimit> current_rlimits();
 
 struct ExitStatus {
     bool signaled = false;
@@ -55,6 +64,7 @@ struct TraceEnd {
     uint64_t memory_bytes = 0;
     uint64_t stream_bytes = 0;
     uint64_t stalls = 0; // events the supervisor had to finish
+    uint32_t kernel_hz = 0; // jiffies per second of syscall timestamps (0: unknown)
     uint64_t processes = 0;
     uint64_t threads = 0;
     std::map<std::string, uint64_t> syscall_counts;

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import (Failure, Run, check, dump_events, fresh_dir, normalize_numbers, require_root,
+from rwtest import (Failure, Run, check, dump_events, fresh_dir, normalize_numbers, prepare_inputs, require_root,
                     rewind_json, shell_status, strace_counts)
 
 # Served by the vDSO in a native run (strace cannot see them); real
@@ -21,40 +21,7 @@ from rwtest import (Failure, Run, check, dump_events, fresh_dir, normalize_numbe
 VDSO_SYSCALLS = {"clock_gettime", "gettimeofday", "time", "getcpu", "clock_getres"}
 
 # Programs whose output differs on every run: compared with digits masked.
-NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop"}
-
-
-def deterministic_bytes(n):
-    """Content that is easy to check and not all one value."""
-    out = bytearray(n)
-    x = 0x12345678
-    for i in range(0, n, 4):
-        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
-        out[i:i + 4] = x.to_bytes(4, "little")
-    return bytes(out)
-
-
-def prepare(name, work):
-    """Arguments for the program, and the files whose reads are checked."""
-    data = os.path.join(work, "data")
-    os.makedirs(data)
-    if name == "read_8m":
-        path = os.path.join(data, "8m.bin")
-        with open(path, "wb") as f:
-            f.write(deterministic_bytes(8 << 20))
-        return [path], {path: open(path, "rb").read()}
-    if name == "mmap_file":
-        path = os.path.join(data, "mapped.bin")
-        with open(path, "wb") as f:
-            f.write(deterministic_bytes(100000))
-        return [path], {}
-    if name == "dir_list":
-        for entry in ["b.txt", "a.txt", "c.dir"]:
-            open(os.path.join(data, entry), "w").close()
-        return [data], {}
-    if name in ("file_io", "stat_files"):
-        return [data], {}
-    return [], {}
+NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy"}
 
 
 def check_read_payloads(events, expected_files):
@@ -88,7 +55,7 @@ def main():
     require_root()
     name = os.path.basename(args.program)
     work = fresh_dir(args.work)
-    prog_args, expected_files = prepare(name, work)
+    prog_args, expected_files = prepare_inputs(name, work)
     argv = [args.program] + prog_args
 
     native = Run(argv, cwd=work)

@@ -86,3 +86,36 @@ class Failure(Exception):
 def check(condition, message):
     if not condition:
         raise Failure(message)
+
+
+def deterministic_bytes(n):
+    """Content that is easy to check and not all one value."""
+    out = bytearray(n)
+    x = 0x12345678
+    for i in range(0, n, 4):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+        out[i:i + 4] = x.to_bytes(4, "little")
+    return bytes(out)
+
+
+def prepare_inputs(name, work):
+    """Arguments for the program, and the files whose reads are checked."""
+    data = os.path.join(work, "data")
+    os.makedirs(data)
+    if name == "read_8m":
+        path = os.path.join(data, "8m.bin")
+        with open(path, "wb") as f:
+            f.write(deterministic_bytes(8 << 20))
+        return [path], {path: open(path, "rb").read()}
+    if name == "mmap_file":
+        path = os.path.join(data, "mapped.bin")
+        with open(path, "wb") as f:
+            f.write(deterministic_bytes(100000))
+        return [path], {}
+    if name == "dir_list":
+        for entry in ["b.txt", "a.txt", "c.dir"]:
+            open(os.path.join(data, entry), "w").close()
+        return [data], {}
+    if name in ("file_io", "stat_files"):
+        return [data], {}
+    return [], {}

@@ -1,0 +1,93 @@
+// rewind replay [TRACE] --autopilot [--quiet]
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "commands.h"
+#include "event_format.h"
+#include "exit_like.h"
+#include "recorder.h"
+#include "replayer.h"
+#include "trace.h"
+#include "trace_dir.h"
+
+namespace rw::cli {
+namespace {
+
+// A progress line on stderr, for replays that take more than a moment.
+class Progress {
+public:
+    explicit Progress(uint64_t total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+    void update(uint64_t event)
+    {
+        if (!isatty(STDERR_FILENO) || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(2))
+            return;
+        if (total_)
+            fmt::print(stderr, "\rrewind: replaying event {} of {} ({}%)  ", event, total_, event * 100 / total_);
+        else
+            fmt::print(stderr, "\rrewind: replaying event {}  ", event);
+        shown_ = true;
+    }
+    ~Progress()
+    {
+        if (shown_)
+            fmt::print(stderr, "\r\033[K");
+    }
+
+private:
+    uint64_t total_;
+    std::chrono::steady_clock::time_point start_;
+    bool shown_ = false;
+};
+
+} // namespace
+
+void add_replay(CLI::App& app, Outcome& outcome)
+{
+    auto* cmd = app.add_subcommand("replay", "Replay a recording exactly");
+    struct Args {
+        std::string trace;
+        bool autopilot = false;
+        bool quiet = false;
+        int watchdog = 120;
+        bool verbose = false;
+    };
+    auto a = std::make_shared<Args>();
+    cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
+    cmd->add_flag("--autopilot", a->autopilot, "Replay to the end without a debugger, showing the program's output");
+    cmd->add_flag("-q,--quiet", a->quiet, "Do not re-emit the program's output");
+    cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
+    cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
+        ->check(CLI::Range(1, 86400));
+    cmd->footer("Exit status: the recorded program's, or 90 divergence, 91 cannot reproduce, 92 trace ends early,\n"
+                "93 stuck. Example:\n  rewind replay --autopilot latest");
+    cmd->callback([a, &outcome] {
+        Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
+        if (!a->autopilot)
+            throw UsageError("give --autopilot to replay without a debugger");
+        Progress progress(t.end() ? t.end()->events : 0);
+        replay::ReplayOptions opts;
+        opts.echo_output = !a->quiet;
+        opts.watchdog = std::chrono::seconds(a->watchdog);
+        opts.progress = [&](uint64_t e) { progress.update(e); };
+        if (a->verbose)
+            opts.on_event = [](uint64_t index, const Event& e) {
+                FormatOptions f;
+                f.bytes = 0;
+                fmt::print(stderr, "{}\n", format_event(index, e, f));
+            };
+        ExitStatus status;
+        try {
+            replay::Replayer replayer(t, opts);
+            status = replayer.run_to_end();
+        } catch (const replay::ReplayError& e) {
+            fmt::print(stderr, "rewind: {}\n", e.report());
+            outcome.exit_code = replay::exit_status_for(e.kind());
+            return;
+        }
+        exit_like(status);
+    });
+}
+
+} // namespace rw::cli

@@ -1,0 +1,49 @@
+#include "event_source.h"
+
+namespace rw::replay {
+
+bool EventSource::fill_one()
+{
+    Event e;
+    if (!reader_.next(e))
+        return false;
+    buffer_.push_back({read_++, std::move(e)});
+    return true;
+}
+
+const IndexedEvent* EventSource::peek()
+{
+    if (buffer_.empty() && !fill_one())
+        return nullptr;
+    return &buffer_.front();
+}
+
+std::optional<IndexedEvent> EventSource::next()
+{
+    if (!peek())
+        return std::nullopt;
+    IndexedEvent e = std::move(buffer_.front());
+    buffer_.pop_front();
+    return e;
+}
+
+const IndexedEvent* EventSource::peek_for_task(Tid tid, size_t skip)
+{
+    for (size_t i = 0;; i++) {
+        while (buffer_.size() <= i)
+            if (!fill_one())
+                return nullptr;
+        if (event_tid(buffer_[i].event) == tid) {
+            if (skip == 0)
+                return &buffer_[i];
+            skip--;
+        }
+    }
+}
+
+uint64_t EventSource::next_index() const
+{
+    return buffer_.empty() ? read_ : buffer_.front().index;
+}
+
+} // namespace rw::replay

@@ -1,0 +1,42 @@
+// The trace's events in stream order, with lookahead per thread: replay
+// sometimes needs a thread's next event while other threads' events come
+// first in the stream.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+#include "event.h"
+#include "event_stream.h"
+
+namespace rw::replay {
+
+struct IndexedEvent {
+    uint64_t index = 0;
+    Event event;
+};
+
+class EventSource {
+public:
+    explicit EventSource(EventStreamReader reader) : reader_(std::move(reader)) {}
+
+    // The next event in stream order, or nothing at the end of the stream.
+    const IndexedEvent* peek();
+    std::optional<IndexedEvent> next();
+    // The first event not yet taken by next() that belongs to `tid` (by
+    // event_tid; a fork belongs to its parent), skipping `skip` of them.
+    const IndexedEvent* peek_for_task(Tid tid, size_t skip = 0);
+
+    // Why the stream ended (meaningful once peek() returned nullptr).
+    const StreamEnd& end() const { return reader_.end(); }
+    uint64_t next_index() const;
+
+private:
+    bool fill_one();
+    EventStreamReader reader_;
+    std::deque<IndexedEvent> buffer_;
+    uint64_t read_ = 0;
+};
+
+} // namespace rw::replay

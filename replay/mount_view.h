@@ -1,0 +1,32 @@
+// What the kernel itself loads at execve (the program and its interpreter)
+// must come from the trace, at the original paths, or the program's initial
+// stack (which holds the exec'd path) would differ. Replay runs in a private
+// mount namespace where the trace's copies are bind-mounted over those paths;
+// a path that no longer exists is recreated inside an overlay.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace rw::replay {
+
+struct BindMount {
+    std::string target; // path the program expects
+    std::string source; // the trace's copy
+};
+
+// In the calling process (already in the private namespace). Returns an
+// empty string or what went wrong.
+std::string apply_bind_mounts(const std::vector<BindMount>& binds, std::vector<std::string>& scratch_dirs);
+
+// Makes the calling process's mount namespace private (unshare + MS_PRIVATE).
+std::string enter_private_mount_namespace();
+
+// Applies bind mounts inside the mount namespace of `pid`, from a short-lived
+// helper process. Returns an empty string or what went wrong.
+std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds,
+                                 std::vector<std::string>& scratch_dirs);
+
+} // namespace rw::replay

@@ -1,0 +1,45 @@
+// Runs syscalls of rewind's choosing inside a tracee stopped at a syscall
+// entry, then puts it back as if its own syscall had returned a given
+// value (RAII: the registers and any scratch memory are restored).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "event.h"
+
+namespace rw::replay {
+
+class StopWaiter;
+class Task;
+
+class RemoteSyscalls {
+public:
+    // `task` must be stopped at a syscall entry.
+    RemoteSyscalls(Task& task, StopWaiter& waiter);
+    ~RemoteSyscalls();
+    RemoteSyscalls(const RemoteSyscalls&) = delete;
+    RemoteSyscalls& operator=(const RemoteSyscalls&) = delete;
+
+    // The raw return value (-errno on failure).
+    int64_t call(long nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                 uint64_t a5 = 0);
+    // Copies a string into scratch memory of the tracee; returns its address.
+    uint64_t push_string(const std::string& s);
+    // Leaves the task stopped after its original syscall with this result.
+    void finish(int64_t result);
+
+private:
+    void wait_syscall_stop(const char* what);
+    Task& task_;
+    StopWaiter& waiter_;
+    Registers saved_;
+    bool first_ = true;
+    bool finished_ = false;
+    uint64_t scratch_ = 0;
+    std::vector<uint8_t> scratch_saved_;
+    size_t scratch_used_ = 0;
+};
+
+} // namespace rw::replay

@@ -1,0 +1,144 @@
+// Replaying signals and rdtsc traps.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "hw_breakpoint.h"
+#include "replayer.h"
+#include "tsc.h"
+
+namespace rw::replay {
+namespace {
+
+constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF: set or not by the CPU around breakpoints
+constexpr int kTrapPerf = 6;              // si_code of a perf event's SIGTRAP
+
+std::string hex(uint64_t v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+bool same_registers(const Registers& a, const Registers& b)
+{
+    for (size_t i = 0; i < Registers::kCount; i++) {
+        uint64_t x = a.words[i], y = b.words[i];
+        if (i == Registers::EFLAGS) {
+            x &= ~kResumeFlag;
+            y &= ~kResumeFlag;
+        }
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+void Replayer::check_registers(Task& t, const Registers& expected, const std::string& what)
+{
+    const Registers& actual = t.regs();
+    if (same_registers(actual, expected))
+        return;
+    std::string details;
+    for (size_t i = 0; i < Registers::kCount; i++) {
+        uint64_t x = expected.words[i], y = actual.words[i];
+        if (i == Registers::EFLAGS && ((x ^ y) & ~kResumeFlag) == 0)
+            continue;
+        if (x != y)
+            details += "  " + std::string(register_name(i)) + ": expected " + hex(x) + ", got " + hex(y) + "\n";
+    }
+    if (!details.empty())
+        details.pop_back();
+    diverge(t, "registers differ " + what, details);
+}
+
+void Replayer::on_signal(const SignalEvent& e)
+{
+    Task& t = task(e.tid);
+    collect_fresh(t);
+    switch (e.kind) {
+    case SignalKind::Fault: {
+        // The instruction that faulted in the recording faults again.
+        resume(t, Resume::Emulate);
+        StopInfo s = wait_stop(t, signal_name(e.signo) + " (a fault)");
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != e.signo)
+            diverge(t, "expected the fault " + signal_name(e.signo) + " at rip " + hex(e.regs[Registers::RIP]) +
+                           ", got " + describe_stop(t, s));
+        check_registers(t, e.regs, "at " + signal_name(e.signo));
+        t.inject_signal = e.signo;
+        return;
+    }
+    case SignalKind::AtSyscall:
+        if (t.last_syscall_seq != e.anchor_seq)
+            diverge(t, signal_name(e.signo) + " was delivered after another syscall in the recording");
+        deliver_signal(t, e);
+        return;
+    case SignalKind::AtPosition:
+        reach_position(t, e);
+        deliver_signal(t, e);
+        return;
+    }
+}
+
+void Replayer::deliver_signal(Task& t, const SignalEvent& e)
+{
+    if (syscall(SYS_tgkill, t.group().tgid, t.tid(), e.signo) != 0)
+        diverge(t, "cannot send " + signal_name(e.signo) + ": " + strerror(errno));
+    resume(t, Resume::Emulate);
+    StopInfo s = wait_stop(t, "the delivery of " + signal_name(e.signo));
+    if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != e.signo)
+        diverge(t, "expected the delivery of " + signal_name(e.signo) + ", got " + describe_stop(t, s));
+    check_registers(t, e.regs, "where " + signal_name(e.signo) + " is delivered");
+    siginfo_t info;
+    std::memcpy(&info, e.siginfo.data(), sizeof(info));
+    set_siginfo(t.tid(), info);
+    t.inject_signal = e.signo;
+}
+
+void Replayer::reach_position(Task& t, const SignalEvent& e)
+{
+    // The recording interrupted the thread in user code: find the same
+    // instruction with the same registers again. Each execution of that
+    // instruction since the last syscall costs one breakpoint hit.
+    uint64_t rip = e.regs[Registers::RIP];
+    perfclock::BreakpointCounter bp(t.tid(), rip, 1);
+    uint64_t hits = 0;
+    for (;;) {
+        resume(t, Resume::Emulate);
+        StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) +
+                                      ", " + std::to_string(hits) + " breakpoint hits so far)");
+        if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == SIGTRAP &&
+            get_siginfo(t.tid()).si_code == kTrapPerf) {
+            hits++;
+            if (same_registers(t.regs(), e.regs))
+                return;
+            continue;
+        }
+        diverge(t, "the thread never reached the point where the recording delivered " + signal_name(e.signo) +
+                       " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
+    }
+}
+
+void Replayer::on_rdtsc(const RdtscEvent& e)
+{
+    Task& t = task(e.tid);
+    collect_fresh(t);
+    resume(t, Resume::Emulate);
+    StopInfo s = wait_stop(t, std::string(e.rdtscp ? "rdtscp" : "rdtsc") + " at " + hex(e.ip));
+    if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGSEGV)
+        diverge(t, std::string("expected ") + (e.rdtscp ? "rdtscp" : "rdtsc") + " at " + hex(e.ip) + ", got " +
+                       describe_stop(t, s));
+    Registers r = t.regs();
+    auto insn = decode_tsc_instruction(t.memory(), r[Registers::RIP]);
+    if (get_siginfo(t.tid()).si_code != SI_KERNEL || !insn || r[Registers::RIP] != e.ip || insn->rdtscp != e.rdtscp)
+        diverge(t, std::string("expected ") + (e.rdtscp ? "rdtscp" : "rdtsc") + " at " + hex(e.ip) +
+                       ", got a SIGSEGV at " + hex(r[Registers::RIP]));
+    apply_tsc(r, *insn, e.tsc, e.aux);
+    t.set_regs(r);
+}
+
+} // namespace rw::replay

@@ -1,0 +1,373 @@
+// Replaying syscall events: serve from the log, or run for real and check.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "event_format.h"
+#include "remote_syscall.h"
+#include "replayer.h"
+#include "syscall_memory.h"
+
+namespace rw::replay {
+namespace {
+
+constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514,
+                  kErestartRestartBlock = -516;
+
+std::string hex(uint64_t v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+std::string call_text(const SyscallEvent& e)
+{
+    std::string t = format_syscall_call(e);
+    return t.substr(0, t.rfind(" = "));
+}
+
+// Where two byte strings first differ, with a little context, for reports.
+std::string first_difference(const std::vector<uint8_t>& expected, const std::vector<uint8_t>& actual)
+{
+    size_t i = 0;
+    while (i < expected.size() && i < actual.size() && expected[i] == actual[i])
+        i++;
+    size_t from = i > 8 ? i - 8 : 0;
+    auto excerpt = [&](const std::vector<uint8_t>& v) {
+        if (from >= v.size())
+            return std::string("(ends)");
+        return "\"" + escape_bytes(v.data() + from, v.size() - from, 40) + "\"";
+    };
+    return "  first difference at byte " + std::to_string(i) + "\n  expected " + excerpt(expected) +
+           "\n  actual   " + excerpt(actual);
+}
+
+bool is_write_call(int nr)
+{
+    return nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev || nr == SYS_pwritev2;
+}
+
+} // namespace
+
+void Replayer::on_syscall(const SyscallEvent& e)
+{
+    Task& t = task(e.tid);
+    if (e.flags & kSyscallChildReturn) {
+        apply_child_return(t, e);
+        return;
+    }
+    if (t.at == Task::At::ExecutingCall) {
+        finish_executing_call(t, e);
+        return;
+    }
+    if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
+        refuse(e.tid, syscall_name(e.nr) + " has effects rewind does not know (it is not in the syscall table)",
+               "  the call: " + call_text(e));
+    const SyscallInfo* info = find_syscall(e.nr);
+    ReplayAction action = info->replay;
+    switch (action) {
+    case ReplayAction::Exec:
+    case ReplayAction::Clone:
+        if (e.ret >= 0)
+            refuse(e.tid, "a successful " + syscall_name(e.nr) + " without its exec or fork event in the trace");
+        action = ReplayAction::Emulate; // it failed: nothing to rebuild
+        break;
+    case ReplayAction::Mmap:
+        if (e.ret < 0)
+            action = ReplayAction::Emulate;
+        break;
+    case ReplayAction::Exit: refuse(e.tid, "an exit syscall that returned");
+    case ReplayAction::Refuse:
+        refuse(e.tid, syscall_name(e.nr) + " cannot be replayed: its effects reach outside the recording",
+               "  the call: " + call_text(e));
+    default: break;
+    }
+    if (action == ReplayAction::Emulate)
+        emulate(t, e);
+    else
+        execute(t, e, action);
+}
+
+void Replayer::emulate(Task& t, const SyscallEvent& e)
+{
+    collect_fresh(t);
+    run_to_syscall_entry(t, e, Resume::Emulate);
+    t.emulated_entry = true;
+    set_result(t, e);
+    after_syscall(t, e);
+}
+
+void Replayer::run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how)
+{
+    resume(t, how);
+    StopInfo s = wait_stop(t, syscall_name(e.nr) + "()");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "expected " + call_text(e) + ", got " + describe_stop(t, s));
+    check_call(t, e);
+    check_inputs(t, e);
+}
+
+void Replayer::check_call(Task& t, const SyscallEvent& e)
+{
+    const Registers& r = t.regs();
+    int nr = static_cast<int>(static_cast<int64_t>(r[Registers::ORIG_RAX]));
+    std::array<uint64_t, 6> args = {r[Registers::RDI], r[Registers::RSI], r[Registers::RDX],
+                                    r[Registers::R10], r[Registers::R8],  r[Registers::R9]};
+    SyscallEvent actual;
+    actual.nr = nr;
+    actual.args = args;
+    if (nr != e.nr)
+        diverge(t, "expected " + call_text(e) + ", got " + call_text(actual));
+    const SyscallInfo* info = find_syscall(e.nr);
+    if (info && info->replay == ReplayAction::Sigreturn)
+        return; // its "arguments" are whatever the handler left
+    size_t nargs = info ? info->arg_formats.size() : 6;
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i] != e.args[i])
+            diverge(t, "argument " + std::to_string(i + 1) + " of " + syscall_name(e.nr) + " differs",
+                    "  expected " + call_text(e) + "\n  actual   " + call_text(actual));
+}
+
+void Replayer::check_inputs(Task& t, const SyscallEvent& e)
+{
+    TraceeMemory mem = t.memory();
+    for (const auto& m : e.memory) {
+        if (m.dir != Direction::In || m.unreadable)
+            continue;
+        std::vector<uint8_t> actual(m.length);
+        if (!mem.read(RemoteAddr(m.addr), actual))
+            diverge(t, "the memory " + syscall_name(e.nr) + " reads at " + hex(m.addr) + " is not readable");
+        if (hash_bytes(actual.data(), actual.size()) == m.hash)
+            continue;
+        std::string details = m.hashed_only ? "  (" + std::to_string(m.length) + " bytes; the trace keeps a hash)"
+                                            : first_difference(m.bytes, actual);
+        diverge(t,
+                "the data passed to " + call_text(e) + " differs (" + std::to_string(m.length) + " bytes at " +
+                    hex(m.addr) + ")",
+                details);
+    }
+}
+
+void Replayer::write_outputs(Task& t, const SyscallEvent& e)
+{
+    TraceeMemory mem = t.memory();
+    for (const auto& m : e.memory) {
+        if (m.dir != Direction::Out)
+            continue;
+        if (m.unreadable)
+            refuse(e.tid, "the recording could not read what " + syscall_name(e.nr) + " wrote at " + hex(m.addr));
+        if (!mem.write(RemoteAddr(m.addr), m.bytes))
+            diverge(t, "cannot restore what " + call_text(e) + " wrote at " + hex(m.addr) + " (" +
+                           std::to_string(m.length) + " bytes): the memory is not mapped in the replay");
+    }
+}
+
+void Replayer::check_outputs_match(Task& t, const SyscallEvent& e)
+{
+    TraceeMemory mem = t.memory();
+    for (const auto& m : e.memory) {
+        if (m.dir != Direction::Out || m.unreadable)
+            continue;
+        std::vector<uint8_t> actual(m.length);
+        if (!mem.read(RemoteAddr(m.addr), actual) || actual != m.bytes)
+            diverge(t, call_text(e) + " wrote different data at " + hex(m.addr), first_difference(m.bytes, actual));
+    }
+}
+
+void Replayer::set_result(Task& t, const SyscallEvent& e)
+{
+    write_outputs(t, e);
+    Registers r = t.regs();
+    r[Registers::RAX] = static_cast<uint64_t>(e.ret);
+    bool restart = e.ret == kErestartSys || e.ret == kErestartNoIntr || e.ret == kErestartNoHand ||
+                   e.ret == kErestartRestartBlock;
+    if (restart) {
+        // Interrupted, and no signal delivered here in the recording: the
+        // kernel restarted the call. Do what it did.
+        const IndexedEvent* next = source_.peek_for_task(e.tid);
+        const auto* sig = next ? std::get_if<SignalEvent>(&next->event) : nullptr;
+        bool delivered_here = sig && sig->kind == SignalKind::AtSyscall && sig->anchor_seq == e.seq;
+        if (!delivered_here) {
+            r[Registers::RAX] = e.ret == kErestartRestartBlock ? SYS_restart_syscall : r[Registers::ORIG_RAX];
+            r[Registers::RIP] -= 2;
+        }
+    }
+    t.set_regs(r);
+}
+
+void Replayer::after_syscall(Task& t, const SyscallEvent& e)
+{
+    t.last_syscall_seq = e.seq;
+    t.group().fds->apply(e);
+    if (options_.echo_output && is_write_call(e.nr) && e.ret > 0)
+        echo(t, e);
+}
+
+void Replayer::echo(Task& t, const SyscallEvent& e)
+{
+    int stream = t.group().fds->stream_of(e.args[0]);
+    if (stream != 1 && stream != 2)
+        return;
+    for (const auto& m : e.memory) {
+        if (m.dir != Direction::In)
+            continue;
+        if (m.hashed_only || m.unreadable) {
+            if (!warned_unechoed_)
+                std::fprintf(stderr, "rewind: %llu bytes of output were not kept in the trace\n",
+                             static_cast<unsigned long long>(m.length));
+            warned_unechoed_ = true;
+            continue;
+        }
+        size_t done = 0;
+        while (done < m.bytes.size()) {
+            ssize_t n = ::write(stream, m.bytes.data() + done, m.bytes.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            done += static_cast<size_t>(n);
+        }
+    }
+}
+
+void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
+{
+    collect_fresh(t);
+    run_to_syscall_entry(t, e, Resume::Syscall);
+    if (action == ReplayAction::Mmap) {
+        replay_mmap(t, e);
+        after_syscall(t, e);
+        return;
+    }
+    resume(t, Resume::Syscall);
+    StopInfo s = wait_stop(t, "the return of " + syscall_name(e.nr) + "()");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "expected " + call_text(e) + " to return, got " + describe_stop(t, s));
+    t.at = Task::At::SyscallExit;
+    int64_t real = static_cast<int64_t>(t.regs()[Registers::RAX]);
+    switch (action) {
+    case ReplayAction::ExecuteCheck:
+        if (real != e.ret)
+            diverge(t, call_text(e) + " returned " + format_return(e.nr, real) + " in the replay, " +
+                           format_return(e.nr, e.ret) + " in the recording");
+        check_outputs_match(t, e);
+        break;
+    case ReplayAction::ExecuteRestore: {
+        write_outputs(t, e);
+        Registers r = t.regs();
+        r[Registers::RAX] = static_cast<uint64_t>(e.ret);
+        t.set_regs(r);
+        break;
+    }
+    case ReplayAction::Sigreturn:
+        if (real != e.ret)
+            diverge(t, "rt_sigreturn restored a different context (rax " + hex(static_cast<uint64_t>(real)) +
+                           ", recorded " + hex(static_cast<uint64_t>(e.ret)) + ")");
+        break;
+    default: break;
+    }
+    after_syscall(t, e);
+}
+
+void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
+{
+    resume(t, Resume::Syscall);
+    StopInfo s = wait_stop(t, "the return of " + syscall_name(e.nr) + "()");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "expected " + syscall_name(e.nr) + " to return, got " + describe_stop(t, s));
+    t.at = Task::At::SyscallExit;
+    int64_t real = static_cast<int64_t>(t.regs()[Registers::RAX]);
+    if (e.nr == SYS_execve || e.nr == SYS_execveat) {
+        if (real != 0)
+            diverge(t, "execve returned " + format_return(e.nr, real));
+    } else {
+        // clone/fork: the child's thread id as the recording saw it.
+        write_outputs(t, e);
+        Registers r = t.regs();
+        r[Registers::RAX] = static_cast<uint64_t>(e.ret);
+        t.set_regs(r);
+    }
+    after_syscall(t, e);
+}
+
+void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
+{
+    collect_fresh(t);
+    write_outputs(t, e);
+    Registers r = t.regs();
+    r[Registers::RAX] = static_cast<uint64_t>(e.ret);
+    t.set_regs(r);
+    after_syscall(t, e);
+}
+
+void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
+{
+    uint64_t addr = static_cast<uint64_t>(e.ret), len = e.args[1], prot = e.args[2], flags = e.args[3],
+             offset = e.args[5];
+    uint64_t fixed = (flags & ~uint64_t(MAP_FIXED_NOREPLACE)) | MAP_FIXED;
+    bool anonymous = flags & MAP_ANONYMOUS;
+    if (!anonymous && e.file && e.file->content_hash.empty() && e.file->path == "/dev/zero") {
+        anonymous = true; // a private /dev/zero mapping is zero-filled memory
+        fixed |= MAP_ANONYMOUS;
+        offset = 0;
+    }
+    if (anonymous) {
+        Registers entry = t.regs();
+        Registers r = entry;
+        r[Registers::RDI] = addr;
+        r[Registers::R10] = fixed;
+        r[Registers::R8] = static_cast<uint64_t>(-1);
+        r[Registers::R9] = offset;
+        t.set_regs(r);
+        resume(t, Resume::Syscall);
+        StopInfo s = wait_stop(t, "the return of mmap()");
+        if (s.kind != StopInfo::Kind::SyscallStop)
+            diverge(t, "mmap did not return: " + describe_stop(t, s));
+        uint64_t got = t.regs()[Registers::RAX];
+        if (got != addr)
+            diverge(t, "mmap returned " + hex(got) + " in the replay, " + hex(addr) + " in the recording");
+        entry[Registers::RAX] = addr;
+        t.set_regs(entry);
+        t.at = Task::At::SyscallExit;
+        return;
+    }
+    if (!e.file || e.file->content_hash.empty())
+        refuse(e.tid, "mmap of " + (e.file ? e.file->path : std::string("a file")) +
+                          ": the file's content is not in the trace (a device, or its copy failed)");
+    std::string path = trace_.file_copy(e.file->content_hash).string();
+    bool shared_writable = (flags & MAP_SHARED) && (prot & PROT_WRITE);
+    if (shared_writable) {
+        // Writes through a shared mapping must not reach the trace's copy.
+        char tmpl[] = "/tmp/rewind-shared-XXXXXX";
+        int fd = mkstemp(tmpl);
+        if (fd < 0)
+            refuse(e.tid, std::string("cannot make a private copy of a shared mapping: ") + strerror(errno));
+        ::close(fd);
+        std::filesystem::copy_file(path, tmpl, std::filesystem::copy_options::overwrite_existing);
+        temp_files_.push_back(tmpl);
+        path = tmpl;
+    }
+    RemoteSyscalls remote(t, waiter_);
+    uint64_t path_addr = remote.push_string(path);
+    int64_t fd = remote.call(SYS_openat, static_cast<uint64_t>(AT_FDCWD), path_addr,
+                             (shared_writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0)
+        refuse(e.tid, "the replayed process cannot open the trace's copy of " + e.file->path + ": " +
+                          strerror(static_cast<int>(-fd)));
+    int64_t got = remote.call(SYS_mmap, addr, len, prot, fixed, static_cast<uint64_t>(fd), offset);
+    remote.call(SYS_close, static_cast<uint64_t>(fd));
+    if (got != e.ret)
+        diverge(t, "mmap of " + e.file->path + " returned " + hex(static_cast<uint64_t>(got)) + " in the replay, " +
+                       hex(addr) + " in the recording");
+    remote.finish(e.ret);
+    t.at = Task::At::SyscallExit;
+}
+
+} // namespace rw::replay

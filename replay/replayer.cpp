@@ -1,0 +1,515 @@
+#include "replayer.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "event_format.h"
+#include "launcher.h"
+#include "process_image.h"
+
+namespace rw::replay {
+namespace fs = std::filesystem;
+
+Replayer::Replayer(const Trace& trace, ReplayOptions options)
+    : trace_(trace), options_(std::move(options)), source_(trace.events())
+{
+}
+
+Replayer::~Replayer()
+{
+    for (auto& [rec, t] : tasks_) {
+        if (t->at != Task::At::Gone)
+            ::kill(t->tid(), SIGKILL);
+    }
+    for (auto& [rec, t] : tasks_) {
+        if (t->at != Task::At::Gone) {
+            int status;
+            while (waitpid(t->tid(), &status, __WALL) < 0 && errno == EINTR) {
+            }
+        }
+    }
+    for (const auto& d : scratch_dirs_)
+        ::rmdir(d.c_str());
+    for (const auto& f : temp_files_)
+        ::unlink(f.c_str());
+}
+
+// ---- the event loop -------------------------------------------------------
+
+bool Replayer::step()
+{
+    auto e = source_.next();
+    if (!e) {
+        const StreamEnd& end = source_.end();
+        if (end.kind != StreamEnd::Kind::Clean)
+            throw ReplayError(ReplayErrorKind::TraceEnded, end.events, 0, "the event stream is " + describe(end));
+        if (!trace_.end())
+            throw ReplayError(ReplayErrorKind::TraceEnded, end.events, 0,
+                              "the recorder did not finish: the trace ends after event " +
+                                  std::to_string(end.events) + ", before the program did");
+        return false;
+    }
+    current_ = e->index;
+    if (options_.on_event)
+        options_.on_event(e->index, e->event);
+    dispatch(*e);
+    if (options_.progress) {
+        auto now = std::chrono::steady_clock::now();
+        if (now - last_progress_ > std::chrono::milliseconds(250)) {
+            options_.progress(current_ + 1);
+            last_progress_ = now;
+        }
+    }
+    return true;
+}
+
+ExitStatus Replayer::run_to_end()
+{
+    while (step()) {
+    }
+    const TraceEnd& end = *trace_.end();
+    auto it = finished_.find(initial_tid_);
+    if (it == finished_.end())
+        throw ReplayError(ReplayErrorKind::TraceEnded, current_, initial_tid_,
+                          "the trace has no exit for the program's first process");
+    ExitStatus replayed = ExitStatus::from_wait_status(it->second.kind == StopInfo::Kind::Signaled
+                                                           ? it->second.signal
+                                                           : (it->second.exit_code << 8));
+    if (replayed.signaled != end.exit.signaled || replayed.code != end.exit.code ||
+        replayed.signal != end.exit.signal)
+        throw ReplayError(ReplayErrorKind::Divergence, current_, initial_tid_,
+                          "the program " + replayed.describe() + "; the recording " + end.exit.describe());
+    return end.exit;
+}
+
+void Replayer::dispatch(const IndexedEvent& ie)
+{
+    std::visit(
+        [&](const auto& e) {
+            using T = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<T, SyscallEvent>)
+                on_syscall(e);
+            else if constexpr (std::is_same_v<T, ExecEvent>)
+                on_exec(e);
+            else if constexpr (std::is_same_v<T, ForkEvent>)
+                on_fork(e);
+            else if constexpr (std::is_same_v<T, ExitEvent>)
+                on_exit(e);
+            else if constexpr (std::is_same_v<T, SignalEvent>)
+                on_signal(e);
+            else if constexpr (std::is_same_v<T, RdtscEvent>)
+                on_rdtsc(e);
+            else
+                on_note(e);
+        },
+        ie.event);
+}
+
+void Replayer::on_note(const NoteEvent& e)
+{
+    if (e.kind == NoteKind::Incomplete)
+        throw ReplayError(ReplayErrorKind::TraceEnded, current_, e.tid,
+                          "the recording is incomplete here: " + e.message);
+}
+
+// ---- tasks ----------------------------------------------------------------
+
+Task* Replayer::find_task(Tid recorded_tid)
+{
+    auto it = tasks_.find(recorded_tid);
+    return it == tasks_.end() || it->second->at == Task::At::Gone ? nullptr : it->second.get();
+}
+
+Task& Replayer::task(Tid recorded_tid)
+{
+    if (Task* t = find_task(recorded_tid))
+        return *t;
+    throw ReplayError(ReplayErrorKind::Divergence, current_, recorded_tid,
+                      "the event belongs to thread " + std::to_string(recorded_tid) +
+                          ", which does not exist (any more) in the replay");
+}
+
+Task& Replayer::add_task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group,
+                         std::shared_ptr<AddressSpace> vm)
+{
+    auto t = std::make_unique<Task>(tid, recorded_tid, std::move(group), std::move(vm));
+    Task& ref = *t;
+    tasks_[recorded_tid] = std::move(t);
+    return ref;
+}
+
+void Replayer::remove_task(Task& t)
+{
+    t.at = Task::At::Gone;
+    waiter_.forget(t.tid());
+    auto& tasks = t.group().tasks;
+    tasks.erase(std::remove(tasks.begin(), tasks.end(), &t), tasks.end());
+    auto& vm_tasks = t.vm()->tasks;
+    vm_tasks.erase(std::remove(vm_tasks.begin(), vm_tasks.end(), &t), vm_tasks.end());
+}
+
+namespace {
+
+// A signal the replayed world raises by itself (a real child's SIGCHLD, a
+// terminal's SIGINT): the recording says which signals arrive and where, and
+// rewind sends those itself; everything else is dropped.
+bool is_stray_signal(pid_t tid, int signo)
+{
+    siginfo_t si{};
+    if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0)
+        return false;
+    if (si.si_code == SI_TKILL && si.si_pid == getpid())
+        return false; // sent by the replayer
+    bool fault = signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE || signo == SIGTRAP;
+    return !(fault && si.si_code > 0);
+}
+
+} // namespace
+
+StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
+{
+    std::optional<StopInfo> stop;
+    for (;;) {
+        stop = waiter_.wait_for(t.tid(), options_.watchdog);
+        if (!stop)
+            throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
+                              "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
+                                  " within " + std::to_string(options_.watchdog.count()) + " s");
+        if (stop->kind != StopInfo::Kind::SignalDelivery || !is_stray_signal(t.tid(), stop->signal))
+            break;
+        t.resume(t.last_resume);
+    }
+    switch (stop->kind) {
+    case StopInfo::Kind::Exited:
+    case StopInfo::Kind::Signaled:
+        t.final_status = stop;
+        finished_[t.recorded_tid()] = *stop;
+        remove_task(t);
+        break;
+    case StopInfo::Kind::SyscallStop: t.at = Task::At::SyscallEntry; break;
+    case StopInfo::Kind::SignalDelivery: t.at = Task::At::SignalStop; break;
+    default: t.at = Task::At::EventStop; break;
+    }
+    return *stop;
+}
+
+void Replayer::resume(Task& t, Resume how)
+{
+    bool skipped_exit = how == Resume::Syscall && t.emulated_entry && t.at == Task::At::SyscallEntry;
+    t.resume(how);
+    if (!skipped_exit)
+        return;
+    StopInfo s = wait_stop(t, "the end of an emulated syscall");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "after an emulated syscall, got " + describe_stop(t, s));
+    t.resume(how);
+}
+
+void Replayer::collect_fresh(Task& t)
+{
+    if (t.at != Task::At::Fresh)
+        return;
+    StopInfo s = wait_stop(t, "its first stop");
+    if (s.kind != StopInfo::Kind::GroupStop)
+        diverge(t, "a new task's first stop was " + describe_stop(t, s));
+}
+
+std::string Replayer::describe_stop(Task& t, const StopInfo& s)
+{
+    switch (s.kind) {
+    case StopInfo::Kind::Exited: return "an exit with status " + std::to_string(s.exit_code);
+    case StopInfo::Kind::Signaled: return "death by " + signal_name(s.signal);
+    case StopInfo::Kind::SyscallStop: {
+        const Registers& r = t.regs();
+        SyscallEvent call;
+        call.nr = static_cast<int32_t>(r[Registers::ORIG_RAX]);
+        call.args = {r[Registers::RDI], r[Registers::RSI], r[Registers::RDX],
+                     r[Registers::R10], r[Registers::R8],  r[Registers::R9]};
+        std::string text = format_syscall_call(call);
+        return "a syscall: " + text.substr(0, text.rfind(" = "));
+    }
+    case StopInfo::Kind::SignalDelivery: {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), " at rip %#llx", static_cast<unsigned long long>(t.regs()[Registers::RIP]));
+        return "signal " + signal_name(s.signal) + buf;
+    }
+    case StopInfo::Kind::PtraceEvent: return "ptrace event " + std::to_string(s.event);
+    case StopInfo::Kind::GroupStop: return "a stop (" + signal_name(s.signal) + ")";
+    }
+    return "?";
+}
+
+void Replayer::diverge(Task& t, std::string what, std::string details)
+{
+    throw ReplayError(ReplayErrorKind::Divergence, current_, t.recorded_tid(), std::move(what), std::move(details));
+}
+
+void Replayer::refuse(Tid tid, std::string what, std::string details)
+{
+    throw ReplayError(ReplayErrorKind::Refused, current_, tid, std::move(what), std::move(details));
+}
+
+// ---- launch and exec ------------------------------------------------------
+
+std::vector<BindMount> Replayer::binds_for(const ExecEvent& e) const
+{
+    std::vector<BindMount> binds;
+    std::set<std::string> seen;
+    for (const auto& m : e.mappings) {
+        if (m.content_hash.empty() || m.path.empty() || m.path[0] != '/')
+            continue;
+        std::string path = m.path;
+        if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
+            path.resize(pos);
+        if (seen.insert(path).second)
+            binds.push_back({path, trace_.file_copy(m.content_hash).string()});
+    }
+    return binds;
+}
+
+void Replayer::launch(const ExecEvent& first)
+{
+    std::vector<BindMount> binds = binds_for(first);
+    for (const auto& b : binds)
+        if (!fs::exists(b.source))
+            refuse(first.tid, "the trace's copy of " + b.target + " is missing (" + b.source + ")");
+    const TraceMeta& meta = trace_.meta();
+    auto prepare = [&]() -> std::string {
+        if (std::string err = enter_private_mount_namespace(); !err.empty())
+            return err;
+        std::vector<std::string> dirs;
+        if (std::string err = apply_bind_mounts(binds, dirs); !err.empty())
+            return err;
+        if (::chdir(meta.cwd.c_str()) != 0)
+            ::chdir("/");
+        for (const auto& r : meta.rlimits) {
+            struct rlimit l = {r.cur, r.max};
+            setrlimit(static_cast<__rlimit_resource>(r.resource), &l);
+        }
+        // Nothing the program does reaches the outside world: its reads and
+        // writes are served from the log.
+        int null = ::open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; fd++)
+            dup2(null, fd);
+        if (null > 2)
+            ::close(null);
+        return disable_aslr_and_trap_tsc();
+    };
+    Launcher launcher(first.filename, first.argv, first.envp, prepare);
+    long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+                PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
+        refuse(first.tid, std::string("cannot trace the replayed program: ") + strerror(errno));
+    auto group = std::make_shared<ThreadGroup>();
+    group->recorded_tgid = first.tgid;
+    group->tgid = launcher.pid();
+    group->fds = std::make_shared<StdioFds>(StdioFds::inherited());
+    auto vm = std::make_shared<AddressSpace>();
+    vm->id = next_vm_id_++;
+    Task& t = add_task(launcher.pid(), first.tid, group, vm);
+    t.at = Task::At::Running;
+    initial_tid_ = first.tid;
+    launched_ = true;
+    if (std::string err = launcher.release(); !err.empty())
+        refuse(first.tid, "cannot start the replay: " + err);
+}
+
+void Replayer::on_exec(const ExecEvent& e)
+{
+    if (!launched_) {
+        launch(e);
+    } else {
+        Task& t = task(e.former_tid ? e.former_tid : e.tid);
+        if (e.former_tid && e.former_tid != e.tid)
+            refuse(e.tid, "execve from a non-leader thread is not replayed yet");
+        collect_fresh(t);
+        // The execve that leads here; its path and arguments must be the same.
+        std::vector<BindMount> binds = binds_for(e);
+        if (std::string err = apply_bind_mounts_in(t.tid(), binds, scratch_dirs_); !err.empty())
+            refuse(e.tid, "preparing the files of execve(" + e.filename + "): " + err);
+        resume(t, Resume::Syscall);
+        StopInfo s = wait_stop(t, "execve(\"" + e.filename + "\")");
+        if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != SYS_execve)
+            diverge(t, "expected execve(\"" + e.filename + "\"), got " + describe_stop(t, s));
+        auto path = t.memory().read_string(RemoteAddr(t.regs()[Registers::RDI]), 4096);
+        if (!path || *path != e.filename)
+            diverge(t, "execve of a different program", "  expected \"" + e.filename + "\"\n  actual   \"" +
+                                                            path.value_or("<unreadable>") + "\"");
+        resume(t, Resume::Syscall);
+    }
+    Task& t = task(e.tid);
+    StopInfo s = wait_stop(t, "the new image of execve(\"" + e.filename + "\")");
+    if (s.kind != StopInfo::Kind::PtraceEvent || s.event != PTRACE_EVENT_EXEC)
+        diverge(t, "execve(\"" + e.filename + "\") did not succeed: got " + describe_stop(t, s));
+    check_exec_image(t, e);
+    t.at = Task::At::ExecutingCall;
+}
+
+void Replayer::check_exec_image(Task& t, const ExecEvent& e)
+{
+    TraceeMemory mem = t.memory();
+    Registers regs = t.regs();
+    auto stack = read_initial_stack(mem, regs[Registers::RSP]);
+    if (!stack)
+        diverge(t, "cannot read the initial stack after execve");
+    if (!hide_vdso(mem, *stack))
+        diverge(t, "cannot hide the vDSO after execve");
+    if (auto random = stack->aux(AT_RANDOM))
+        mem.write(RemoteAddr(*random), e.at_random);
+    std::string details;
+    if (stack->argv != e.argv)
+        details += "  argv differs\n";
+    if (stack->envp != e.envp)
+        details += "  environment differs\n";
+    if (stack->auxv != e.auxv) {
+        for (size_t i = 0; i + 1 < std::max(stack->auxv.size(), e.auxv.size()); i += 2) {
+            uint64_t k1 = i < e.auxv.size() ? e.auxv[i] : 0, v1 = i + 1 < e.auxv.size() ? e.auxv[i + 1] : 0;
+            uint64_t k2 = i < stack->auxv.size() ? stack->auxv[i] : 0,
+                     v2 = i + 1 < stack->auxv.size() ? stack->auxv[i + 1] : 0;
+            if (k1 != k2 || v1 != v2) {
+                char buf[160];
+                std::snprintf(buf, sizeof(buf), "  auxiliary vector: recorded %llu=%#llx, replay %llu=%#llx\n",
+                              (unsigned long long)k1, (unsigned long long)v1, (unsigned long long)k2,
+                              (unsigned long long)v2);
+                details += buf;
+                break;
+            }
+        }
+    }
+    if (regs[Registers::RSP] != e.regs[Registers::RSP] || regs[Registers::RIP] != e.regs[Registers::RIP])
+        details += "  initial stack pointer or entry point differs (different program or memory layout)\n";
+    auto maps = read_mappings(t.tid());
+    auto strip = [](std::string p) {
+        if (auto pos = p.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == p.size())
+            p.resize(pos);
+        return p;
+    };
+    size_t n = std::min(maps.size(), e.mappings.size());
+    for (size_t i = 0; i < n && details.empty(); i++) {
+        const auto& a = e.mappings[i];
+        const auto& b = maps[i];
+        if (a.start != b.start || a.end != b.end || a.perms != b.perms || strip(a.path) != strip(b.path)) {
+            char buf[256];
+            std::snprintf(buf, sizeof(buf), "  mapping %zu: recorded %lx-%lx %s %s, replay %lx-%lx %s %s\n", i,
+                          (unsigned long)a.start, (unsigned long)a.end, a.perms.c_str(), a.path.c_str(),
+                          (unsigned long)b.start, (unsigned long)b.end, b.perms.c_str(), b.path.c_str());
+            details += buf;
+        }
+    }
+    if (maps.size() != e.mappings.size() && details.empty())
+        details += "  " + std::to_string(maps.size()) + " mappings, recorded " + std::to_string(e.mappings.size()) +
+                   "\n";
+    if (!details.empty()) {
+        details.pop_back();
+        diverge(t, "the program image after execve(\"" + e.filename + "\") differs from the recording", details);
+    }
+}
+
+void Replayer::on_fork(const ForkEvent& e)
+{
+    Task& parent = task(e.parent_tid);
+    collect_fresh(parent);
+    // The parent's clone call follows later in the stream; its arguments are checked here.
+    const IndexedEvent* call = source_.peek_for_task(e.parent_tid);
+    const auto* sc = call ? std::get_if<SyscallEvent>(&call->event) : nullptr;
+    if (!sc)
+        refuse(e.parent_tid, "the trace has a new task without the clone that created it");
+    run_to_syscall_entry(parent, *sc, Resume::Syscall);
+    resume(parent, Resume::Syscall);
+    StopInfo s = wait_stop(parent, "the creation of task " + std::to_string(e.child_tid));
+    if (s.kind != StopInfo::Kind::PtraceEvent ||
+        (s.event != PTRACE_EVENT_FORK && s.event != PTRACE_EVENT_VFORK && s.event != PTRACE_EVENT_CLONE))
+        diverge(parent, syscall_name(sc->nr) + " did not create a task: got " + describe_stop(parent, s));
+    pid_t child = static_cast<pid_t>(get_event_msg(parent.tid()));
+    uint64_t flags = sc->nr == SYS_clone ? sc->args[0] : 0;
+    std::shared_ptr<ThreadGroup> group;
+    std::shared_ptr<AddressSpace> vm;
+    if (e.is_thread()) {
+        group = parent.group_ptr();
+    } else {
+        group = std::make_shared<ThreadGroup>();
+        group->recorded_tgid = e.child_tgid;
+        group->tgid = child;
+        group->fds = (flags & CLONE_FILES) ? parent.group().fds : std::make_shared<StdioFds>(*parent.group().fds);
+    }
+    if (s.event == PTRACE_EVENT_CLONE && (flags & CLONE_VM || sc->nr == SYS_clone3 || e.is_thread())) {
+        vm = parent.vm();
+    } else {
+        vm = std::make_shared<AddressSpace>();
+        vm->id = next_vm_id_++;
+    }
+    add_task(child, e.child_tid, group, vm);
+    parent.at = Task::At::ExecutingCall;
+}
+
+void Replayer::on_exit(const ExitEvent& e)
+{
+    Task* live = find_task(e.tid);
+    StopInfo final;
+    if (!live) {
+        auto it = finished_.find(e.tid);
+        if (it == finished_.end())
+            refuse(e.tid, "the trace has an exit for thread " + std::to_string(e.tid) + ", unknown to the replay");
+        final = it->second;
+    } else {
+        Task& t = *live;
+        collect_fresh(t);
+        bool voluntary = e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group;
+        if (voluntary && !WIFSIGNALED(e.exit_code)) {
+            SyscallEvent call;
+            call.nr = e.pending_nr;
+            call.args = e.pending_args;
+            run_to_syscall_entry(t, call, Resume::Syscall);
+            resume(t, Resume::Cont);
+        } else if (t.inject_signal) {
+            // The fatal signal is the one just delivered.
+            resume(t, Resume::Cont);
+        } else if (WIFSIGNALED(e.exit_code) && t.at != Task::At::Running) {
+            // Killed from outside (SIGKILL, or a sibling's exit_group): the
+            // recording saw no more of it, so neither does the replay.
+            ::kill(t.tid(), SIGKILL);
+        } else if (t.at != Task::At::Running) {
+            resume(t, Resume::Cont);
+        }
+        for (;;) {
+            final = wait_stop(t, "its exit");
+            if (final.kind == StopInfo::Kind::Exited || final.kind == StopInfo::Kind::Signaled)
+                break;
+            if (final.kind == StopInfo::Kind::PtraceEvent && final.event == PTRACE_EVENT_EXIT) {
+                resume(t, Resume::Cont);
+                continue;
+            }
+            diverge(t, "expected the thread to exit, got " + describe_stop(t, final));
+        }
+    }
+    // A thread's own exit status is only meaningful for the thread that
+    // ends its process; the others vanish with it.
+    bool recorded_signaled = WIFSIGNALED(e.exit_code);
+    bool replay_signaled = final.kind == StopInfo::Kind::Signaled;
+    if (e.group_dead) {
+        int rec = recorded_signaled ? WTERMSIG(e.exit_code) : WEXITSTATUS(e.exit_code);
+        int got = replay_signaled ? final.signal : final.exit_code;
+        if (recorded_signaled != replay_signaled || rec != got) {
+            throw ReplayError(ReplayErrorKind::Divergence, current_, e.tid,
+                              std::string("thread ") + std::to_string(e.tid) + " ended differently",
+                              std::string("  recorded: ") + (recorded_signaled ? "killed by " + signal_name(rec)
+                                                                               : "exit " + std::to_string(rec)) +
+                                  "\n  replay:   " +
+                                  (replay_signaled ? "killed by " + signal_name(got) : "exit " + std::to_string(got)));
+        }
+    }
+}
+
+} // namespace rw::replay

@@ -1,0 +1,122 @@
+// Deterministic replay of a trace under ptrace.
+//
+// Events are replayed in stream order; for each one, the task it belongs to
+// runs until it reaches that event, and only that task runs. Because the
+// replayer always knows a task's next event, it resumes the task in the mode
+// that stops it exactly there: PTRACE_SYSEMU when the next syscall is served
+// from the log (the kernel skips it), PTRACE_SYSCALL when it must run for
+// real (mmap, brk, clone, execve…, as the syscall table says). Every stop is
+// checked against the event; any difference is a ReplayError naming the
+// event, never a silent continuation.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "event.h"
+#include "event_source.h"
+#include "mount_view.h"
+#include "replay_error.h"
+#include "stop_waiter.h"
+#include "syscall_table.h"
+#include "task.h"
+#include "trace.h"
+#include "trace_meta.h"
+
+namespace rw::replay {
+
+struct ReplayOptions {
+    bool echo_output = true;                 // re-emit what the program wrote to stdout/stderr
+    std::chrono::seconds watchdog{120};      // no stop from a running task for this long: Stuck
+    std::function<void(uint64_t)> progress;  // called now and then with the next event index
+    std::function<void(uint64_t, const Event&)> on_event; // called before each event is replayed
+};
+
+class Replayer {
+public:
+    Replayer(const Trace& trace, ReplayOptions options);
+    ~Replayer();
+    Replayer(const Replayer&) = delete;
+    Replayer& operator=(const Replayer&) = delete;
+
+    // Replays every event. Returns how the recorded program ended (it ended
+    // the same way in replay). Throws ReplayError.
+    ExitStatus run_to_end();
+
+    // Replays one event; false once the trace is fully replayed.
+    bool step();
+    uint64_t next_event_index() { return source_.next_index(); }
+
+private:
+    // One handler per event kind (replayer.cpp, replay_syscall.cpp, replay_signal.cpp).
+    void dispatch(const IndexedEvent& e);
+    void on_exec(const ExecEvent& e);
+    void on_fork(const ForkEvent& e);
+    void on_exit(const ExitEvent& e);
+    void on_syscall(const SyscallEvent& e);
+    void on_signal(const SignalEvent& e);
+    void on_rdtsc(const RdtscEvent& e);
+    void on_note(const NoteEvent& e);
+
+    // Launching and exec.
+    void launch(const ExecEvent& first);
+    std::vector<BindMount> binds_for(const ExecEvent& e) const;
+    void check_exec_image(Task& t, const ExecEvent& e);
+
+    // Syscalls.
+    void emulate(Task& t, const SyscallEvent& e);
+    void execute(Task& t, const SyscallEvent& e, ReplayAction action);
+    void replay_mmap(Task& t, const SyscallEvent& e);
+    void finish_executing_call(Task& t, const SyscallEvent& e);
+    void apply_child_return(Task& t, const SyscallEvent& e);
+    void run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how);
+    void check_call(Task& t, const SyscallEvent& e);
+    void check_inputs(Task& t, const SyscallEvent& e);
+    void check_outputs_match(Task& t, const SyscallEvent& e);
+    void write_outputs(Task& t, const SyscallEvent& e);
+    void set_result(Task& t, const SyscallEvent& e);
+    void after_syscall(Task& t, const SyscallEvent& e);
+    void echo(Task& t, const SyscallEvent& e);
+
+    // Signals.
+    void deliver_signal(Task& t, const SignalEvent& e);
+    void reach_position(Task& t, const SignalEvent& e);
+    void check_registers(Task& t, const Registers& expected, const std::string& what);
+
+    // Tasks and stops.
+    Task& task(Tid recorded_tid);
+    Task* find_task(Tid recorded_tid);
+    Task& add_task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group, std::shared_ptr<AddressSpace> vm);
+    StopInfo wait_stop(Task& t, const std::string& waiting_for);
+    void resume(Task& t, Resume how);
+    void collect_fresh(Task& t);
+    void remove_task(Task& t);
+
+    [[noreturn]] void diverge(Task& t, std::string what, std::string details = {});
+    [[noreturn]] void refuse(Tid tid, std::string what, std::string details = {});
+    std::string describe_stop(Task& t, const StopInfo& s);
+
+    const Trace& trace_;
+    ReplayOptions options_;
+    EventSource source_;
+    StopWaiter waiter_;
+    std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
+    std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended
+    std::vector<std::string> scratch_dirs_;      // overlay mount points to remove
+    std::vector<std::string> temp_files_;        // private copies of shared writable mappings
+    Tid initial_tid_ = 0;
+    uint64_t current_ = 0; // index of the event being replayed
+    int next_vm_id_ = 0;
+    bool launched_ = false;
+    bool warned_unechoed_ = false;
+    std::chrono::steady_clock::time_point last_progress_{};
+};
+
+} // namespace rw::replay

@@ -1,0 +1,28 @@
+// Which of a process's descriptors still lead to the replayer's own stdin,
+// stdout or stderr, so replay re-emits exactly the output the user saw
+// (a pipeline stage's fd 1 is a pipe, not the terminal).
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "event.h"
+#include "rewind_abi.h"
+
+namespace rw::replay {
+
+class StdioFds {
+public:
+    // Descriptors 0, 1, 2 lead to the standard streams.
+    static StdioFds inherited();
+
+    // 0, 1 or 2 for a descriptor leading to that stream, else -1.
+    int stream_of(uint64_t fd) const;
+    // Follows a completed syscall's effect on the descriptor table.
+    void apply(const SyscallEvent& e);
+
+private:
+    std::map<int, int> streams_; // descriptor -> stream
+};
+
+} // namespace rw::replay

@@ -1,0 +1,37 @@
+// Collects ptrace stops for every traced task, so the replayer can wait for
+// one task while others' stops (a child's first stop, an exit) are kept.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+#include "tracee.h"
+#include "unique_fd.h"
+
+namespace rw::replay {
+
+class StopWaiter {
+public:
+    StopWaiter();
+    ~StopWaiter();
+    StopWaiter(const StopWaiter&) = delete;
+    StopWaiter& operator=(const StopWaiter&) = delete;
+
+    // The next stop of `tid`; nullopt if none came within `timeout`.
+    std::optional<StopInfo> wait_for(pid_t tid, std::chrono::milliseconds timeout);
+    // A stop already collected for `tid`, without waiting.
+    std::optional<StopInfo> take(pid_t tid);
+    // Drops whatever is pending for a task that is gone.
+    void forget(pid_t tid) { pending_.erase(tid); }
+
+private:
+    void collect();
+    UniqueFd sigchld_;
+    std::unordered_map<pid_t, std::deque<StopInfo>> pending_;
+};
+
+} // namespace rw::replay

@@ -1,0 +1,43 @@
+#include "task.h"
+
+#include <sys/ptrace.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace rw::replay {
+
+Task::Task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group, std::shared_ptr<AddressSpace> vm)
+    : tid_(tid), recorded_tid_(recorded_tid), group_(std::move(group)), vm_(std::move(vm))
+{
+    group_->tasks.push_back(this);
+    vm_->tasks.push_back(this);
+}
+
+const Registers& Task::regs()
+{
+    if (!regs_)
+        regs_ = get_registers(tid_);
+    return *regs_;
+}
+
+void Task::set_regs(const Registers& regs)
+{
+    set_registers(tid_, regs);
+    regs_ = regs;
+}
+
+void Task::resume(Resume how)
+{
+    long request = how == Resume::Emulate ? PTRACE_SYSEMU : how == Resume::Syscall ? PTRACE_SYSCALL : PTRACE_CONT;
+    regs_.reset();
+    int sig = inject_signal;
+    inject_signal = 0;
+    if (::ptrace(static_cast<__ptrace_request>(request), tid_, nullptr, reinterpret_cast<void*>(long(sig))) != 0)
+        throw std::system_error(errno, std::generic_category(), "resuming task " + std::to_string(tid_));
+    at = At::Running;
+    emulated_entry = false;
+    last_resume = how;
+}
+
+} // namespace rw::replay

@@ -1,0 +1,87 @@
+// The replayed world: tasks (threads), the thread groups (processes) they
+// belong to, and the address spaces they run in. Kept apart because threads
+// share an address space, and fork copies one.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "event.h"
+#include "stdio_fds.h"
+#include "tracee.h"
+
+namespace rw::replay {
+
+class Task;
+
+struct AddressSpace {
+    int id = 0;
+    std::vector<Task*> tasks;
+};
+
+struct ThreadGroup {
+    Tid recorded_tgid = 0;
+    pid_t tgid = 0;
+    std::shared_ptr<StdioFds> fds; // shared with CLONE_FILES children
+    std::vector<Task*> tasks;
+};
+
+// How a task is resumed: the replayer always knows what the task's next
+// event is, so it picks the mode that stops the task there.
+enum class Resume {
+    Emulate, // PTRACE_SYSEMU: the next syscall stops at entry and is not run
+    Syscall, // PTRACE_SYSCALL: syscalls stop at entry and exit and do run
+    Cont,    // PTRACE_CONT
+};
+
+class Task {
+public:
+    Task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group, std::shared_ptr<AddressSpace> vm);
+
+    pid_t tid() const { return tid_; }
+    Tid recorded_tid() const { return recorded_tid_; }
+    ThreadGroup& group() const { return *group_; }
+    const std::shared_ptr<ThreadGroup>& group_ptr() const { return group_; }
+    const std::shared_ptr<AddressSpace>& vm() const { return vm_; }
+    TraceeMemory memory() const { return TraceeMemory(tid_); }
+
+    // Registers, read once per stop.
+    const Registers& regs();
+    void set_regs(const Registers& regs);
+
+    // Use Replayer::resume, which knows the stops a mode switch adds.
+    void resume(Resume how);
+    // A signal handed to the task at its next resume (a delivery stop's signal).
+    int inject_signal = 0;
+
+    // Where the task is stopped, for the handlers that continue it.
+    enum class At {
+        Running,        // resumed; its next stop is pending
+        Fresh,          // a new task whose first stop is still to be collected
+        SyscallEntry,   // entry stop (or SYSEMU stop) of the current syscall
+        SyscallExit,    // exit stop
+        ExecutingCall,  // inside a syscall that runs for real (clone, execve): exit pending
+        SignalStop,     // signal-delivery stop
+        EventStop,      // ptrace event stop
+        Gone,           // exited
+    };
+    At at = At::Fresh;
+    Resume last_resume = Resume::Cont;
+    // Stopped at a PTRACE_SYSEMU entry: resuming with PTRACE_SYSCALL from
+    // here first reports the skipped syscall's exit.
+    bool emulated_entry = false;
+    uint64_t last_syscall_seq = 0; // the last syscall event replayed for this task
+    std::optional<StopInfo> final_status; // how it ended, once it has
+
+private:
+    pid_t tid_;
+    Tid recorded_tid_;
+    std::shared_ptr<ThreadGroup> group_;
+    std::shared_ptr<AddressSpace> vm_;
+    std::optional<Registers> regs_;
+};
+
+} // namespace rw::replay

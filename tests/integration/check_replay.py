@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Replay checks: a recorded program replays to the same output, byte for
+byte, and the same exit status; replay survives changed inputs and a rebuilt
+binary; a corrupt or consistently tampered trace is refused or reported as
+a divergence, never replayed silently.
+
+  check_replay.py --rewind R --program P --work W      one program
+  check_replay.py --rewind R --programs DIR --work W --scenarios
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rwtest import Failure, Run, check, fresh_dir, prepare_inputs, require_root, shell_status
+
+DIVERGENCE, REFUSED, TRACE_ENDED = 90, 91, 92
+
+
+def record(rw, trace, argv, cwd):
+    return Run([rw, "record", "-q", "-o", trace, "--"] + argv, cwd=cwd)
+
+
+def replay(rw, trace, *extra):
+    return Run([rw, "replay", "--autopilot", *extra, trace], timeout=600)
+
+
+def same_run(recorded, replayed, what):
+    check(recorded.stdout == replayed.stdout, f"{what}: replay printed different output\n"
+          f"--- recorded\n{recorded.stdout.decode(errors='replace')}--- replayed\n"
+          f"{replayed.stdout.decode(errors='replace')}--- replay stderr\n{replayed.stderr.decode(errors='replace')}")
+    check(shell_status(recorded.status) == shell_status(replayed.status),
+          f"{what}: replay ended with {shell_status(replayed.status)}, the recording with "
+          f"{shell_status(recorded.status)}\n{replayed.stderr.decode(errors='replace')}")
+
+
+def check_program(rw, program, work):
+    name = os.path.basename(program)
+    prog_args, _ = prepare_inputs(name, work)
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, [program] + prog_args, work)
+    rep = replay(rw, trace)
+    same_run(rec, rep, name)
+    return f"{len(rec.stdout)} bytes of output, exit status {shell_status(rec.status)}"
+
+
+def scenario_inputs_and_binary_change(rw, progs, work):
+    """Replay uses the trace's copies: inputs edited or deleted, binary rebuilt or deleted."""
+    bindir = os.path.join(work, "bin")
+    os.makedirs(bindir)
+    prog = os.path.join(bindir, "reader")
+    shutil.copy(os.path.join(progs, "read_8m"), prog)
+    data = os.path.join(work, "input.bin")
+    with open(data, "wb") as f:
+        f.write(os.urandom(1 << 20))
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, [prog, data], work)
+    with open(data, "wb") as f:
+        f.write(b"changed")
+    shutil.copy(os.path.join(progs, "exit_code"), prog)  # "rebuilt": another binary at the same path
+    same_run(rec, replay(rw, trace), "after editing the input and rebuilding the binary")
+    os.unlink(data)
+    os.unlink(prog)
+    same_run(rec, replay(rw, trace), "after deleting the input and the binary")
+
+
+def scenario_pipeline(rw, progs, work):
+    """Children of a shell: only what reached the terminal is shown again."""
+    for entry in ["one", "two", "three"]:
+        open(os.path.join(work, entry), "w").close()
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, ["sh", "-c", f"ls {work} | wc -l; echo done"], work)
+    check(rec.stdout.split()[0] in (b"3", b"4"), f"unexpected pipeline output {rec.stdout!r}")
+    same_run(rec, replay(rw, trace), "sh -c 'ls | wc -l'")
+
+
+def scenario_corrupt(rw, progs, work):
+    trace = os.path.join(work, "trace")
+    record(rw, trace, [os.path.join(progs, "pipes")], work)
+    events = os.path.join(trace, "events")
+    data = bytearray(open(events, "rb").read())
+    data[len(data) // 2] ^= 0x40
+    open(events, "wb").write(bytes(data))
+    rep = replay(rw, trace)
+    check(rep.status == TRACE_ENDED, f"corrupt trace: status {rep.status}, expected {TRACE_ENDED}\n"
+          f"{rep.stderr.decode(errors='replace')}")
+    check(b"checksum" in rep.stderr or b"corrupt" in rep.stderr, f"corruption not named: {rep.stderr!r}")
+
+
+def scenario_tampered(rw, progs, work, tamper):
+    data = os.path.join(work, "input.bin")
+    with open(data, "wb") as f:
+        f.write(os.urandom(5000))
+    trace = os.path.join(work, "trace")
+    record(rw, trace, [os.path.join(progs, "read_8m"), data], work)
+    t = Run([tamper, trace, "4096"])
+    check(t.status == 0, f"trace_tamper failed: {t.describe()}")
+    rep = replay(rw, trace)
+    check(rep.status == DIVERGENCE, f"tampered trace: status {rep.status}, expected {DIVERGENCE}\n"
+          f"{rep.stderr.decode(errors='replace')}")
+    check(b"diverged" in rep.stderr and b"event #" in rep.stderr, f"no divergence report: {rep.stderr!r}")
+
+
+def scenario_unknown_syscall(rw, progs, work):
+    trace = os.path.join(work, "trace")
+    record(rw, trace, [os.path.join(progs, "unknown_syscall")], work)
+    rep = replay(rw, trace)
+    check(rep.status == REFUSED, f"unknown syscall: status {rep.status}, expected {REFUSED}")
+    check(b"syscall_600" in rep.stderr and b"not in the syscall table" in rep.stderr,
+          f"refusal does not say why: {rep.stderr!r}")
+
+
+def scenario_unfinished(rw, progs, work):
+    import signal
+    import time
+    trace = os.path.join(work, "trace")
+    p = subprocess.Popen([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "busy_loop")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGKILL)
+    recorded_out, _ = p.communicate()
+    rep = replay(rw, trace)
+    check(rep.status == TRACE_ENDED, f"unfinished trace: status {rep.status}, expected {TRACE_ENDED}")
+    check(b"did not finish" in rep.stderr, f"no explanation: {rep.stderr!r}")
+    check(rep.stdout and recorded_out.startswith(rep.stdout[: len(rep.stdout) // 2]),
+          "the replayed part of an unfinished trace differs")
+
+
+SCENARIOS = [scenario_inputs_and_binary_change, scenario_pipeline, scenario_corrupt, scenario_tampered,
+             scenario_unknown_syscall, scenario_unfinished]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--program")
+    ap.add_argument("--programs")
+    ap.add_argument("--tamper")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--scenarios", action="store_true")
+    args = ap.parse_args()
+    require_root()
+    if args.program:
+        work = fresh_dir(args.work)
+        try:
+            print(f"ok {os.path.basename(args.program)}: {check_program(args.rewind, args.program, work)}")
+            return 0
+        except Failure as f:
+            print(f"FAIL {f}")
+            return 1
+    failed = 0
+    for s in SCENARIOS:
+        work = fresh_dir(os.path.join(args.work, s.__name__))
+        try:
+            if s is scenario_tampered:
+                s(args.rewind, args.programs, work, args.tamper)
+            else:
+                s(args.rewind, args.programs, work)
+            print(f"ok   {s.__name__}")
+        except Failure as f:
+            print(f"FAIL {s.__name__}: {f}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,6 +41,20 @@ const IndexedEvent* EventSource::peek_for_task(Tid tid, size_t skip)
     }
 }
 
+std::optional<IndexedEvent> EventSource::take_for_task(Tid tid)
+{
+    if (!peek_for_task(tid))
+        return std::nullopt;
+    for (auto it = buffer_.begin(); it != buffer_.end(); ++it) {
+        if (event_tid(it->event) == tid) {
+            IndexedEvent e = std::move(*it);
+            buffer_.erase(it);
+            return e;
+        }
+    }
+    return std::nullopt;
+}
+
 uint64_t EventSource::next_index() const
 {
     return buffer_.empty() ? read_ : buffer_.front().index;

@@ -28,6 +28,11 @@ public:
     // event_tid; a fork belongs to its parent), skipping `skip` of them.
     const IndexedEvent* peek_for_task(Tid tid, size_t skip = 0);
 
+    // Removes and returns the first event not yet taken that belongs to
+    // `tid`, ahead of other threads' events (for causal order replay must
+    // restore, such as a vfork child's exec before its parent's return).
+    std::optional<IndexedEvent> take_for_task(Tid tid);
+
     // Why the stream ended (meaningful once peek() returned nullptr).
     const StreamEnd& end() const { return reader_.end(); }
     uint64_t next_index() const;

@@ -278,6 +278,21 @@ void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
 
 void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
 {
+    // A vfork parent returns only once its child has exec'd or exited; the
+    // stream may put the parent's return first, so the child goes ahead.
+    while (t.vfork_child) {
+        Task* child = find_task(t.vfork_child);
+        if (!child || child->at == Task::At::ExecutingCall) // gone, or inside its execve
+            break;
+        auto ahead = source_.take_for_task(t.vfork_child);
+        if (!ahead)
+            refuse(e.tid, "the trace ends before vfork child " + std::to_string(t.vfork_child) + " execs or exits");
+        uint64_t saved = current_;
+        current_ = ahead->index;
+        dispatch(*ahead);
+        current_ = saved;
+    }
+    t.vfork_child = 0;
     resume(t, Resume::Syscall);
     StopInfo s = wait_stop(t, "the return of " + syscall_name(e.nr) + "()");
     if (s.kind != StopInfo::Kind::SyscallStop)

@@ -452,6 +452,8 @@ void Replayer::on_fork(const ForkEvent& e)
     }
     add_task(child, e.child_tid, group, vm);
     parent.at = Task::At::ExecutingCall;
+    if (s.event == PTRACE_EVENT_VFORK)
+        parent.vfork_child = e.child_tid;
 }
 
 void Replayer::on_exit(const ExitEvent& e)

@@ -74,6 +74,7 @@ public:
     // here first reports the skipped syscall's exit.
     bool emulated_entry = false;
     uint64_t last_syscall_seq = 0; // the last syscall event replayed for this task
+    Tid vfork_child = 0; // a vfork child that must exec or exit before this task returns
     std::optional<StopInfo> final_status; // how it ended, once it has
 
 private:

@@ -5,10 +5,40 @@ namespace rw::replay {
 bool EventSource::fill_one()
 {
     Event e;
-    if (!reader_.next(e))
-        return false;
-    buffer_.push_back({read_++, std::move(e)});
-    return true;
+    for (;;) {
+        if (!reader_.next(e))
+            return false;
+        uint64_t index = read_++;
+        if (taken_ahead_.erase(index))
+            continue; // replayed already, ahead of its turn
+        buffer_.push_back({index, std::move(e)});
+        return true;
+    }
+}
+
+EventSource::Checkpoint EventSource::checkpoint() const
+{
+    Checkpoint c;
+    c.cursor = next_index();
+    c.taken_ahead = taken_ahead_;
+    // Events taken out of order from the buffer are holes in it.
+    uint64_t expect = c.cursor;
+    for (const auto& e : buffer_) {
+        for (; expect < e.index; expect++)
+            c.taken_ahead.insert(expect);
+        expect = e.index + 1;
+    }
+    for (; expect < read_; expect++)
+        c.taken_ahead.insert(expect);
+    return c;
+}
+
+void EventSource::restore(const Checkpoint& c)
+{
+    buffer_.clear();
+    taken_ahead_ = c.taken_ahead;
+    reader_.seek(c.cursor);
+    read_ = c.cursor;
 }
 
 const IndexedEvent* EventSource::peek()

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <set>
 
 #include "event.h"
 #include "event_stream.h"
@@ -33,6 +34,15 @@ public:
     // restore, such as a vfork child's exec before its parent's return).
     std::optional<IndexedEvent> take_for_task(Tid tid);
 
+    // Where the stream stands, for snapshots: the next event next() returns,
+    // and the later ones already taken out of order.
+    struct Checkpoint {
+        uint64_t cursor = 0;
+        std::set<uint64_t> taken_ahead;
+    };
+    Checkpoint checkpoint() const;
+    void restore(const Checkpoint& c);
+
     // Why the stream ended (meaningful once peek() returned nullptr).
     const StreamEnd& end() const { return reader_.end(); }
     uint64_t next_index() const;
@@ -42,6 +52,7 @@ private:
     EventStreamReader reader_;
     std::deque<IndexedEvent> buffer_;
     uint64_t read_ = 0;
+    std::set<uint64_t> taken_ahead_; // consumed out of order, not yet reached in order
 };
 
 } // namespace rw::replay

@@ -69,6 +69,8 @@ void Replayer::on_signal(const SignalEvent& e)
             diverge(t, "expected the fault " + signal_name(e.signo) + " at rip " + hex(e.regs[Registers::RIP]) +
                            ", got " + describe_stop(t, s));
         check_registers(t, e.regs, "at " + signal_name(e.signo));
+        if (hook_)
+            hook_->on_signal(t, e.signo);
         t.inject_signal = e.signo;
         return;
     }
@@ -96,6 +98,8 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     siginfo_t info;
     std::memcpy(&info, e.siginfo.data(), sizeof(info));
     set_siginfo(t.tid(), info);
+    if (hook_)
+        hook_->on_signal(t, e.signo);
     t.inject_signal = e.signo;
 }
 

@@ -292,6 +292,7 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
         dispatch(*ahead);
         current_ = saved;
     }
+    bool was_vfork = t.vfork_child != 0;
     t.vfork_child = 0;
     resume(t, Resume::Syscall);
     StopInfo s = wait_stop(t, "the return of " + syscall_name(e.nr) + "()");
@@ -303,6 +304,8 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
         if (real != 0)
             diverge(t, "execve returned " + format_return(e.nr, real));
     } else {
+        if (hook_ && was_vfork && (t.group().tasks.size() == 1))
+            hook_->after_fork(t);
         // clone/fork: the child's thread id as the recording saw it.
         write_outputs(t, e);
         Registers r = t.regs();

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -25,6 +26,8 @@ namespace fs = std::filesystem;
 Replayer::Replayer(const Trace& trace, ReplayOptions options)
     : trace_(trace), options_(std::move(options)), source_(trace.events())
 {
+    // Copies of replayed processes outlive their parents: keep them ours.
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
 Replayer::~Replayer()
@@ -187,9 +190,19 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
                               "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
                                   " within " + std::to_string(options_.watchdog.count()) + " s");
-        if (stop->kind != StopInfo::Kind::SignalDelivery || !is_stray_signal(t.tid(), stop->signal))
-            break;
-        t.resume(t.last_resume);
+        if (stop->kind == StopInfo::Kind::SignalDelivery && is_stray_signal(t.tid(), stop->signal)) {
+            t.resume(t.last_resume);
+            continue;
+        }
+        if (hook_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGTRAP) {
+            t.at = Task::At::SignalStop;
+            DebugHook::Then then = hook_->on_trap(t, get_siginfo(t.tid()));
+            if (then != DebugHook::Then::NotMine) {
+                resume(t, t.last_resume, then == DebugHook::Then::Step);
+                continue;
+            }
+        }
+        break;
     }
     switch (stop->kind) {
     case StopInfo::Kind::Exited:
@@ -205,10 +218,19 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
     return *stop;
 }
 
-void Replayer::resume(Task& t, Resume how)
+void Replayer::resume(Task& t, Resume how, bool step)
 {
+    // A syscall that must run for real cannot be single-stepped: stepping
+    // over the instruction would run it without its entry stop. It runs as
+    // an event instead, and the debugger sees the step end after it.
+    if (step && how != Resume::Emulate) {
+        uint8_t insn[2] = {};
+        if (t.memory().read_partial(RemoteAddr(t.regs()[Registers::RIP]), insn) == 2 && insn[0] == 0x0f &&
+            insn[1] == 0x05)
+            step = false;
+    }
     bool skipped_exit = how == Resume::Syscall && t.emulated_entry && t.at == Task::At::SyscallEntry;
-    t.resume(how);
+    t.resume(how, step);
     if (!skipped_exit)
         return;
     StopInfo s = wait_stop(t, "the end of an emulated syscall");
@@ -417,6 +439,24 @@ void Replayer::check_exec_image(Task& t, const ExecEvent& e)
     }
 }
 
+uint64_t clone_flags(const SyscallEvent& call)
+{
+    switch (call.nr) {
+    case SYS_clone: return call.args[0];
+    case SYS_vfork: return CLONE_VM | CLONE_VFORK;
+    case SYS_clone3:
+        // struct clone_args starts with the flags; the trace keeps its bytes.
+        for (const auto& m : call.memory)
+            if (m.dir == Direction::In && m.bytes.size() >= 8) {
+                uint64_t flags;
+                std::memcpy(&flags, m.bytes.data(), 8);
+                return flags;
+            }
+        return 0;
+    default: return 0;
+    }
+}
+
 void Replayer::on_fork(const ForkEvent& e)
 {
     Task& parent = task(e.parent_tid);
@@ -427,13 +467,18 @@ void Replayer::on_fork(const ForkEvent& e)
     if (!sc)
         refuse(e.parent_tid, "the trace has a new task without the clone that created it");
     run_to_syscall_entry(parent, *sc, Resume::Syscall);
+    // The child gets a copy of the parent's memory, debugger breakpoints
+    // included, unless it is a thread of the same process.
+    bool copies_memory = !e.is_thread();
+    if (hook_ && copies_memory)
+        hook_->before_fork(parent);
     resume(parent, Resume::Syscall);
     StopInfo s = wait_stop(parent, "the creation of task " + std::to_string(e.child_tid));
     if (s.kind != StopInfo::Kind::PtraceEvent ||
         (s.event != PTRACE_EVENT_FORK && s.event != PTRACE_EVENT_VFORK && s.event != PTRACE_EVENT_CLONE))
         diverge(parent, syscall_name(sc->nr) + " did not create a task: got " + describe_stop(parent, s));
     pid_t child = static_cast<pid_t>(get_event_msg(parent.tid()));
-    uint64_t flags = sc->nr == SYS_clone ? sc->args[0] : 0;
+    uint64_t flags = clone_flags(*sc);
     std::shared_ptr<ThreadGroup> group;
     std::shared_ptr<AddressSpace> vm;
     if (e.is_thread()) {
@@ -444,7 +489,7 @@ void Replayer::on_fork(const ForkEvent& e)
         group->tgid = child;
         group->fds = (flags & CLONE_FILES) ? parent.group().fds : std::make_shared<StdioFds>(*parent.group().fds);
     }
-    if (s.event == PTRACE_EVENT_CLONE && (flags & CLONE_VM || sc->nr == SYS_clone3 || e.is_thread())) {
+    if (flags & CLONE_VM) {
         vm = parent.vm();
     } else {
         vm = std::make_shared<AddressSpace>();
@@ -454,6 +499,10 @@ void Replayer::on_fork(const ForkEvent& e)
     parent.at = Task::At::ExecutingCall;
     if (s.event == PTRACE_EVENT_VFORK)
         parent.vfork_child = e.child_tid;
+    // A vfork child shares the parent's memory until it execs: breakpoints
+    // come back when the parent returns (finish_executing_call).
+    if (hook_ && copies_memory && !(flags & CLONE_VM))
+        hook_->after_fork(parent);
 }
 
 void Replayer::on_exit(const ExitEvent& e)

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "debug_hook.h"
 #include "event.h"
 #include "event_source.h"
 #include "mount_view.h"
@@ -39,6 +40,11 @@ struct ReplayOptions {
     std::function<void(uint64_t, const Event&)> on_event; // called before each event is replayed
 };
 
+struct ReplaySnapshot;
+
+// The clone flags of a fork-like syscall event.
+uint64_t clone_flags(const SyscallEvent& call);
+
 class Replayer {
 public:
     Replayer(const Trace& trace, ReplayOptions options);
@@ -53,6 +59,28 @@ public:
     // Replays one event; false once the trace is fully replayed.
     bool step();
     uint64_t next_event_index() { return source_.next_index(); }
+    // The next event, without replaying it (nullptr at the end of the trace).
+    const IndexedEvent* peek_next_event() { return source_.peek(); }
+
+    // Debugging.
+    void set_debug_hook(DebugHook* hook) { hook_ = hook; }
+    Task* find_task(Tid recorded_tid);
+    std::vector<Task*> live_tasks();
+    Tid initial_tid() const { return initial_tid_; }
+    const Trace& trace() const { return trace_; }
+    StopWaiter& waiter() { return waiter_; }
+    // Runs a syscall in `task` (stopped anywhere) and puts it back exactly as
+    // it was. Returns the raw result; fills `child` with the new process of
+    // a fork.
+    int64_t inject_syscall(Task& task, long nr, const std::array<uint64_t, 6>& args, pid_t* child = nullptr);
+
+    // Snapshots: a copy of every replayed process (fork), stopped, plus the
+    // replayer's bookkeeping. Taking one needs every task stopped outside a
+    // syscall that runs for real and without a signal about to be handed over.
+    bool can_snapshot(std::string* why = nullptr);
+    std::unique_ptr<ReplaySnapshot> take_snapshot();
+    // Replaces the replayed world by a copy of the snapshot (which stays usable).
+    void restore(const ReplaySnapshot& snapshot);
 
 private:
     // One handler per event kind (replayer.cpp, replay_syscall.cpp, replay_signal.cpp).
@@ -92,10 +120,12 @@ private:
 
     // Tasks and stops.
     Task& task(Tid recorded_tid);
-    Task* find_task(Tid recorded_tid);
     Task& add_task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group, std::shared_ptr<AddressSpace> vm);
     StopInfo wait_stop(Task& t, const std::string& waiting_for);
-    void resume(Task& t, Resume how);
+    void resume(Task& t, Resume how, bool step = false);
+    pid_t fork_copy(Task& t);
+    void kill_world();
+    uint64_t find_syscall_insn(Task& t);
     void collect_fresh(Task& t);
     void remove_task(Task& t);
 
@@ -105,6 +135,7 @@ private:
 
     const Trace& trace_;
     ReplayOptions options_;
+    DebugHook* hook_ = nullptr;
     EventSource source_;
     StopWaiter waiter_;
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid

@@ -33,7 +33,13 @@ void StopWaiter::collect()
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
         if (tid <= 0)
             break;
-        pending_[tid].push_back(decode_wait_status(status));
+        StopInfo stop = decode_wait_status(status);
+        if (discarded_.count(tid)) {
+            if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled)
+                discarded_.erase(tid);
+            continue;
+        }
+        pending_[tid].push_back(stop);
     }
 }
 

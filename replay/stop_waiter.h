@@ -8,6 +8,7 @@
 #include <deque>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tracee.h"
 #include "unique_fd.h"
@@ -27,11 +28,18 @@ public:
     std::optional<StopInfo> take(pid_t tid);
     // Drops whatever is pending for a task that is gone.
     void forget(pid_t tid) { pending_.erase(tid); }
+    // Stops of this process are of no interest any more (a killed copy).
+    void discard(pid_t tid)
+    {
+        pending_.erase(tid);
+        discarded_.insert(tid);
+    }
 
 private:
     void collect();
     UniqueFd sigchld_;
     std::unordered_map<pid_t, std::deque<StopInfo>> pending_;
+    std::unordered_set<pid_t> discarded_;
 };
 
 } // namespace rw::replay

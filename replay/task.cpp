@@ -27,9 +27,13 @@ void Task::set_regs(const Registers& regs)
     regs_ = regs;
 }
 
-void Task::resume(Resume how)
+void Task::resume(Resume how, bool step)
 {
-    long request = how == Resume::Emulate ? PTRACE_SYSEMU : how == Resume::Syscall ? PTRACE_SYSCALL : PTRACE_CONT;
+    long request;
+    if (step)
+        request = how == Resume::Emulate ? PTRACE_SYSEMU_SINGLESTEP : PTRACE_SINGLESTEP;
+    else
+        request = how == Resume::Emulate ? PTRACE_SYSEMU : how == Resume::Syscall ? PTRACE_SYSCALL : PTRACE_CONT;
     regs_.reset();
     int sig = inject_signal;
     inject_signal = 0;

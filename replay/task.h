@@ -20,6 +20,7 @@ class Task;
 struct AddressSpace {
     int id = 0;
     std::vector<Task*> tasks;
+    uint64_t syscall_insn = 0; // address of a `syscall` instruction, for injected syscalls
 };
 
 struct ThreadGroup {
@@ -53,7 +54,9 @@ public:
     void set_regs(const Registers& regs);
 
     // Use Replayer::resume, which knows the stops a mode switch adds.
-    void resume(Resume how);
+    // With `step`, the task stops after one instruction (an emulated
+    // syscall still stops at its entry).
+    void resume(Resume how, bool step = false);
     // A signal handed to the task at its next resume (a delivery stop's signal).
     int inject_signal = 0;
 

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -180,7 +181,7 @@ EventStreamReader::EventStreamReader(const std::filesystem::path& file)
 }
 
 EventStreamReader::EventStreamReader(EventStreamReader&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), raw_(std::move(other.raw_)), raw_pos_(other.raw_pos_),
+    : chunks_(std::move(other.chunks_)), fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), raw_(std::move(other.raw_)), raw_pos_(other.raw_pos_),
       remaining_in_chunk_(other.remaining_in_chunk_), finished_(other.finished_), end_(std::move(other.end_))
 {
 }
@@ -211,6 +212,8 @@ bool EventStreamReader::load_chunk()
     if (h.first_event != end_.events)
         return stop(StreamEnd::Kind::Corrupt, "chunk starts at event " + std::to_string(h.first_event) + ", expected " +
                                                   std::to_string(end_.events));
+    if (chunks_.empty() || chunks_.back().first_event < h.first_event)
+        chunks_.push_back({h.first_event, offset_});
     std::vector<uint8_t> compressed(h.compressed_size);
     got = read_at(fd_, compressed.data(), compressed.size(), offset_ + sizeof(h));
     if (got < compressed.size())
@@ -226,6 +229,31 @@ bool EventStreamReader::load_chunk()
     remaining_in_chunk_ = h.event_count;
     offset_ += sizeof(h) + h.compressed_size;
     return true;
+}
+
+void EventStreamReader::seek(uint64_t index)
+{
+    // Start from the last known chunk at or before the index, then read on.
+    uint64_t first = 0, offset = kFileHeaderSize;
+    for (const auto& c : chunks_) {
+        if (c.first_event > index)
+            break;
+        first = c.first_event;
+        offset = c.offset;
+    }
+    offset_ = offset;
+    raw_.clear();
+    raw_pos_ = 0;
+    remaining_in_chunk_ = 0;
+    finished_ = false;
+    end_ = StreamEnd{};
+    end_.events = first;
+    end_.file_offset = offset;
+    end_.chunks = static_cast<uint64_t>(
+        std::count_if(chunks_.begin(), chunks_.end(), [&](const ChunkStart& c) { return c.first_event < first; }));
+    Event skipped;
+    while (end_.events < index && next(skipped)) {
+    }
 }
 
 bool EventStreamReader::next(Event& out)

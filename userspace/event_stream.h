@@ -77,11 +77,19 @@ public:
 
     // False once no further event can be read; then end() says why.
     bool next(Event& out);
+    // Positions the reader so that next() returns event `index` (which must
+    // not lie past the end of the readable stream).
+    void seek(uint64_t index);
     const StreamEnd& end() const { return end_; }
     uint64_t next_index() const { return end_.events; }
 
 private:
     bool load_chunk();
+    struct ChunkStart {
+        uint64_t first_event;
+        uint64_t offset;
+    };
+    std::vector<ChunkStart> chunks_; // every chunk read so far, for seek()
     int fd_ = -1;
     uint64_t offset_ = 0;
     std::vector<uint8_t> raw_;

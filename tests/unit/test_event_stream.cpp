@@ -129,3 +129,24 @@ TEST_CASE("not a stream, or a future version, is refused up front")
     spit(dir.path / "v99", bytes, bytes.size());
     CHECK_THROWS_WITH_AS(EventStreamReader(dir.path / "v99"), doctest::Contains("version 99"), FormatError);
 }
+
+TEST_CASE("seek returns to any event already read, and past it")
+{
+    TempDir dir;
+    auto events = testing::sample_events(200);
+    write_stream(dir.path / "events", events, 30);
+    EventStreamReader r(dir.path / "events");
+    Event e;
+    for (int i = 0; i < 150; i++)
+        REQUIRE(r.next(e));
+    for (uint64_t target : {0u, 29u, 30u, 31u, 95u, 149u, 150u, 199u, 7u}) {
+        CAPTURE(target);
+        r.seek(target);
+        REQUIRE(r.next(e));
+        CHECK(e == events[target]);
+        CHECK(r.next_index() == target + 1);
+    }
+    r.seek(200);
+    CHECK_FALSE(r.next(e));
+    CHECK(r.end().kind == StreamEnd::Kind::Clean);
+}

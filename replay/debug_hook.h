@@ -1,0 +1,35 @@
+// What a debugger needs from the replay engine while it waits for a task to
+// reach its next event: the debugger's own traps (breakpoints, single
+// steps, hardware breakpoints and watchpoints), the recorded signals about
+// to be delivered, and forks (which copy memory, breakpoints included).
+#pragma once
+
+#include <csignal>
+
+namespace rw::replay {
+
+class Task;
+
+class DebugHook {
+public:
+    virtual ~DebugHook() = default;
+
+    enum class Then {
+        NotMine, // not a debugger trap: the replay engine handles the stop
+        Resume,  // continue towards the next event
+        Step,    // continue by one instruction
+    };
+    // `task` stopped with SIGTRAP while the engine waited for it. May throw
+    // to abandon the replay state (time travel restores a snapshot).
+    virtual Then on_trap(Task& task, const siginfo_t& info) = 0;
+
+    // The engine is about to deliver a recorded signal; `task` is at its
+    // delivery stop, the signal not yet handed over.
+    virtual void on_signal(Task& task, int signo) = 0;
+
+    // Around a fork of `task`'s process (a recorded fork, or a snapshot).
+    virtual void before_fork(Task& task) = 0;
+    virtual void after_fork(Task& task) = 0;
+};
+
+} // namespace rw::replay

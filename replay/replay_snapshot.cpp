@@ -1,0 +1,223 @@
+// Snapshots of the replayed world, and syscalls injected into stopped tasks.
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <map>
+
+#include "process_image.h"
+#include "replayer.h"
+#include "snapshot.h"
+
+namespace rw::replay {
+
+ReplaySnapshot::~ReplaySnapshot()
+{
+    for (const auto& t : tasks) {
+        waiter.discard(t.pid);
+        ::kill(t.pid, SIGKILL);
+    }
+}
+
+std::vector<Task*> Replayer::live_tasks()
+{
+    std::vector<Task*> out;
+    for (auto& [rec, t] : tasks_)
+        if (t->at != Task::At::Gone)
+            out.push_back(t.get());
+    return out;
+}
+
+uint64_t Replayer::find_syscall_insn(Task& t)
+{
+    if (t.vm()->syscall_insn)
+        return t.vm()->syscall_insn;
+    // The vDSO (mapped though hidden from the program) has syscall
+    // instructions in its fallbacks; so does any libc.
+    auto maps = read_mappings(t.tid());
+    std::stable_partition(maps.begin(), maps.end(), [](const Mapping& m) { return m.path == "[vdso]"; });
+    TraceeMemory mem = t.memory();
+    for (const auto& m : maps) {
+        if (m.perms.size() < 3 || m.perms[2] != 'x' || m.path == "[vsyscall]")
+            continue;
+        std::vector<uint8_t> code(std::min<uint64_t>(m.end - m.start, 1 << 20));
+        size_t n = mem.read_partial(RemoteAddr(m.start), code);
+        for (size_t i = 0; i + 1 < n; i++) {
+            if (code[i] == 0x0f && code[i + 1] == 0x05) {
+                t.vm()->syscall_insn = m.start + i;
+                return t.vm()->syscall_insn;
+            }
+        }
+    }
+    refuse(t.recorded_tid(), "no syscall instruction found in the address space of thread " +
+                                 std::to_string(t.recorded_tid()));
+}
+
+int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>& args, pid_t* child)
+{
+    uint64_t insn = find_syscall_insn(t);
+    Registers saved = t.regs();
+    Registers r = saved;
+    r[Registers::RIP] = insn;
+    r[Registers::RAX] = static_cast<uint64_t>(nr);
+    r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    r[Registers::RDI] = args[0];
+    r[Registers::RSI] = args[1];
+    r[Registers::RDX] = args[2];
+    r[Registers::R10] = args[3];
+    r[Registers::R8] = args[4];
+    r[Registers::R9] = args[5];
+    t.set_regs(r);
+    resume(t, Resume::Syscall);
+    StopInfo s = wait_stop(t, "an injected syscall");
+    if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != static_cast<uint64_t>(nr))
+        throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
+                          "an injected " + syscall_name(static_cast<int>(nr)) + " did not start: " +
+                              describe_stop(t, s));
+    resume(t, Resume::Syscall);
+    s = wait_stop(t, "the end of an injected syscall");
+    if (s.kind == StopInfo::Kind::PtraceEvent && child) {
+        *child = static_cast<pid_t>(get_event_msg(t.tid()));
+        resume(t, Resume::Syscall);
+        s = wait_stop(t, "the end of an injected syscall");
+    }
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
+                          "an injected " + syscall_name(static_cast<int>(nr)) + " did not return: " +
+                              describe_stop(t, s));
+    int64_t result = static_cast<int64_t>(t.regs()[Registers::RAX]);
+    t.set_regs(saved);
+    t.at = Task::At::SyscallExit;
+    return result;
+}
+
+pid_t Replayer::fork_copy(Task& t)
+{
+    pid_t child = 0;
+    int64_t r = inject_syscall(t, SYS_fork, {}, &child);
+    if (r < 0 || child <= 0)
+        throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
+                          std::string("cannot copy a replayed process: fork failed: ") +
+                              strerror(static_cast<int>(-r)));
+    auto first = waiter_.wait_for(child, options_.watchdog);
+    if (!first || first->kind != StopInfo::Kind::GroupStop)
+        throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
+                          "a copy of a replayed process did not stop after its fork");
+    set_registers(child, t.regs());
+    return child;
+}
+
+bool Replayer::can_snapshot(std::string* why)
+{
+    auto fail = [&](std::string reason) {
+        if (why)
+            *why = std::move(reason);
+        return false;
+    };
+    if (!launched_)
+        return fail("the program has not started");
+    for (Task* t : live_tasks()) {
+        collect_fresh(*t);
+        if (t->at == Task::At::Running || t->at == Task::At::ExecutingCall)
+            return fail("thread " + std::to_string(t->recorded_tid()) + " is inside a syscall that runs for real");
+        if (t->inject_signal)
+            return fail("thread " + std::to_string(t->recorded_tid()) + " is receiving a signal");
+        if (t->group().tasks.size() != 1)
+            return fail("process " + std::to_string(t->group().recorded_tgid) +
+                        " has several threads (snapshots copy single-threaded processes)");
+    }
+    return true;
+}
+
+std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot()
+{
+    std::string why;
+    if (!can_snapshot(&why))
+        throw ReplayError(ReplayErrorKind::Refused, current_, 0, "cannot take a snapshot here: " + why);
+    auto snap = std::make_unique<ReplaySnapshot>(waiter_);
+    std::map<const ThreadGroup*, size_t> groups;
+    std::map<const AddressSpace*, size_t> vms;
+    for (Task* t : live_tasks()) {
+        auto [git, gnew] = groups.try_emplace(&t->group(), snap->groups.size());
+        if (gnew)
+            snap->groups.push_back({t->group().recorded_tgid, *t->group().fds});
+        auto [vit, vnew] = vms.try_emplace(t->vm().get(), snap->vms.size());
+        if (vnew)
+            snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
+        if (hook_)
+            hook_->before_fork(*t);
+        pid_t copy = fork_copy(*t);
+        if (hook_)
+            hook_->after_fork(*t);
+        snap->tasks.push_back({t->recorded_tid(), copy, t->regs(), git->second, vit->second, t->last_syscall_seq,
+                               t->vfork_child, t->last_resume});
+        snap->vms[vit->second].syscall_insn = t->vm()->syscall_insn;
+    }
+    snap->finished = finished_;
+    snap->source = source_.checkpoint();
+    snap->initial_tid = initial_tid_;
+    snap->next_vm_id = next_vm_id_;
+    snap->warned_unechoed = warned_unechoed_;
+    return snap;
+}
+
+void Replayer::kill_world()
+{
+    for (Task* t : live_tasks()) {
+        ::kill(t->tid(), SIGKILL);
+        for (;;) {
+            auto s = waiter_.wait_for(t->tid(), options_.watchdog);
+            if (!s || s->kind == StopInfo::Kind::Exited || s->kind == StopInfo::Kind::Signaled)
+                break;
+        }
+        remove_task(*t);
+    }
+    tasks_.clear();
+}
+
+void Replayer::restore(const ReplaySnapshot& snap)
+{
+    kill_world();
+    std::vector<std::shared_ptr<ThreadGroup>> groups;
+    for (const auto& g : snap.groups) {
+        auto group = std::make_shared<ThreadGroup>();
+        group->recorded_tgid = g.recorded_tgid;
+        group->fds = std::make_shared<StdioFds>(g.fds);
+        groups.push_back(group);
+    }
+    std::vector<std::shared_ptr<AddressSpace>> vms;
+    for (const auto& v : snap.vms) {
+        auto vm = std::make_shared<AddressSpace>();
+        vm->id = v.id;
+        vm->syscall_insn = v.syscall_insn;
+        vms.push_back(vm);
+    }
+    for (const auto& c : snap.tasks) {
+        // The snapshot's copy stays pristine: the live process is a fork of it.
+        auto scratch_group = std::make_shared<ThreadGroup>();
+        scratch_group->tgid = c.pid;
+        auto scratch_vm = std::make_shared<AddressSpace>();
+        scratch_vm->syscall_insn = vms[c.vm]->syscall_insn;
+        Task source(c.pid, c.recorded_tid, scratch_group, scratch_vm);
+        source.at = Task::At::EventStop;
+        pid_t live = fork_copy(source);
+        Task& t = add_task(live, c.recorded_tid, groups[c.group], vms[c.vm]);
+        t.at = Task::At::EventStop;
+        t.last_syscall_seq = c.last_syscall_seq;
+        t.vfork_child = c.vfork_child;
+        t.last_resume = c.last_resume;
+        groups[c.group]->tgid = live;
+    }
+    finished_ = snap.finished;
+    source_.restore(snap.source);
+    initial_tid_ = snap.initial_tid;
+    next_vm_id_ = snap.next_vm_id;
+    warned_unechoed_ = snap.warned_unechoed;
+    current_ = snap.next_event();
+}
+
+} // namespace rw::replay

@@ -1,0 +1,59 @@
+// A stopped copy of the whole replayed world: one forked copy of every
+// replayed process, and the replayer's bookkeeping at that moment. Copies
+// are made copy-on-write by fork, so a snapshot costs page tables, not
+// memory, until the live processes write.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <vector>
+
+#include "event.h"
+#include "event_source.h"
+#include "stdio_fds.h"
+#include "task.h"
+
+namespace rw::replay {
+
+class StopWaiter;
+
+struct ReplaySnapshot {
+    struct TaskCopy {
+        Tid recorded_tid = 0;
+        pid_t pid = 0; // the stopped copy
+        Registers regs;
+        size_t group = 0; // index into groups
+        size_t vm = 0;    // index into vms
+        uint64_t last_syscall_seq = 0;
+        Tid vfork_child = 0;
+        Resume last_resume = Resume::Cont;
+    };
+    struct GroupCopy {
+        Tid recorded_tgid = 0;
+        StdioFds fds;
+    };
+    struct VmCopy {
+        int id = 0;
+        uint64_t syscall_insn = 0;
+    };
+
+    ReplaySnapshot(StopWaiter& waiter) : waiter(waiter) {}
+    ~ReplaySnapshot();
+    ReplaySnapshot(const ReplaySnapshot&) = delete;
+    ReplaySnapshot& operator=(const ReplaySnapshot&) = delete;
+
+    StopWaiter& waiter;
+    std::vector<TaskCopy> tasks;
+    std::vector<GroupCopy> groups;
+    std::vector<VmCopy> vms;
+    std::map<Tid, StopInfo> finished;
+    EventSource::Checkpoint source;
+    Tid initial_tid = 0;
+    int next_vm_id = 0;
+    bool warned_unechoed = false;
+
+    uint64_t next_event() const { return source.cursor; }
+};
+
+} // namespace rw::replay

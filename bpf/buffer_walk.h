@@ -44,7 +44,7 @@ struct rw_segment {
 enum rw_walk_status {
 	RW_WALK_OK = 0,
 	RW_WALK_TOO_COMPLEX = 1, /* more segments than RW_WALK_MAX_SEGMENTS */
-	RW_WALK_FAULT = 2,       /* a descriptor (iovec, msghdr) was unreadable */
+	RW_WALK_FAULT = 2,	 /* a descriptor (iovec, msghdr) was unreadable */
 };
 
 struct rw_walk {
@@ -74,18 +74,17 @@ struct rw_msghdr {
 	__u32 pad1;
 };
 
-#define RW_MSGHDR_SIZE 56
-#define RW_MMSGHDR_SIZE 64
-#define RW_SOCKADDR_CAP 128
-#define RW_MSG_NAMELEN_OFF 8
+#define RW_MSGHDR_SIZE	      56
+#define RW_MMSGHDR_SIZE	      64
+#define RW_SOCKADDR_CAP	      128
+#define RW_MSG_NAMELEN_OFF    8
 #define RW_MSG_CONTROLLEN_OFF 40
-#define RW_MSG_FLAGS_OFF 48
-#define RW_MMSG_LEN_OFF 56
-#define RW_UIO_MAXIOV 1024
+#define RW_MSG_FLAGS_OFF      48
+#define RW_MMSG_LEN_OFF	      56
+#define RW_UIO_MAXIOV	      1024
 
-
-RW_INLINE void rw_push(struct rw_walk *w, __u64 addr, __u64 len, __u8 buf_index,
-		       __u8 dir, __u8 seg_flags)
+RW_INLINE void rw_push(struct rw_walk *w, __u64 addr, __u64 len, __u8 buf_index, __u8 dir,
+		       __u8 seg_flags)
 {
 	__u32 i = w->nsegs;
 
@@ -153,8 +152,12 @@ RW_INLINE void rw_walk_iovec(struct rw_walk *w, __u64 iov_addr, __u64 count, __u
 		return;
 	}
 #ifdef __bpf__
-	struct rw_iov_ctx c = {.w = w, .iov_addr = iov_addr, .count = count, .limit = limit,
-			       .buf_index = buf_index, .dir = dir};
+	struct rw_iov_ctx c = {.w = w,
+			       .iov_addr = iov_addr,
+			       .count = count,
+			       .limit = limit,
+			       .buf_index = buf_index,
+			       .dir = dir};
 	if (count)
 		bpf_loop((__u32)count, rw_iov_step, &c, 0);
 #else
@@ -203,8 +206,7 @@ RW_INLINE void rw_walk_msghdr(struct rw_walk *w, __u64 addr, __u64 data_limit, _
 /* recvmmsg/sendmmsg: `count` messages, each bounded by its msg_len. Too
  * irregular for the kernel side: BPF builds stall on it (TOO_COMPLEX when
  * RW_WALK_MAX_SEGMENTS is small), the supervisor walks it. */
-RW_INLINE void rw_walk_mmsghdr(struct rw_walk *w, __u64 addr, __u64 count, __u8 buf_index,
-			       __u8 dir)
+RW_INLINE void rw_walk_mmsghdr(struct rw_walk *w, __u64 addr, __u64 count, __u8 buf_index, __u8 dir)
 {
 #ifdef __bpf__
 	if (count)

@@ -32,26 +32,26 @@
 /* How a buffer's length is found. */
 enum rw_size_kind {
 	RW_SZ_NONE = 0,
-	RW_SZ_FIXED,      /* size bytes */
-	RW_SZ_RET,        /* return value bytes (× size if size != 0), when ret > 0 */
-	RW_SZ_ARG,        /* args[size_arg] bytes (× size if size != 0) */
-	RW_SZ_SOCKLEN,    /* min(*(u32 *)args[size_arg] at entry, same at exit) */
-	RW_SZ_U32_AT_EXIT,/* *(u32 *)args[size_arg] after the call, capped by size */
-	RW_SZ_FDSET,      /* an fd_set for args[size_arg] descriptors */
-	RW_SZ_IOVEC,      /* iovec array at ptr, count args[size_arg]; output
-	                     limited to ret bytes, input to the iovec lengths */
-	RW_SZ_MSGHDR,     /* struct msghdr at ptr: header, name, iov data, control */
-	RW_SZ_MMSGHDR,    /* struct mmsghdr[ret] at ptr (recvmmsg/sendmmsg) */
-	RW_SZ_CSTRING,    /* NUL-terminated string, at most size bytes */
-	RW_SZ_IOCTL,      /* size encoded in the ioctl command (_IOC_SIZE) */
+	RW_SZ_FIXED,	   /* size bytes */
+	RW_SZ_RET,	   /* return value bytes (× size if size != 0), when ret > 0 */
+	RW_SZ_ARG,	   /* args[size_arg] bytes (× size if size != 0) */
+	RW_SZ_SOCKLEN,	   /* min(*(u32 *)args[size_arg] at entry, same at exit) */
+	RW_SZ_U32_AT_EXIT, /* *(u32 *)args[size_arg] after the call, capped by size */
+	RW_SZ_FDSET,	   /* an fd_set for args[size_arg] descriptors */
+	RW_SZ_IOVEC,	   /* iovec array at ptr, count args[size_arg]; output
+			      limited to ret bytes, input to the iovec lengths */
+	RW_SZ_MSGHDR,	   /* struct msghdr at ptr: header, name, iov data, control */
+	RW_SZ_MMSGHDR,	   /* struct mmsghdr[ret] at ptr (recvmmsg/sendmmsg) */
+	RW_SZ_CSTRING,	   /* NUL-terminated string, at most size bytes */
+	RW_SZ_IOCTL,	   /* size encoded in the ioctl command (_IOC_SIZE) */
 	RW_SZ_KIND_COUNT
 };
 
 /* Buffer flags. */
-#define RW_BUF_OUT        0x01 /* written by the kernel: replay restores it */
-#define RW_BUF_IN         0x02 /* read by the kernel: replay checks it */
+#define RW_BUF_OUT	  0x01 /* written by the kernel: replay restores it */
+#define RW_BUF_IN	  0x02 /* read by the kernel: replay checks it */
 #define RW_BUF_ON_SUCCESS 0x04 /* only when ret >= 0 */
-#define RW_BUF_ON_ERROR   0x08 /* only when ret < 0 */
+#define RW_BUF_ON_ERROR	  0x08 /* only when ret < 0 */
 #define RW_BUF_NO_PTR_ARG 0xff /* value of ptr_arg: no buffer */
 
 struct rw_buf_spec {
@@ -63,10 +63,11 @@ struct rw_buf_spec {
 };
 
 /* Syscall flags (kernel side). */
-#define RW_SYS_KNOWN          0x01 /* in the table: effects are described */
-#define RW_SYS_DISPATCH       0x02 /* buffers depend on args[dispatch_arg]:
-                                      look up rw_subcmd_key in the subcommand map */
-#define RW_SYS_MAPS_FILE      0x04 /* mmap: capture the identity of args[4] */
+#define RW_SYS_KNOWN 0x01 /* in the table: effects are described */
+#define RW_SYS_DISPATCH                                                                            \
+	0x02		      /* buffers depend on args[dispatch_arg]:                             \
+				 look up rw_subcmd_key in the subcommand map */
+#define RW_SYS_MAPS_FILE 0x04 /* mmap: capture the identity of args[4] */
 
 struct rw_sys_spec {
 	__u8 flags;
@@ -78,10 +79,10 @@ struct rw_sys_spec {
 };
 
 /* ioctl request numbers that encode their argument's size and direction. */
-#define RW_IOC_DIR(cmd) (((cmd) >> 30) & 3u)
+#define RW_IOC_DIR(cmd)	 (((cmd) >> 30) & 3u)
 #define RW_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fffu)
-#define RW_IOC_WRITE 1u /* userspace writes, the kernel reads */
-#define RW_IOC_READ 2u  /* the kernel writes */
+#define RW_IOC_WRITE	 1u /* userspace writes, the kernel reads */
+#define RW_IOC_READ	 2u /* the kernel writes */
 
 struct rw_subcmd_key {
 	__u32 nr;
@@ -109,7 +110,7 @@ struct rw_task_state {
 enum rw_record_kind {
 	RW_REC_SYSCALL = 1, /* closes one syscall; its data records precede it */
 	RW_REC_DATA = 2,    /* a piece of user memory belonging to the next
-	                       RW_REC_SYSCALL of the same thread */
+			       RW_REC_SYSCALL of the same thread */
 	RW_REC_FORK = 3,
 	RW_REC_EXIT = 4,
 };
@@ -122,9 +123,9 @@ struct rw_rec_header {
 };
 
 /* RW_REC_SYSCALL flags */
-#define RW_SC_UNKNOWN        0x0001 /* syscall not in the table */
+#define RW_SC_UNKNOWN	     0x0001 /* syscall not in the table */
 #define RW_SC_UNKNOWN_SUBCMD 0x0002 /* ioctl/prctl/… command not in the table */
-#define RW_SC_FILE           0x0008 /* file identity fields are valid */
+#define RW_SC_FILE	     0x0008 /* file identity fields are valid */
 #define RW_SC_CHILD_RETURN   0x0010 /* a new task's first return from fork/clone */
 
 struct rw_file_identity {

@@ -27,8 +27,11 @@ void StdioFds::apply(const SyscallEvent& e)
     std::copy(e.args.begin(), e.args.end(), args);
     auto fd = [](uint64_t v) { return static_cast<int>(v); };
     switch (fd_effect(e.nr, args)) {
-    case FdEffect::None: break;
-    case FdEffect::NewFd: streams_.erase(fd(e.ret)); break;
+    case FdEffect::None:
+        break;
+    case FdEffect::NewFd:
+        streams_.erase(fd(e.ret));
+        break;
     case FdEffect::NewFdPair:
         for (const auto& m : e.memory) {
             if (m.dir != Direction::Out || m.bytes.size() < 8)
@@ -49,11 +52,13 @@ void StdioFds::apply(const SyscallEvent& e)
             streams_.erase(target);
         break;
     }
-    case FdEffect::Close: streams_.erase(fd(e.args[0])); break;
+    case FdEffect::Close:
+        streams_.erase(fd(e.args[0]));
+        break;
     case FdEffect::CloseRange:
         for (auto it = streams_.begin(); it != streams_.end();)
             it = (it->first >= fd(e.args[0]) && static_cast<uint64_t>(it->first) <= e.args[1]) ? streams_.erase(it)
-                                                                                              : std::next(it);
+                                                                                               : std::next(it);
         break;
     }
 }

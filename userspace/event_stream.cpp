@@ -181,10 +181,10 @@ EventStreamReader::EventStreamReader(const std::filesystem::path& file)
 }
 
 EventStreamReader::EventStreamReader(EventStreamReader&& other) noexcept
-    : chunks_(std::move(other.chunks_)), fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), raw_(std::move(other.raw_)), raw_pos_(other.raw_pos_),
-      remaining_in_chunk_(other.remaining_in_chunk_), finished_(other.finished_), end_(std::move(other.end_))
-{
-}
+    : chunks_(std::move(other.chunks_)), fd_(std::exchange(other.fd_, -1)), offset_(other.offset_),
+      raw_(std::move(other.raw_)), raw_pos_(other.raw_pos_), remaining_in_chunk_(other.remaining_in_chunk_),
+      finished_(other.finished_), end_(std::move(other.end_))
+{}
 
 EventStreamReader::~EventStreamReader()
 {

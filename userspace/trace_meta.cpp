@@ -63,7 +63,7 @@ std::vector<TraceMeta::Rlimit> current_rlimits()
 {
     std::vector<TraceMeta::Rlimit> out;
     for (int r = 0; r < RLIM_NLIMITS; r++) {
-        struct rlimit l{};
+        struct rlimit l {};
         if (getrlimit(static_cast<__rlimit_resource>(r), &l) == 0)
             out.push_back({r, l.rlim_cur, l.rlim_max});
     }

@@ -38,8 +38,8 @@ int main(int argc, char** argv)
                 sc->memory[0].bytes.pop_back();
                 sc->memory[0].length -= 1;
                 done = true;
-                std::printf("shortened read #%llu to %lld bytes\n", static_cast<unsigned long long>(in.next_index() - 1),
-                            static_cast<long long>(sc->ret));
+                std::printf("shortened read #%llu to %lld bytes\n",
+                            static_cast<unsigned long long>(in.next_index() - 1), static_cast<long long>(sc->ret));
             }
             out.append(e);
         }

@@ -12,19 +12,28 @@
 
 namespace rw::perfclock {
 
-BreakpointCounter::BreakpointCounter(pid_t tid, uint64_t addr, uint64_t stop_after) : addr_(addr)
+BreakpointCounter::BreakpointCounter(pid_t tid, uint64_t addr, uint64_t stop_after)
+    : BreakpointCounter(tid, BreakpointKind::Execute, addr, sizeof(long), stop_after, 0)
+{}
+
+BreakpointCounter::BreakpointCounter(pid_t tid, BreakpointKind kind, uint64_t addr, uint32_t len, uint64_t stop_after,
+                                     uint64_t tag)
+    : addr_(addr), tag_(tag)
 {
     struct perf_event_attr attr {};
     attr.size = sizeof(attr);
     attr.type = PERF_TYPE_BREAKPOINT;
-    attr.bp_type = HW_BREAKPOINT_X;
+    attr.bp_type = kind == BreakpointKind::Execute ? HW_BREAKPOINT_X
+                   : kind == BreakpointKind::Write ? HW_BREAKPOINT_W
+                                                   : HW_BREAKPOINT_RW;
     attr.bp_addr = addr;
-    attr.bp_len = sizeof(long);
+    attr.bp_len = kind == BreakpointKind::Execute ? sizeof(long) : len;
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     if (stop_after) {
         attr.sample_period = stop_after;
         attr.sigtrap = 1;
+        attr.sig_data = tag;
         attr.remove_on_exec = 1;
     }
     fd_ = static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
@@ -32,7 +41,8 @@ BreakpointCounter::BreakpointCounter(pid_t tid, uint64_t addr, uint64_t stop_aft
         throw std::system_error(errno, std::generic_category(), "perf_event_open(breakpoint)");
 }
 
-BreakpointCounter::BreakpointCounter(BreakpointCounter&& other) noexcept : fd_(other.fd_), addr_(other.addr_)
+BreakpointCounter::BreakpointCounter(BreakpointCounter&& other) noexcept
+    : fd_(other.fd_), addr_(other.addr_), tag_(other.tag_)
 {
     other.fd_ = -1;
 }

@@ -11,12 +11,18 @@
 
 namespace rw::perfclock {
 
+enum class BreakpointKind { Execute, Write, ReadWrite };
+
 class BreakpointCounter {
 public:
     // Counts executions of `addr` by thread `tid` (0: the calling thread).
     // With `stop_after` > 0 the thread receives SIGTRAP (si_code TRAP_PERF)
     // exactly at that execution. Throws std::system_error.
     BreakpointCounter(pid_t tid, uint64_t addr, uint64_t stop_after = 0);
+    // The general form: an execution breakpoint, or a data watchpoint of
+    // `len` bytes (1, 2, 4, 8; x86 traps after the accessing instruction).
+    // The SIGTRAP's si_perf_data carries `tag`.
+    BreakpointCounter(pid_t tid, BreakpointKind kind, uint64_t addr, uint32_t len, uint64_t stop_after, uint64_t tag);
     ~BreakpointCounter();
     BreakpointCounter(const BreakpointCounter&) = delete;
     BreakpointCounter& operator=(const BreakpointCounter&) = delete;
@@ -27,10 +33,12 @@ public:
     void enable();
     void disable();
     uint64_t address() const { return addr_; }
+    uint64_t tag() const { return tag_; }
 
 private:
     int fd_ = -1;
     uint64_t addr_;
+    uint64_t tag_ = 0;
 };
 
 struct BreakpointStatus {

@@ -33,6 +33,17 @@ EventSource::Checkpoint EventSource::checkpoint() const
     return c;
 }
 
+EventSource::Checkpoint EventSource::checkpoint_before(uint64_t index) const
+{
+    Checkpoint c = checkpoint();
+    if (index >= c.cursor)
+        return c;
+    for (uint64_t i = index + 1; i < c.cursor; i++)
+        c.taken_ahead.insert(i);
+    c.cursor = index;
+    return c;
+}
+
 void EventSource::restore(const Checkpoint& c)
 {
     buffer_.clear();

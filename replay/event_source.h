@@ -41,6 +41,9 @@ public:
         std::set<uint64_t> taken_ahead;
     };
     Checkpoint checkpoint() const;
+    // The checkpoint as if event `index`, taken in order by next(), had not
+    // been taken (a snapshot in the middle of replaying it).
+    Checkpoint checkpoint_before(uint64_t index) const;
     void restore(const Checkpoint& c);
 
     // Why the stream ended (meaningful once peek() returned nullptr).

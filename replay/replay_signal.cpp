@@ -7,6 +7,7 @@
 
 #include "hw_breakpoint.h"
 #include "replayer.h"
+#include "trap_tags.h"
 #include "tsc.h"
 
 namespace rw::replay {
@@ -109,12 +110,12 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
     // instruction with the same registers again. Each execution of that
     // instruction since the last syscall costs one breakpoint hit.
     uint64_t rip = e.regs[Registers::RIP];
-    perfclock::BreakpointCounter bp(t.tid(), rip, 1);
+    perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
     uint64_t hits = 0;
     for (;;) {
         resume(t, Resume::Emulate);
-        StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) +
-                                      ", " + std::to_string(hits) + " breakpoint hits so far)");
+        StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) + ", " +
+                                      std::to_string(hits) + " breakpoint hits so far)");
         if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == SIGTRAP &&
             get_siginfo(t.tid()).si_code == kTrapPerf) {
             hits++;
@@ -132,7 +133,9 @@ void Replayer::on_rdtsc(const RdtscEvent& e)
     Task& t = task(e.tid);
     collect_fresh(t);
     resume(t, Resume::Emulate);
+    restartable_ = true;
     StopInfo s = wait_stop(t, std::string(e.rdtscp ? "rdtscp" : "rdtsc") + " at " + hex(e.ip));
+    restartable_ = false;
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGSEGV)
         diverge(t, std::string("expected ") + (e.rdtscp ? "rdtscp" : "rdtsc") + " at " + hex(e.ip) + ", got " +
                        describe_stop(t, s));

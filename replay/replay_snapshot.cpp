@@ -53,14 +53,16 @@ uint64_t Replayer::find_syscall_insn(Task& t)
             }
         }
     }
-    refuse(t.recorded_tid(), "no syscall instruction found in the address space of thread " +
-                                 std::to_string(t.recorded_tid()));
+    refuse(t.recorded_tid(),
+           "no syscall instruction found in the address space of thread " + std::to_string(t.recorded_tid()));
 }
 
 int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>& args, pid_t* child)
 {
     uint64_t insn = find_syscall_insn(t);
     Registers saved = t.regs();
+    // The task resumes afterwards as it would have: same mode, same stop kind.
+    Resume saved_resume = t.last_resume;
     Registers r = saved;
     r[Registers::RIP] = insn;
     r[Registers::RAX] = static_cast<uint64_t>(nr);
@@ -76,8 +78,8 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
     StopInfo s = wait_stop(t, "an injected syscall");
     if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != static_cast<uint64_t>(nr))
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
-                          "an injected " + syscall_name(static_cast<int>(nr)) + " did not start: " +
-                              describe_stop(t, s));
+                          "an injected " + syscall_name(static_cast<int>(nr)) +
+                              " did not start: " + describe_stop(t, s));
     resume(t, Resume::Syscall);
     s = wait_stop(t, "the end of an injected syscall");
     if (s.kind == StopInfo::Kind::PtraceEvent && child) {
@@ -87,18 +89,22 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
     }
     if (s.kind != StopInfo::Kind::SyscallStop)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
-                          "an injected " + syscall_name(static_cast<int>(nr)) + " did not return: " +
-                              describe_stop(t, s));
+                          "an injected " + syscall_name(static_cast<int>(nr)) +
+                              " did not return: " + describe_stop(t, s));
     int64_t result = static_cast<int64_t>(t.regs()[Registers::RAX]);
     t.set_regs(saved);
     t.at = Task::At::SyscallExit;
+    t.last_resume = saved_resume;
     return result;
 }
 
 pid_t Replayer::fork_copy(Task& t)
 {
+    // A fork whose exit signal is none: killing the copy later must not
+    // leave a SIGCHLD pending in the replayed process (it would interrupt
+    // the next injected syscall, and is not in the recording).
     pid_t child = 0;
-    int64_t r = inject_syscall(t, SYS_fork, {}, &child);
+    int64_t r = inject_syscall(t, SYS_clone, {0, 0, 0, 0, 0, 0}, &child);
     if (r < 0 || child <= 0)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           std::string("cannot copy a replayed process: fork failed: ") +
@@ -111,6 +117,16 @@ pid_t Replayer::fork_copy(Task& t)
     return child;
 }
 
+pid_t Replayer::copy_process(Task& t)
+{
+    if (hook_)
+        hook_->before_fork(t);
+    pid_t copy = fork_copy(t);
+    if (hook_)
+        hook_->after_fork(t);
+    return copy;
+}
+
 bool Replayer::can_snapshot(std::string* why)
 {
     auto fail = [&](std::string reason) {
@@ -120,6 +136,8 @@ bool Replayer::can_snapshot(std::string* why)
     };
     if (!launched_)
         return fail("the program has not started");
+    if (in_flight_ && !restartable_)
+        return fail("in the middle of replaying event " + std::to_string(current_));
     for (Task* t : live_tasks()) {
         collect_fresh(*t);
         if (t->at == Task::At::Running || t->at == Task::At::ExecutingCall)
@@ -158,7 +176,8 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot()
         snap->vms[vit->second].syscall_insn = t->vm()->syscall_insn;
     }
     snap->finished = finished_;
-    snap->source = source_.checkpoint();
+    // In the middle of an event: restoring replays it again from its start.
+    snap->source = in_flight_ ? source_.checkpoint_before(current_) : source_.checkpoint();
     snap->initial_tid = initial_tid_;
     snap->next_vm_id = next_vm_id_;
     snap->warned_unechoed = warned_unechoed_;
@@ -218,6 +237,8 @@ void Replayer::restore(const ReplaySnapshot& snap)
     next_vm_id_ = snap.next_vm_id;
     warned_unechoed_ = snap.warned_unechoed;
     current_ = snap.next_event();
+    in_flight_ = false;
+    restartable_ = false;
 }
 
 } // namespace rw::replay

@@ -17,8 +17,7 @@
 namespace rw::replay {
 namespace {
 
-constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514,
-                  kErestartRestartBlock = -516;
+constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514, kErestartRestartBlock = -516;
 
 std::string hex(uint64_t v)
 {
@@ -45,8 +44,8 @@ std::string first_difference(const std::vector<uint8_t>& expected, const std::ve
             return std::string("(ends)");
         return "\"" + escape_bytes(v.data() + from, v.size() - from, 40) + "\"";
     };
-    return "  first difference at byte " + std::to_string(i) + "\n  expected " + excerpt(expected) +
-           "\n  actual   " + excerpt(actual);
+    return "  first difference at byte " + std::to_string(i) + "\n  expected " + excerpt(expected) + "\n  actual   " +
+           excerpt(actual);
 }
 
 bool is_write_call(int nr)
@@ -83,11 +82,13 @@ void Replayer::on_syscall(const SyscallEvent& e)
         if (e.ret < 0)
             action = ReplayAction::Emulate;
         break;
-    case ReplayAction::Exit: refuse(e.tid, "an exit syscall that returned");
+    case ReplayAction::Exit:
+        refuse(e.tid, "an exit syscall that returned");
     case ReplayAction::Refuse:
         refuse(e.tid, syscall_name(e.nr) + " cannot be replayed: its effects reach outside the recording",
                "  the call: " + call_text(e));
-    default: break;
+    default:
+        break;
     }
     if (action == ReplayAction::Emulate)
         emulate(t, e);
@@ -107,7 +108,9 @@ void Replayer::emulate(Task& t, const SyscallEvent& e)
 void Replayer::run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how)
 {
     resume(t, how);
+    restartable_ = true;
     StopInfo s = wait_stop(t, syscall_name(e.nr) + "()");
+    restartable_ = false;
     if (s.kind != StopInfo::Kind::SyscallStop)
         diverge(t, "expected " + call_text(e) + ", got " + describe_stop(t, s));
     check_call(t, e);
@@ -186,8 +189,8 @@ void Replayer::set_result(Task& t, const SyscallEvent& e)
     write_outputs(t, e);
     Registers r = t.regs();
     r[Registers::RAX] = static_cast<uint64_t>(e.ret);
-    bool restart = e.ret == kErestartSys || e.ret == kErestartNoIntr || e.ret == kErestartNoHand ||
-                   e.ret == kErestartRestartBlock;
+    bool restart =
+        e.ret == kErestartSys || e.ret == kErestartNoIntr || e.ret == kErestartNoHand || e.ret == kErestartRestartBlock;
     if (restart) {
         // Interrupted, and no signal delivered here in the recording: the
         // kernel restarted the call. Do what it did.
@@ -212,6 +215,10 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
 
 void Replayer::echo(Task& t, const SyscallEvent& e)
 {
+    // Output shows once: going back in time and replaying again is silent.
+    if (current_ < echoed_up_to_ && !options_.echo_repeats)
+        return;
+    echoed_up_to_ = current_ + 1;
     int stream = t.group().fds->stream_of(e.args[0]);
     if (stream != 1 && stream != 2)
         return;
@@ -227,7 +234,8 @@ void Replayer::echo(Task& t, const SyscallEvent& e)
         }
         size_t done = 0;
         while (done < m.bytes.size()) {
-            ssize_t n = ::write(stream, m.bytes.data() + done, m.bytes.size() - done);
+            int fd = stream == 1 ? options_.stdout_fd : options_.stderr_fd;
+            ssize_t n = ::write(fd, m.bytes.data() + done, m.bytes.size() - done);
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
@@ -271,7 +279,8 @@ void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
             diverge(t, "rt_sigreturn restored a different context (rax " + hex(static_cast<uint64_t>(real)) +
                            ", recorded " + hex(static_cast<uint64_t>(e.ret)) + ")");
         break;
-    default: break;
+    default:
+        break;
     }
     after_syscall(t, e);
 }

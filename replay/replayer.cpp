@@ -60,14 +60,16 @@ bool Replayer::step()
             throw ReplayError(ReplayErrorKind::TraceEnded, end.events, 0, "the event stream is " + describe(end));
         if (!trace_.end())
             throw ReplayError(ReplayErrorKind::TraceEnded, end.events, 0,
-                              "the recorder did not finish: the trace ends after event " +
-                                  std::to_string(end.events) + ", before the program did");
+                              "the recorder did not finish: the trace ends after event " + std::to_string(end.events) +
+                                  ", before the program did");
         return false;
     }
     current_ = e->index;
     if (options_.on_event)
         options_.on_event(e->index, e->event);
+    in_flight_ = true;
     dispatch(*e);
+    in_flight_ = false;
     if (options_.progress) {
         auto now = std::chrono::steady_clock::now();
         if (now - last_progress_ > std::chrono::milliseconds(250)) {
@@ -87,11 +89,9 @@ ExitStatus Replayer::run_to_end()
     if (it == finished_.end())
         throw ReplayError(ReplayErrorKind::TraceEnded, current_, initial_tid_,
                           "the trace has no exit for the program's first process");
-    ExitStatus replayed = ExitStatus::from_wait_status(it->second.kind == StopInfo::Kind::Signaled
-                                                           ? it->second.signal
-                                                           : (it->second.exit_code << 8));
-    if (replayed.signaled != end.exit.signaled || replayed.code != end.exit.code ||
-        replayed.signal != end.exit.signal)
+    ExitStatus replayed = ExitStatus::from_wait_status(
+        it->second.kind == StopInfo::Kind::Signaled ? it->second.signal : (it->second.exit_code << 8));
+    if (replayed.signaled != end.exit.signaled || replayed.code != end.exit.code || replayed.signal != end.exit.signal)
         throw ReplayError(ReplayErrorKind::Divergence, current_, initial_tid_,
                           "the program " + replayed.describe() + "; the recording " + end.exit.describe());
     return end.exit;
@@ -211,15 +211,23 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
         finished_[t.recorded_tid()] = *stop;
         remove_task(t);
         break;
-    case StopInfo::Kind::SyscallStop: t.at = Task::At::SyscallEntry; break;
-    case StopInfo::Kind::SignalDelivery: t.at = Task::At::SignalStop; break;
-    default: t.at = Task::At::EventStop; break;
+    case StopInfo::Kind::SyscallStop:
+        t.at = Task::At::SyscallEntry;
+        break;
+    case StopInfo::Kind::SignalDelivery:
+        t.at = Task::At::SignalStop;
+        break;
+    default:
+        t.at = Task::At::EventStop;
+        break;
     }
     return *stop;
 }
 
 void Replayer::resume(Task& t, Resume how, bool step)
 {
+    step = step || t.step_on_resume || t.single_stepping;
+    t.step_on_resume = false;
     // A syscall that must run for real cannot be single-stepped: stepping
     // over the instruction would run it without its entry stop. It runs as
     // an event instead, and the debugger sees the step end after it.
@@ -229,14 +237,15 @@ void Replayer::resume(Task& t, Resume how, bool step)
             insn[1] == 0x05)
             step = false;
     }
-    bool skipped_exit = how == Resume::Syscall && t.emulated_entry && t.at == Task::At::SyscallEntry;
+    if (how == Resume::Syscall && t.emulated_entry && t.at == Task::At::SyscallEntry) {
+        // From a PTRACE_SYSEMU entry, PTRACE_SYSCALL first reports the
+        // skipped syscall's exit.
+        t.resume(how);
+        StopInfo s = wait_stop(t, "the end of an emulated syscall");
+        if (s.kind != StopInfo::Kind::SyscallStop)
+            diverge(t, "after an emulated syscall, got " + describe_stop(t, s));
+    }
     t.resume(how, step);
-    if (!skipped_exit)
-        return;
-    StopInfo s = wait_stop(t, "the end of an emulated syscall");
-    if (s.kind != StopInfo::Kind::SyscallStop)
-        diverge(t, "after an emulated syscall, got " + describe_stop(t, s));
-    t.resume(how);
 }
 
 void Replayer::collect_fresh(Task& t)
@@ -251,8 +260,10 @@ void Replayer::collect_fresh(Task& t)
 std::string Replayer::describe_stop(Task& t, const StopInfo& s)
 {
     switch (s.kind) {
-    case StopInfo::Kind::Exited: return "an exit with status " + std::to_string(s.exit_code);
-    case StopInfo::Kind::Signaled: return "death by " + signal_name(s.signal);
+    case StopInfo::Kind::Exited:
+        return "an exit with status " + std::to_string(s.exit_code);
+    case StopInfo::Kind::Signaled:
+        return "death by " + signal_name(s.signal);
     case StopInfo::Kind::SyscallStop: {
         const Registers& r = t.regs();
         SyscallEvent call;
@@ -267,8 +278,10 @@ std::string Replayer::describe_stop(Task& t, const StopInfo& s)
         std::snprintf(buf, sizeof(buf), " at rip %#llx", static_cast<unsigned long long>(t.regs()[Registers::RIP]));
         return "signal " + signal_name(s.signal) + buf;
     }
-    case StopInfo::Kind::PtraceEvent: return "ptrace event " + std::to_string(s.event);
-    case StopInfo::Kind::GroupStop: return "a stop (" + signal_name(s.signal) + ")";
+    case StopInfo::Kind::PtraceEvent:
+        return "ptrace event " + std::to_string(s.event);
+    case StopInfo::Kind::GroupStop:
+        return "a stop (" + signal_name(s.signal) + ")";
     }
     return "?";
 }
@@ -367,8 +380,8 @@ void Replayer::on_exec(const ExecEvent& e)
             diverge(t, "expected execve(\"" + e.filename + "\"), got " + describe_stop(t, s));
         auto path = t.memory().read_string(RemoteAddr(t.regs()[Registers::RDI]), 4096);
         if (!path || *path != e.filename)
-            diverge(t, "execve of a different program", "  expected \"" + e.filename + "\"\n  actual   \"" +
-                                                            path.value_or("<unreadable>") + "\"");
+            diverge(t, "execve of a different program",
+                    "  expected \"" + e.filename + "\"\n  actual   \"" + path.value_or("<unreadable>") + "\"");
         resume(t, Resume::Syscall);
     }
     Task& t = task(e.tid);
@@ -431,8 +444,8 @@ void Replayer::check_exec_image(Task& t, const ExecEvent& e)
         }
     }
     if (maps.size() != e.mappings.size() && details.empty())
-        details += "  " + std::to_string(maps.size()) + " mappings, recorded " + std::to_string(e.mappings.size()) +
-                   "\n";
+        details +=
+            "  " + std::to_string(maps.size()) + " mappings, recorded " + std::to_string(e.mappings.size()) + "\n";
     if (!details.empty()) {
         details.pop_back();
         diverge(t, "the program image after execve(\"" + e.filename + "\") differs from the recording", details);
@@ -442,8 +455,10 @@ void Replayer::check_exec_image(Task& t, const ExecEvent& e)
 uint64_t clone_flags(const SyscallEvent& call)
 {
     switch (call.nr) {
-    case SYS_clone: return call.args[0];
-    case SYS_vfork: return CLONE_VM | CLONE_VFORK;
+    case SYS_clone:
+        return call.args[0];
+    case SYS_vfork:
+        return CLONE_VM | CLONE_VFORK;
     case SYS_clone3:
         // struct clone_args starts with the flags; the trace keeps its bytes.
         for (const auto& m : call.memory)
@@ -453,7 +468,8 @@ uint64_t clone_flags(const SyscallEvent& call)
                 return flags;
             }
         return 0;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -505,6 +521,38 @@ void Replayer::on_fork(const ForkEvent& e)
         hook_->after_fork(parent);
 }
 
+std::optional<uint64_t> Replayer::stop_before_exit_call()
+{
+    const IndexedEvent* next = source_.peek();
+    const auto* e = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    Task* live = e ? find_task(e->tid) : nullptr;
+    if (!live || WIFSIGNALED(e->exit_code) || (e->pending_nr != SYS_exit && e->pending_nr != SYS_exit_group) ||
+        live->at == Task::At::Running || live->inject_signal)
+        return std::nullopt;
+    Task& t = *live;
+    collect_fresh(t);
+    SyscallEvent call;
+    call.nr = e->pending_nr;
+    call.args = e->pending_args;
+    run_to_syscall_entry(t, call, Resume::Syscall);
+    // Back out of the call: skip it, then put the registers as they were
+    // just before the syscall instruction.
+    Registers before = t.regs();
+    before[Registers::RIP] -= 2;
+    before[Registers::RAX] = before[Registers::ORIG_RAX];
+    before[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    Registers skip = t.regs();
+    skip[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    t.set_regs(skip);
+    resume(t, Resume::Syscall);
+    StopInfo s = wait_stop(t, "the end of a skipped " + syscall_name(call.nr) + "()");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "skipping " + syscall_name(call.nr) + "() gave " + describe_stop(t, s));
+    t.set_regs(before);
+    t.at = Task::At::SyscallExit;
+    return before[Registers::RIP];
+}
+
 void Replayer::on_exit(const ExitEvent& e)
 {
     Task* live = find_task(e.tid);
@@ -553,12 +601,13 @@ void Replayer::on_exit(const ExitEvent& e)
         int rec = recorded_signaled ? WTERMSIG(e.exit_code) : WEXITSTATUS(e.exit_code);
         int got = replay_signaled ? final.signal : final.exit_code;
         if (recorded_signaled != replay_signaled || rec != got) {
-            throw ReplayError(ReplayErrorKind::Divergence, current_, e.tid,
-                              std::string("thread ") + std::to_string(e.tid) + " ended differently",
-                              std::string("  recorded: ") + (recorded_signaled ? "killed by " + signal_name(rec)
-                                                                               : "exit " + std::to_string(rec)) +
-                                  "\n  replay:   " +
-                                  (replay_signaled ? "killed by " + signal_name(got) : "exit " + std::to_string(got)));
+            throw ReplayError(
+                ReplayErrorKind::Divergence, current_, e.tid,
+                std::string("thread ") + std::to_string(e.tid) + " ended differently",
+                std::string("  recorded: ") +
+                    (recorded_signaled ? "killed by " + signal_name(rec) : "exit " + std::to_string(rec)) +
+                    "\n  replay:   " +
+                    (replay_signaled ? "killed by " + signal_name(got) : "exit " + std::to_string(got)));
         }
     }
 }

@@ -34,9 +34,11 @@
 namespace rw::replay {
 
 struct ReplayOptions {
-    bool echo_output = true;                 // re-emit what the program wrote to stdout/stderr
-    std::chrono::seconds watchdog{120};      // no stop from a running task for this long: Stuck
-    std::function<void(uint64_t)> progress;  // called now and then with the next event index
+    bool echo_output = true;                              // re-emit what the program wrote to stdout/stderr
+    int stdout_fd = 1, stderr_fd = 2;                     // … to these descriptors
+    bool echo_repeats = false;                            // … again when a restored snapshot replays it again
+    std::chrono::seconds watchdog{120};                   // no stop from a running task for this long: Stuck
+    std::function<void(uint64_t)> progress;               // called now and then with the next event index
     std::function<void(uint64_t, const Event&)> on_event; // called before each event is replayed
 };
 
@@ -64,11 +66,22 @@ public:
 
     // Debugging.
     void set_debug_hook(DebugHook* hook) { hook_ = hook; }
+    // When the next event is a thread's exit or exit_group: runs it to just
+    // before that syscall instruction (the last state of the program) and
+    // returns the instruction's address. Replaying the exit goes on from there.
+    std::optional<uint64_t> stop_before_exit_call();
     Task* find_task(Tid recorded_tid);
     std::vector<Task*> live_tasks();
     Tid initial_tid() const { return initial_tid_; }
     const Trace& trace() const { return trace_; }
     StopWaiter& waiter() { return waiter_; }
+    const ReplayOptions& options() const { return options_; }
+    // The next time `task` is resumed, it is single-stepped.
+    void request_step(Task& task) { task.step_on_resume = true; }
+    // Until turned off, every resume of `task` is a single step.
+    void set_single_stepping(Task& task, bool on) { task.single_stepping = on; }
+    // A stopped copy of `task`'s process (fork), for throwaway execution.
+    pid_t copy_process(Task& task);
     // Runs a syscall in `task` (stopped anywhere) and puts it back exactly as
     // it was. Returns the raw result; fills `child` with the new process of
     // a fork.
@@ -147,6 +160,12 @@ private:
     int next_vm_id_ = 0;
     bool launched_ = false;
     bool warned_unechoed_ = false;
+    uint64_t echoed_up_to_ = 0;
+    // An event is being replayed (a debugger stop inside it), and whether
+    // replaying it again from the current state would be the same: true
+    // while the only thing done so far is running towards its stop.
+    bool in_flight_ = false;
+    bool restartable_ = false; // events before this index had their output shown
     std::chrono::steady_clock::time_point last_progress_{};
 };
 

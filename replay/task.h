@@ -62,22 +62,24 @@ public:
 
     // Where the task is stopped, for the handlers that continue it.
     enum class At {
-        Running,        // resumed; its next stop is pending
-        Fresh,          // a new task whose first stop is still to be collected
-        SyscallEntry,   // entry stop (or SYSEMU stop) of the current syscall
-        SyscallExit,    // exit stop
-        ExecutingCall,  // inside a syscall that runs for real (clone, execve): exit pending
-        SignalStop,     // signal-delivery stop
-        EventStop,      // ptrace event stop
-        Gone,           // exited
+        Running,       // resumed; its next stop is pending
+        Fresh,         // a new task whose first stop is still to be collected
+        SyscallEntry,  // entry stop (or SYSEMU stop) of the current syscall
+        SyscallExit,   // exit stop
+        ExecutingCall, // inside a syscall that runs for real (clone, execve): exit pending
+        SignalStop,    // signal-delivery stop
+        EventStop,     // ptrace event stop
+        Gone,          // exited
     };
     At at = At::Fresh;
     Resume last_resume = Resume::Cont;
     // Stopped at a PTRACE_SYSEMU entry: resuming with PTRACE_SYSCALL from
     // here first reports the skipped syscall's exit.
     bool emulated_entry = false;
-    uint64_t last_syscall_seq = 0; // the last syscall event replayed for this task
-    Tid vfork_child = 0; // a vfork child that must exec or exit before this task returns
+    uint64_t last_syscall_seq = 0;        // the last syscall event replayed for this task
+    Tid vfork_child = 0;                  // a vfork child that must exec or exit before this task returns
+    bool step_on_resume = false;          // a debugger asked for one instruction
+    bool single_stepping = false;         // every resume is a single step (a debugger counts instructions)
     std::optional<StopInfo> final_status; // how it ended, once it has
 
 private:

@@ -161,6 +161,15 @@ StopInfo decode_wait_status(int status)
     return s;
 }
 
+uint64_t perf_data(const siginfo_t& info)
+{
+    // _sigfault: si_addr at offset 16, then the _perf union member whose
+    // first field is the 64-bit sig_data.
+    uint64_t data;
+    std::memcpy(&data, reinterpret_cast<const char*>(&info) + 24, sizeof(data));
+    return data;
+}
+
 std::string signal_name(int signo)
 {
     if (signo >= SIGRTMIN && signo <= SIGRTMAX)

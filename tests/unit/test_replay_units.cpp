@@ -95,7 +95,7 @@ TEST_CASE("an event source checkpoint restores the stream, holes included")
         }
     }
     EventSource src{EventStreamReader(dir / "events")};
-    src.next();                      // 0
+    src.next();                          // 0
     auto ahead = src.take_for_task(200); // 1, out of order
     REQUIRE(ahead);
     CHECK(ahead->index == 1);
@@ -109,4 +109,28 @@ TEST_CASE("an event source checkpoint restores the stream, holes included")
         seen.push_back(e->index);
     CHECK(seen == std::vector<uint64_t>{2, 3, 4, 5, 6, 7, 8, 9});
     std::filesystem::remove_all(dir);
+}
+
+#include "position.h"
+
+TEST_CASE("positions: order by boundary, then by paths that extend each other")
+{
+    Position a{10, {}};
+    Position b = a.with(Segment::brk(0x400000, 3));
+    Position c = b.with(Segment::step(2));
+    Position d = c.with(Segment::step(3)); // steps merge
+    REQUIRE(d.path.size() == 2);
+    CHECK(d.path[1].count == 5);
+    CHECK(a.strictly_before(b));
+    CHECK(b.strictly_before(c));
+    CHECK(c.strictly_before(d));
+    CHECK(d.at_or_before(d));
+    CHECK_FALSE(d.strictly_before(d));
+    CHECK_FALSE(d.at_or_before(c));
+    Position other = a.with(Segment::brk(0x400100, 1)); // same boundary, another path: no order known
+    CHECK_FALSE(other.at_or_before(b));
+    CHECK_FALSE(b.at_or_before(other));
+    CHECK(Position{9, {Segment::step(100)}}.strictly_before(a));
+    CHECK(d.parent() == b);
+    CHECK(a.parent() == a);
 }

@@ -1,0 +1,13 @@
+// The perf sig_data tags that tell rewind's own hardware-breakpoint traps
+// apart: the replay engine's, a position being sought, and the debugger's.
+#pragma once
+
+#include <cstdint>
+
+namespace rw::replay {
+
+inline constexpr uint64_t kTagEngine = 0x7277'0000'0000'0002; // the engine finding a signal's position
+inline constexpr uint64_t kTagTarget = 0x7277'0000'0000'0001; // a position being sought
+inline constexpr uint64_t kTagUserBase = 0x7277'0000'0001'0000; // + index of a debugger breakpoint
+
+} // namespace rw::replay

@@ -25,6 +25,21 @@ void strip_record_separator(std::vector<char*>& args)
     }
 }
 
+std::vector<std::string> take_passthrough(std::vector<char*>& args, std::string_view subcommand)
+{
+    std::vector<std::string> out;
+    if (args.size() < 2 || std::string_view(args[1]) != subcommand)
+        return out;
+    for (size_t i = 2; i < args.size(); i++) {
+        if (std::string_view(args[i]) == "--") {
+            out.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+            args.resize(i);
+            break;
+        }
+    }
+    return out;
+}
+
 void add_record(CLI::App& app, Outcome& outcome)
 {
     auto* cmd = app.add_subcommand("record", "Run a program and record its execution");

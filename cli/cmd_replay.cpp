@@ -1,4 +1,5 @@
-// rewind replay [TRACE] --autopilot [--quiet]
+// rewind replay [TRACE] [-- GDB-ARGS…]: gdb attached to a replay server.
+// rewind replay [TRACE] --autopilot: the replay alone, to the end.
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include "commands.h"
 #include "event_format.h"
 #include "exit_like.h"
+#include "gdb_launch.h"
 #include "recorder.h"
 #include "replayer.h"
 #include "trace.h"
@@ -43,7 +45,7 @@ private:
 
 } // namespace
 
-void add_replay(CLI::App& app, Outcome& outcome)
+void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>& passthrough)
 {
     auto* cmd = app.add_subcommand("replay", "Replay a recording exactly");
     struct Args {
@@ -52,20 +54,29 @@ void add_replay(CLI::App& app, Outcome& outcome)
         bool quiet = false;
         int watchdog = 120;
         bool verbose = false;
+        std::string gdb = "/usr/bin/gdb";
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
     cmd->add_flag("--autopilot", a->autopilot, "Replay to the end without a debugger, showing the program's output");
     cmd->add_flag("-q,--quiet", a->quiet, "Do not re-emit the program's output");
     cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
+    cmd->add_option("--gdb", a->gdb, "The gdb to run (default: /usr/bin/gdb)");
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
-    cmd->footer("Exit status: the recorded program's, or 90 divergence, 91 cannot reproduce, 92 trace ends early,\n"
-                "93 stuck. Example:\n  rewind replay --autopilot latest");
-    cmd->callback([a, &outcome] {
+    cmd->footer("Without --autopilot, gdb debugs the replay, forwards and backwards; arguments after -- go to gdb.\n"
+                "With --autopilot, the exit status is the recorded program's, or 90 divergence, 91 cannot\n"
+                "reproduce, 92 trace ends early, 93 stuck. Examples:\n"
+                "  rewind replay latest\n  rewind replay latest -- -ex 'break main' -ex continue\n"
+                "  rewind replay --autopilot latest");
+    cmd->callback([a, &outcome, &passthrough] {
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
-        if (!a->autopilot)
-            throw UsageError("give --autopilot to replay without a debugger");
+        if (!a->autopilot) {
+            outcome.exit_code = run_gdb(a->gdb, t, passthrough);
+            return;
+        }
+        if (!passthrough.empty())
+            throw UsageError("arguments after -- are for gdb, which --autopilot does not run");
         Progress progress(t.end() ? t.end()->events : 0);
         replay::ReplayOptions opts;
         opts.echo_output = !a->quiet;

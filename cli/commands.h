@@ -2,6 +2,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace rw::cli {
@@ -16,7 +18,12 @@ void add_record(CLI::App& app, Outcome& outcome);
 // the argument parser would otherwise take as the end of all parsing.
 void strip_record_separator(std::vector<char*>& args);
 void add_info(CLI::App& app, Outcome& outcome);
-void add_replay(CLI::App& app, Outcome& outcome);
+// `rewind replay [OPTIONS] [TRACE] -- GDB-ARGS…`: the arguments after the
+// separator go to gdb untouched.
+void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>& passthrough);
+void add_serve(CLI::App& app, Outcome& outcome);
+// Takes the arguments after `--` out of a subcommand's command line.
+std::vector<std::string> take_passthrough(std::vector<char*>& args, std::string_view subcommand);
 void add_ls(CLI::App& app, Outcome& outcome);
 void add_dump(CLI::App& app, Outcome& outcome);
 void add_doctor(CLI::App& app, Outcome& outcome);

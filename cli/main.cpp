@@ -15,13 +15,15 @@ int main(int argc, char** argv)
     app.require_subcommand(1);
     rw::cli::Outcome outcome;
     rw::cli::add_record(app, outcome);
-    rw::cli::add_replay(app, outcome);
+    std::vector<char*> args(argv, argv + argc);
+    rw::cli::strip_record_separator(args);
+    std::vector<std::string> gdb_args = rw::cli::take_passthrough(args, "replay");
+    rw::cli::add_replay(app, outcome, gdb_args);
+    rw::cli::add_serve(app, outcome);
     rw::cli::add_info(app, outcome);
     rw::cli::add_ls(app, outcome);
     rw::cli::add_dump(app, outcome);
     rw::cli::add_doctor(app, outcome);
-    std::vector<char*> args(argv, argv + argc);
-    rw::cli::strip_record_separator(args);
     try {
         app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,117 @@
+// rewind serve [TRACE] --stdio | --port N: the gdb remote-protocol server.
+#include <arpa/inet.h>
+#include <fmt/core.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "commands.h"
+#include "debug_session.h"
+#include "event_format.h"
+#include "gdb_connection.h"
+#include "gdb_host_files.h"
+#include "gdb_server.h"
+#include "recorder.h"
+#include "trace.h"
+#include "trace_dir.h"
+#include "unique_fd.h"
+
+namespace rw::cli {
+namespace {
+
+// Waits on the loopback interface only: a replay exposes the recorded
+// program's memory, which must not be reachable from another machine.
+UniqueFd accept_one_on_loopback(int port)
+{
+    UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!listener)
+        throw std::system_error(errno, std::generic_category(), "socket");
+    int one = 1;
+    ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+        throw UsageError(fmt::format("cannot listen on 127.0.0.1:{}: {}", port, std::strerror(errno)));
+    if (::listen(listener.get(), 1) != 0)
+        throw std::system_error(errno, std::generic_category(), "listen");
+    fmt::print(stderr, "rewind: waiting for gdb on 127.0.0.1:{} (in gdb: target extended-remote localhost:{})\n",
+               port, port);
+    UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn)
+        throw std::system_error(errno, std::generic_category(), "accept");
+    ::setsockopt(conn.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return conn;
+}
+
+int serve(const Trace& trace, replay::ReplayOptions options, int in_fd, int out_fd)
+{
+    try {
+        replay::DebugSession session(trace, options);
+        replay::HostFiles files(trace);
+        replay::GdbConnection connection(in_fd, out_fd);
+        replay::GdbServer server(connection, session, files);
+        session.run(server);
+    } catch (const replay::ReplayError& e) {
+        fmt::print(stderr, "rewind: {}\n", e.report());
+        return replay::exit_status_for(e.kind());
+    }
+    return 0;
+}
+
+} // namespace
+
+void add_serve(CLI::App& app, Outcome& outcome)
+{
+    auto* cmd = app.add_subcommand("serve", "Serve a replay to gdb over the remote protocol");
+    struct Args {
+        std::string trace;
+        bool stdio = false;
+        int port = 0;
+        int watchdog = 120;
+        bool quiet = false;
+        bool verbose = false;
+    };
+    auto a = std::make_shared<Args>();
+    cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
+    auto* stdio = cmd->add_flag("--stdio", a->stdio, "Speak the protocol on stdin/stdout (gdb: target extended-remote | …)");
+    cmd->add_option("--port", a->port, "Listen on 127.0.0.1:PORT for one gdb connection")
+        ->check(CLI::Range(1, 65535))
+        ->excludes(stdio);
+    cmd->add_flag("-q,--quiet", a->quiet, "Do not re-emit the program's output");
+    cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
+    cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
+        ->check(CLI::Range(1, 86400));
+    cmd->footer("The program's output goes to stderr with --stdio, to stdout with --port.\n"
+                "Examples:\n  (gdb) target extended-remote | rewind serve --stdio latest\n"
+                "  rewind serve --port 2345 latest     then in gdb: target extended-remote localhost:2345");
+    cmd->callback([a, &outcome] {
+        if (!a->stdio && a->port == 0)
+            throw UsageError("give --stdio or --port PORT");
+        Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
+        replay::ReplayOptions opts;
+        opts.echo_output = !a->quiet;
+        opts.watchdog = std::chrono::seconds(a->watchdog);
+        if (a->verbose)
+            opts.on_event = [](uint64_t index, const Event& e) {
+                FormatOptions f;
+                f.bytes = 0;
+                fmt::print(stderr, "{}\n", format_event(index, e, f));
+            };
+        if (a->stdio) {
+            // gdb owns the terminal and handles ^C itself (it sends an interrupt packet).
+            std::signal(SIGINT, SIG_IGN);
+            opts.stdout_fd = STDERR_FILENO;
+            outcome.exit_code = serve(t, opts, STDIN_FILENO, STDOUT_FILENO);
+            return;
+        }
+        UniqueFd conn = accept_one_on_loopback(a->port);
+        outcome.exit_code = serve(t, opts, conn.get(), conn.get());
+    });
+}
+
+} // namespace rw::cli

@@ -1,0 +1,117 @@
+#include "gdb_launch.h"
+
+#include <fmt/core.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include "gdb_host_files.h"
+#include "gdbinit_script.h"
+#include "recorder.h"
+#include "trace.h"
+
+namespace rw::cli {
+namespace {
+
+std::string shell_quote(const std::string& s)
+{
+    std::string out = "'";
+    for (char c : s)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// A private directory for gdb's support files; it goes when gdb exits.
+class TempDir {
+public:
+    TempDir()
+    {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/rewind-gdb-XXXXXX";
+        if (!::mkdtemp(templ.data()))
+            throw std::system_error(errno, std::generic_category(), "cannot create a directory in " + templ);
+        path_ = templ;
+    }
+    ~TempDir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+void write_file(const std::filesystem::path& path, std::string_view text)
+{
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0)
+        throw std::system_error(errno, std::generic_category(), "cannot write " + path.string());
+}
+
+// The program and its libraries under their recorded paths, as links to
+// the trace's copies.
+void build_sysroot(const std::filesystem::path& root, const Trace& trace)
+{
+    replay::HostFiles files(trace);
+    for (const auto& [path, copy] : files.copies()) {
+        std::filesystem::path link = root / std::filesystem::path(path).relative_path();
+        std::error_code ec;
+        std::filesystem::create_directories(link.parent_path(), ec);
+        std::filesystem::create_symlink(std::filesystem::absolute(copy), link, ec);
+    }
+}
+
+} // namespace
+
+int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args)
+{
+    if (::access(gdb.c_str(), X_OK) != 0)
+        throw UsageError(fmt::format("cannot run gdb at {} ({}); install gdb or give --gdb PATH", gdb,
+                                     std::strerror(errno)));
+    TempDir dir;
+    std::filesystem::path script = dir.path() / "rewind-gdbinit.py";
+    write_file(script, replay::kGdbInitScript);
+    std::filesystem::path sysroot = dir.path() / "sysroot";
+    build_sysroot(sysroot, trace);
+
+    std::string self = std::filesystem::read_symlink("/proc/self/exe");
+    std::string target = "target extended-remote | " + shell_quote(self) + " serve --stdio " +
+                         shell_quote(std::filesystem::absolute(trace.dir()));
+    std::vector<std::string> argv = {gdb,  "-q", "-x", script.string(), "-ex", "set sysroot " + sysroot.string(),
+                                     "-ex", target};
+    argv.insert(argv.end(), gdb_args.begin(), gdb_args.end());
+    std::vector<char*> cargv;
+    for (auto& s : argv)
+        cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+
+    // gdb owns the terminal while it runs: ^C is its business.
+    struct sigaction ignore {}, old_int {}, old_quit {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ignore, &old_int);
+    ::sigaction(SIGQUIT, &ignore, &old_quit);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::sigaction(SIGINT, &old_int, nullptr);
+        ::sigaction(SIGQUIT, &old_quit, nullptr);
+        ::execv(gdb.c_str(), cargv.data());
+        fmt::print(stderr, "rewind: cannot run {}: {}\n", gdb, std::strerror(errno));
+        ::_exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    if (pid < 0)
+        throw std::system_error(errno, std::generic_category(), "fork");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+} // namespace rw::cli

@@ -1,0 +1,95 @@
+#include "breakpoint_set.h"
+
+#include <algorithm>
+
+#include "task.h"
+
+namespace rw::replay {
+
+bool BreakpointSet::add_hardware(const HardwareBreakpoint& bp)
+{
+    if (std::find_if(hardware_.begin(), hardware_.end(), [&](const auto& h) {
+            return !(h < bp) && !(bp < h);
+        }) != hardware_.end())
+        return false;
+    hardware_.push_back(bp);
+    hardware_changed_ = true; // re-armed at the next apply
+    return true;
+}
+
+bool BreakpointSet::remove_hardware(const HardwareBreakpoint& bp)
+{
+    auto it = std::find_if(hardware_.begin(), hardware_.end(),
+                           [&](const auto& h) { return !(h < bp) && !(bp < h); });
+    if (it == hardware_.end())
+        return false;
+    hardware_.erase(it);
+    hardware_changed_ = true;
+    return true;
+}
+
+std::optional<HardwareBreakpoint> BreakpointSet::hardware_for_tag(uint64_t tag) const
+{
+    if (tag < kTagUserBase || tag - kTagUserBase >= hardware_.size())
+        return std::nullopt;
+    return hardware_[tag - kTagUserBase];
+}
+
+void BreakpointSet::apply(Task& task)
+{
+    TraceeMemory mem = task.memory();
+    if (applied_pid_ != task.tid()) {
+        // A new process (restored from a snapshot): nothing of ours is in it.
+        shadow_.clear();
+        armed_.clear();
+    }
+    // Software: remove what is no longer wanted, insert what is missing.
+    for (auto it = shadow_.begin(); it != shadow_.end();) {
+        if (software_.count(it->first)) {
+            ++it;
+            continue;
+        }
+        uint8_t original = it->second;
+        mem.write(RemoteAddr(it->first), {&original, 1});
+        it = shadow_.erase(it);
+    }
+    for (uint64_t addr : software_) {
+        if (shadow_.count(addr))
+            continue;
+        uint8_t original = 0;
+        if (!mem.read(RemoteAddr(addr), {&original, 1}))
+            continue; // not mapped yet; inserted once it is
+        uint8_t int3 = 0xcc;
+        if (mem.write(RemoteAddr(addr), {&int3, 1}))
+            shadow_[addr] = original;
+    }
+    if (applied_pid_ != task.tid() || hardware_changed_) {
+        hardware_changed_ = false;
+        armed_.clear();
+        for (size_t i = 0; i < hardware_.size(); i++) {
+            const auto& h = hardware_[i];
+            armed_.emplace_back(task.tid(), h.kind, h.addr, h.len, 1, kTagUserBase + i);
+        }
+    }
+    applied_pid_ = task.tid();
+}
+
+void BreakpointSet::hide(uint64_t addr, std::span<uint8_t> data) const
+{
+    for (auto it = shadow_.lower_bound(addr); it != shadow_.end() && it->first < addr + data.size(); ++it)
+        data[it->first - addr] = it->second;
+}
+
+void BreakpointSet::lift(Task& task)
+{
+    if (applied_pid_ != task.tid())
+        return;
+    TraceeMemory mem = task.memory();
+    for (const auto& [addr, original] : shadow_)
+        mem.write(RemoteAddr(addr), {&original, 1});
+    shadow_.clear();
+    armed_.clear();
+    applied_pid_ = 0;
+}
+
+} // namespace rw::replay

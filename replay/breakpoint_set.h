@@ -1,0 +1,70 @@
+// The debugger's breakpoints and watchpoints, kept apart from any process:
+// the replayed process is replaced whenever time travel restores a
+// snapshot, and they are applied again to whichever process is current.
+// Software breakpoints are int3 bytes written into the process (gdb expects
+// to read them back); hardware ones are perf events bound to the thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "hw_breakpoint.h"
+#include "trap_tags.h"
+
+namespace rw::replay {
+
+class Task;
+
+
+struct HardwareBreakpoint {
+    perfclock::BreakpointKind kind;
+    uint64_t addr;
+    uint32_t len;
+    bool operator<(const HardwareBreakpoint& o) const
+    {
+        return std::tie(kind, addr, len) < std::tie(o.kind, o.addr, o.len);
+    }
+};
+
+class BreakpointSet {
+public:
+    bool add_software(uint64_t addr) { return software_.insert(addr).second; }
+    bool remove_software(uint64_t addr) { return software_.erase(addr) > 0; }
+    bool has_software(uint64_t addr) const { return software_.count(addr) > 0; }
+    const std::set<uint64_t>& software() const { return software_; }
+
+    bool add_hardware(const HardwareBreakpoint& bp);
+    bool remove_hardware(const HardwareBreakpoint& bp);
+    const std::vector<HardwareBreakpoint>& hardware() const { return hardware_; }
+    // The hardware breakpoint a trap's tag names.
+    std::optional<HardwareBreakpoint> hardware_for_tag(uint64_t tag) const;
+
+    // Makes the task's process hold exactly the software breakpoints, and
+    // arms the hardware ones on the task (each stops it at every hit).
+    // Throws std::system_error when the CPU has no debug register left.
+    void apply(Task& task);
+    // Takes every software breakpoint out of the process and disarms the
+    // hardware ones (before its memory is copied, or while seeking).
+    void lift(Task& task);
+    bool applied_to(pid_t tid) const { return applied_pid_ == tid; }
+    // Puts the original bytes back in memory read from the process at `addr`.
+    void hide(uint64_t addr, std::span<uint8_t> data) const;
+
+private:
+    std::set<uint64_t> software_;
+    std::vector<HardwareBreakpoint> hardware_;
+    pid_t applied_pid_ = 0;
+    bool hardware_changed_ = false;
+    std::map<uint64_t, uint8_t> shadow_; // original byte under each inserted int3
+    std::vector<perfclock::BreakpointCounter> armed_;
+};
+
+} // namespace rw::replay

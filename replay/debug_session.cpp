@@ -1,0 +1,518 @@
+#include "debug_session.h"
+
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "event_format.h"
+
+namespace rw::replay {
+namespace {
+
+constexpr int kTrapTrace = 2; // si_code of a single step
+constexpr int kTrapPerf = 6;  // si_code of a perf event's SIGTRAP
+
+// Forward replay time between automatic snapshots at event boundaries.
+constexpr auto kBoundarySnapshotEvery = std::chrono::milliseconds(100);
+
+} // namespace
+
+DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
+{
+}
+
+DebugSession::~DebugSession()
+{
+    if (diversion_)
+        end_diversion();
+    timeline_.clear();
+}
+
+// ---- the session loop ---------------------------------------------------
+
+void DebugSession::run(DebugFrontend& frontend)
+{
+    frontend_ = &frontend;
+    engine_.set_debug_hook(this);
+    StopReport report = start();
+    std::optional<ResumeRequest> travel;
+    for (;;) {
+        try {
+            if (travel) {
+                ResumeRequest r = *travel;
+                travel.reset();
+                begin_travel(r); // sets up a seek; execute() gets there
+            } else {
+                ask(report);
+            }
+            report = execute();
+        } catch (const Travel& t) {
+            travel = t.request;
+            mode_ = Mode::Forward;
+        } catch (const SessionEnd&) {
+            return;
+        }
+    }
+}
+
+StopReport DebugSession::start()
+{
+    const IndexedEvent* first = engine_.peek_next_event();
+    const ExecEvent* exec = first ? std::get_if<ExecEvent>(&first->event) : nullptr;
+    if (!exec)
+        throw ReplayError(ReplayErrorKind::Refused, 0, 0, "the trace does not start with the program's execve");
+    program_ = *exec;
+    debugged_tgid_ = exec->tgid;
+    current_tid_ = exec->tid;
+    // The exec, and the execve's return: the next instruction is the program's first.
+    engine_.step();
+    engine_.step();
+    position_ = begin_ = Position{engine_.next_event_index(), {}};
+    timeline_.add(Timeline::Kind::Beginning, begin_, engine_.take_snapshot());
+    last_boundary_snapshot_ = std::chrono::steady_clock::now();
+    return stop(StopReport::Kind::Signal);
+}
+
+DebugHook::Then DebugSession::ask(const StopReport& report)
+{
+    StopReport r = report;
+    for (;;) {
+        ResumeRequest req = frontend_->on_stop(r);
+        if (req.kind == ResumeRequest::Kind::Kill)
+            throw SessionEnd{};
+        if (req.kind != ResumeRequest::Kind::Continue && req.kind != ResumeRequest::Kind::Step) {
+            if (diversion_)
+                end_diversion();
+            throw Travel{req};
+        }
+        leave_diversion_if_restored();
+        if (diversion_) {
+            // The debugger changed the program (an inferior call, `jump`):
+            // it runs in the copy, the recording stays as it was.
+            r = run_diversion(req.kind == ResumeRequest::Kind::Step, req.signal);
+            continue;
+        }
+        apply_request(req);
+        return req.kind == ResumeRequest::Kind::Step ? Then::Step : Then::Resume;
+    }
+}
+
+void DebugSession::apply_request(const ResumeRequest& r)
+{
+    mode_ = Mode::Forward;
+    step_pending_ = r.kind == ResumeRequest::Kind::Step;
+    // The debugger may have changed its breakpoints while stopped.
+    if (Task* t = debugged_task())
+        breakpoints_.apply(*t);
+}
+
+void DebugSession::begin_search()
+{
+    mode_ = Mode::Search;
+    search_steps_ = 0;
+    Task* t = debugged_task();
+    if (!t)
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                          "the debugged process is gone at " + position_.describe());
+    if (search_arrival_->kind == Segment::Kind::Watch) {
+        const Segment& a = *search_arrival_;
+        search_counter_.emplace(t->tid(),
+                                a.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
+                                a.addr, a.len, 0, 0);
+        search_counter_seen_ = 0;
+    }
+    engine_.set_single_stepping(*t, true);
+}
+
+StopReport DebugSession::stop(StopReport::Kind kind)
+{
+    StopReport r;
+    r.kind = kind;
+    r.tid = current_tid_;
+    return r;
+}
+
+StopReport DebugSession::execute()
+{
+    if (Task* t = debugged_task(); t && step_pending_ && mode_ == Mode::Forward)
+        engine_.request_step(*t);
+    for (;;) {
+        if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && position_ == target_ &&
+            segment_ >= target_.path.size()) {
+            // At a boundary target (or a snapshot exactly at the target).
+            if (mode_ == Mode::Collect)
+                throw CollectDone{};
+            if (search_arrival_) {
+                begin_search();
+            } else {
+                mode_ = Mode::Forward;
+                if (Task* t = debugged_task())
+                    breakpoints_.apply(*t);
+                StopReport r = seek_report_.value_or(stop(StopReport::Kind::Signal));
+                seek_report_.reset();
+                return r;
+            }
+        }
+        if (mode_ != Mode::Forward && position_.event == target_.event && position_.path.empty() && segment_ == 0 &&
+            !target_.path.empty())
+            arm_next_segment();
+        if (mode_ == Mode::Collect)
+            if (Task* t = debugged_task())
+                breakpoints_.apply(*t);
+        if (at_end_of_history()) {
+            // The program's last stretch runs to just before its exit; the
+            // replay never goes further while it is debugged.
+            if (position_.path.empty())
+                if (auto insn = engine_.stop_before_exit_call())
+                    position_.extend(Segment::brk(*insn, 1));
+            if (mode_ == Mode::Collect)
+                throw CollectDone{};
+            if (mode_ != Mode::Forward)
+                throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                                  "the end of the recording came before " + target_.describe());
+            step_pending_ = false;
+            return stop(StopReport::Kind::ReplayEnd);
+        }
+        if (mode_ == Mode::Forward) {
+            if (frontend_->interrupt_requested()) {
+                StopReport r = stop(StopReport::Kind::Signal);
+                r.signal = SIGINT;
+                return r;
+            }
+            maybe_snapshot_boundary();
+            if (Task* t = debugged_task())
+                breakpoints_.apply(*t);
+        }
+        const IndexedEvent* next = engine_.peek_next_event();
+        bool ours = next && event_tid(next->event) == current_tid_;
+        const auto* signal = next ? std::get_if<SignalEvent>(&next->event) : nullptr;
+        bool costly = signal && signal->kind == SignalKind::AtPosition;
+        if (!engine_.step())
+            return stop(StopReport::Kind::ReplayEnd);
+        position_ = Position{engine_.next_event_index(), {}};
+        if (costly)
+            snapshot_here(Timeline::Kind::Boundary); // finding that signal's point again is slow
+        hit_counts_.clear();
+        resting_on_ = 0;
+        end_step_over(); // the stepped instruction was a syscall: no step trap came
+        if (mode_ == Mode::Forward && step_pending_ && ours) {
+            // The single step ran into the event (it executed the syscall,
+            // or a signal was delivered): it ends after it.
+            step_pending_ = false;
+            return stop(StopReport::Kind::Step);
+        }
+    }
+}
+
+bool DebugSession::at_end_of_history()
+{
+    const IndexedEvent* next = engine_.peek_next_event();
+    if (!next)
+        return true;
+    const auto* exit = std::get_if<ExitEvent>(&next->event);
+    return exit && exit->tgid == debugged_tgid_ && exit->group_dead;
+}
+
+void DebugSession::maybe_snapshot_boundary()
+{
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_boundary_snapshot_ < kBoundarySnapshotEvery || timeline_.has_at(position_) ||
+        !engine_.can_snapshot())
+        return;
+    timeline_.add(Timeline::Kind::Boundary, position_, engine_.take_snapshot());
+    last_boundary_snapshot_ = std::chrono::steady_clock::now();
+}
+
+void DebugSession::snapshot_stop()
+{
+    snapshot_here(Timeline::Kind::Stop);
+}
+
+void DebugSession::snapshot_here(Timeline::Kind kind)
+{
+    if (timeline_.has_at(position_) || !engine_.can_snapshot())
+        return;
+    timeline_.add(kind, position_, engine_.take_snapshot());
+}
+
+// ---- the engine's hook --------------------------------------------------
+
+Task* DebugSession::debugged_task()
+{
+    Task* t = engine_.find_task(current_tid_);
+    if (t)
+        return t;
+    for (Task* candidate : engine_.live_tasks())
+        if (candidate->group().recorded_tgid == debugged_tgid_)
+            return candidate;
+    return nullptr;
+}
+
+bool DebugSession::is_debugged(Task& t)
+{
+    return t.group().recorded_tgid == debugged_tgid_;
+}
+
+void DebugSession::before_fork(Task& task)
+{
+    if (is_debugged(task))
+        breakpoints_.lift(task);
+}
+
+void DebugSession::after_fork(Task& task)
+{
+    if (is_debugged(task) && mode_ != Mode::Seek && mode_ != Mode::Search)
+        breakpoints_.apply(task);
+}
+
+DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
+{
+    if (!is_debugged(task) || (info.si_code == kTrapPerf && perf_data(info) == kTagEngine))
+        return Then::NotMine;
+    Registers regs = task.regs();
+    uint64_t rip = regs[Registers::RIP];
+
+    // Which trap is it?
+    // A single step; or a step that delivered a signal, which stops at the
+    // handler's first instruction (the kernel reports it with si_code SIGTRAP).
+    bool step = info.si_code == kTrapTrace || info.si_code == SIGTRAP;
+    bool target = info.si_code == kTrapPerf && perf_data(info) == kTagTarget;
+    std::optional<HardwareBreakpoint> hw;
+    if (info.si_code == kTrapPerf && !target)
+        hw = breakpoints_.hardware_for_tag(perf_data(info));
+    bool software = info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) &&
+                    breakpoints_.applied_to(task.tid());
+    if (!step && !target && !hw && !software) {
+        if (info.si_code == kTrapPerf)
+            return Then::Resume; // a counter of an abandoned seek
+        return Then::NotMine;
+    }
+    if (software) {
+        regs[Registers::RIP] = rip - 1;
+        task.set_regs(regs);
+        rip -= 1;
+    }
+    current_tid_ = task.recorded_tid();
+    // The task rests where a Break segment arrived, before that execution
+    // of the instruction: its trap there is the execution already counted.
+    bool same_execution =
+        resting_on_ && rip == resting_on_ && (software || (hw && hw->kind == perfclock::BreakpointKind::Execute));
+    resting_on_ = 0;
+
+    switch (mode_) {
+    case Mode::Forward: {
+        if (target)
+            return Then::Resume; // stale
+        if (stepping_over_ && step) {
+            breakpoints_.add_software(stepping_over_);
+            breakpoints_.apply(task);
+            stepping_over_ = 0;
+        }
+        if (same_execution) {
+            if (software)
+                step_over(task, rip);
+            return software ? Then::Step : Then::Resume;
+        }
+        StopReport r;
+        r.tid = current_tid_;
+        if (software) {
+            position_.extend(Segment::brk(rip, 1));
+            r.kind = StopReport::Kind::SoftwareBreak;
+            resting_on_ = rip;
+        } else if (hw && hw->kind == perfclock::BreakpointKind::Execute) {
+            position_.extend(Segment::brk(rip, 1));
+            r.kind = StopReport::Kind::HardwareBreak;
+            resting_on_ = rip;
+        } else if (hw) {
+            uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
+            position_.extend(Segment::watch(hw->addr, hw->len, access, 1));
+            r.kind = StopReport::Kind::Watch;
+            r.watch_addr = hw->addr;
+            r.watch_access = access;
+        } else {
+            if (!step_pending_)
+                return Then::Resume; // a step we did not ask for
+            position_.extend(Segment::step(1));
+            r.kind = StopReport::Kind::Step;
+        }
+        step_pending_ = false;
+        snapshot_stop();
+        breakpoints_.apply(task);
+        return ask(r);
+    }
+    case Mode::Seek:
+        if (target || (step && steps_left_ > 0))
+            return segment_reached();
+        return Then::Resume;
+    case Mode::Search: {
+        if (!step)
+            return Then::Resume;
+        search_steps_++;
+        const Segment& a = *search_arrival_;
+        bool arrived = false;
+        if (a.kind == Segment::Kind::Break) {
+            arrived = rip == a.addr;
+        } else if (a.kind == Segment::Kind::Watch && search_counter_) {
+            uint64_t n = search_counter_->count();
+            arrived = n > search_counter_seen_;
+            search_counter_seen_ = n;
+        }
+        if (arrived)
+            throw SearchDone{search_steps_};
+        return Then::Step;
+    }
+    case Mode::Collect: {
+        if (target || (step && steps_left_ > 0 && !stepping_over_)) {
+            // Watchpoint hits at the target itself are the target, not a hit.
+            return segment_reached();
+        }
+        if (stepping_over_ && step) {
+            breakpoints_.add_software(stepping_over_);
+            breakpoints_.apply(task);
+            stepping_over_ = 0;
+            return steps_left_ > 0 ? Then::Step : Then::Resume;
+        }
+        if (same_execution) {
+            if (software)
+                step_over(task, rip);
+            return software || steps_left_ > 0 ? Then::Step : Then::Resume;
+        }
+        if (software) {
+            uint64_t n = ++hit_counts_[rip];
+            hits_.push_back({position_.with(Segment::brk(rip, n)), StopReport::Kind::SoftwareBreak, rip, 1});
+            step_over(task, rip);
+            return Then::Step;
+        }
+        if (hw) {
+            if (hw->kind == perfclock::BreakpointKind::Execute) {
+                uint64_t n = ++hit_counts_[rip];
+                hits_.push_back({position_.with(Segment::brk(rip, n)), StopReport::Kind::HardwareBreak, rip, 1});
+            } else {
+                uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
+                uint64_t n = ++hit_counts_[hw->addr ^ 0x8000000000000000ull];
+                hits_.push_back({position_.with(Segment::watch(hw->addr, hw->len, access, n)),
+                                 StopReport::Kind::Watch, hw->addr, access});
+            }
+        }
+        return steps_left_ > 0 ? Then::Step : Then::Resume;
+    }
+    }
+    return Then::Resume;
+}
+
+void DebugSession::step_over(Task& task, uint64_t addr)
+{
+    // Out for one instruction; back in at the step's trap (or the next event).
+    breakpoints_.remove_software(addr);
+    breakpoints_.apply(task);
+    stepping_over_ = addr;
+}
+
+void DebugSession::end_step_over()
+{
+    if (!stepping_over_)
+        return;
+    breakpoints_.add_software(stepping_over_);
+    stepping_over_ = 0;
+    if (Task* t = debugged_task(); t && mode_ != Mode::Seek && mode_ != Mode::Search)
+        breakpoints_.apply(*t);
+}
+
+void DebugSession::on_signal(Task& task, int signo)
+{
+    if (!is_debugged(task))
+        return;
+    current_tid_ = task.recorded_tid();
+    switch (mode_) {
+    case Mode::Forward: {
+        if (passed_.count(signo) && !step_pending_)
+            return;
+        position_.extend(Segment::to_event());
+        StopReport r = stop(StopReport::Kind::Signal);
+        r.signal = signo;
+        step_pending_ = false;
+        // The recording delivered this signal: whatever the debugger says,
+        // it is delivered when the program resumes.
+        ask(r);
+        return;
+    }
+    case Mode::Seek:
+    case Mode::Collect:
+        if (segment_ < target_.path.size() && target_.path[segment_].kind == Segment::Kind::ToEvent)
+            segment_reached();
+        return;
+    case Mode::Search:
+        // Delivered (or faulting) before the next instruction: as many
+        // instructions as steps so far.
+        if (search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent)
+            throw SearchDone{search_steps_};
+        return;
+    }
+}
+
+// ---- queries ------------------------------------------------------------
+
+std::vector<Tid> DebugSession::threads()
+{
+    std::vector<Tid> out;
+    for (Task* t : engine_.live_tasks())
+        if (is_debugged(*t))
+            out.push_back(t->recorded_tid());
+    return out;
+}
+
+bool DebugSession::has_thread(Tid tid)
+{
+    Task* t = engine_.find_task(tid);
+    return t && is_debugged(*t);
+}
+
+uint64_t DebugSession::total_events() const
+{
+    return trace_.end() ? trace_.end()->events : 0;
+}
+
+std::string DebugSession::describe_position()
+{
+    std::string s = position_.describe();
+    if (diversion_)
+        s += " (in a diverted copy: the debugger changed registers or memory)";
+    if (uint64_t total = total_events())
+        s += " of " + std::to_string(total) + " events (" + std::to_string(position_.event * 100 / total) + "%)";
+    return s;
+}
+
+uint64_t DebugSession::add_checkpoint()
+{
+    if (diversion_)
+        throw ReplayError(ReplayErrorKind::Refused, position_.event, 0,
+                          "the debugger changed registers or memory here (a throwaway copy runs): continue or step "
+                          "back to the recording before taking a checkpoint");
+    if (!engine_.can_snapshot())
+        throw ReplayError(ReplayErrorKind::Refused, position_.event, 0, "cannot take a checkpoint at this point");
+    Task* t = debugged_task();
+    if (t)
+        breakpoints_.lift(*t);
+    auto snap = engine_.take_snapshot();
+    if (t)
+        breakpoints_.apply(*t);
+    return timeline_.add(Timeline::Kind::Checkpoint, position_, std::move(snap), describe_position()).id;
+}
+
+bool DebugSession::delete_checkpoint(uint64_t id)
+{
+    return timeline_.remove_checkpoint(id);
+}
+
+std::vector<std::pair<uint64_t, std::string>> DebugSession::list_checkpoints() const
+{
+    std::vector<std::pair<uint64_t, std::string>> out;
+    for (const auto* e : timeline_.checkpoints())
+        out.push_back({e->id, e->note});
+    return out;
+}
+
+} // namespace rw::replay

@@ -1,0 +1,243 @@
+// A debugging session over a replay: forward and reverse execution,
+// breakpoints, watchpoints, snapshots, checkpoints, and inferior calls in
+// throwaway copies. The debugger (the gdb server) is the frontend: the
+// session hands it every stop and it answers with what to do next.
+//
+// Control flow. Forward execution runs the replay engine; a debugger stop
+// inside the stretch between two events surfaces in the engine's wait loop
+// as a DebugHook call, which asks the frontend (nested) and tells the
+// engine to continue or single-step. Time travel never continues the
+// current state: it unwinds to the session loop, restores the nearest
+// snapshot and replays forward to the target position, which was found by
+// re-executing from snapshots while collecting breakpoint hits (reverse
+// continue) or single-stepping a short stretch (reverse step).
+#pragma once
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "breakpoint_set.h"
+#include "debug_hook.h"
+#include "gdb_registers.h"
+#include "position.h"
+#include "replayer.h"
+#include "timeline.h"
+
+namespace rw::replay {
+
+struct StopReport {
+    enum class Kind {
+        Signal,         // a signal (the initial stop, a recorded signal, an interrupt)
+        SoftwareBreak,  // a breakpoint (int3)
+        HardwareBreak,  // a hardware breakpoint
+        Watch,          // a watchpoint: watch_addr, watch_access
+        Step,           // a single step ended
+        ReplayBegin,    // reverse execution reached the start of the recording
+        ReplayEnd,      // forward execution reached the end of the recording
+        Exited,         // a diverted copy exited (exit_status, wait-status form)
+    };
+    Kind kind = Kind::Signal;
+    Tid tid = 0;
+    int signal = SIGTRAP;
+    uint64_t watch_addr = 0;
+    uint8_t watch_access = 1; // 1 write, 2 read/write
+    int exit_status = 0;
+};
+
+struct ResumeRequest {
+    enum class Kind {
+        Continue,
+        Step,
+        ReverseContinue,
+        ReverseStep,
+        GotoEvent,      // `value`: event index
+        GotoPercent,    // `value`: 0..100
+        GotoCheckpoint, // `value`: checkpoint id (0: the beginning)
+        Kill,           // end the session
+    };
+    Kind kind = Kind::Continue;
+    uint64_t value = 0;
+    int signal = 0; // Continue/Step: a signal to deliver (code the debugger runs in a copy)
+};
+
+class DebugFrontend {
+public:
+    virtual ~DebugFrontend() = default;
+    // Serves the debugger at a stop until it asks to resume.
+    virtual ResumeRequest on_stop(const StopReport& report) = 0;
+    // Polled while the replay runs: has the debugger asked to interrupt?
+    virtual bool interrupt_requested() = 0;
+};
+
+// Thrown to leave the current replay state for another point in time.
+struct Travel {
+    ResumeRequest request;
+};
+
+// Ends the session (the debugger killed the program or went away).
+struct SessionEnd {};
+
+class DebugSession : public DebugHook {
+public:
+    DebugSession(const Trace& trace, ReplayOptions options);
+    ~DebugSession() override;
+
+    // Replays to the program's first instruction, then serves the frontend
+    // until it kills the session. Throws ReplayError on divergence.
+    void run(DebugFrontend& frontend);
+
+    // ---- what the frontend may ask while the program is stopped --------
+    Tid current_thread() const { return current_tid_; }
+    std::vector<Tid> threads();
+    bool has_thread(Tid tid);
+    Registers registers(Tid tid);
+    void write_registers(Tid tid, const RegisterFile& regs); // in a throwaway copy
+    size_t read_memory(uint64_t addr, std::span<uint8_t> out);
+    bool write_memory(uint64_t addr, std::span<const uint8_t> data); // in a throwaway copy
+    pid_t process_of(Tid tid); // the live process gdb's thread stands for
+    bool diverted() const { return diversion_ != nullptr; }
+    BreakpointSet& breakpoints() { return breakpoints_; }
+    const ExecEvent& program() const { return program_; }
+    const Trace& trace() const { return trace_; }
+    const Position& position() const { return position_; }
+    std::string describe_position();
+    uint64_t total_events() const;
+
+    // Passing signals: reported only if the debugger wants to stop at them.
+    void set_passed_signals(std::set<int> signals) { passed_ = std::move(signals); }
+
+    // Checkpoints (user snapshots). Returns the id, or throws ReplayError.
+    uint64_t add_checkpoint();
+    bool delete_checkpoint(uint64_t id);
+    std::vector<std::pair<uint64_t, std::string>> list_checkpoints() const;
+
+    // ---- DebugHook --------------------------------------------------------
+    Then on_trap(Task& task, const siginfo_t& info) override;
+    void on_signal(Task& task, int signo) override;
+    void before_fork(Task& task) override;
+    void after_fork(Task& task) override;
+
+private:
+    // What the session is doing with the engine.
+    enum class Mode {
+        Forward, // running for the debugger: its breakpoints stop
+        Seek,    // replaying to a position (the path's segments are armed in turn)
+        Collect, // replaying to a position, noting every breakpoint hit on the way
+        Search,  // single-stepping from a position until an arrival condition
+    };
+    struct Hit {
+        Position pos;
+        StopReport::Kind kind;
+        uint64_t addr = 0;
+        uint8_t access = 1;
+    };
+    struct CollectDone {};
+    struct SearchDone {
+        uint64_t steps;
+    };
+
+    StopReport start();
+    StopReport execute();
+    Then ask(const StopReport& report);
+    void apply_request(const ResumeRequest& r);
+    void begin_travel(const ResumeRequest& r);
+
+    // Positions and travel (debug_travel.cpp).
+    StopReport seek(const Position& target, const StopReport& report);
+    void restore_for(const Position& target);
+    void arm_next_segment();
+    void arm(const Segment& s);
+    Then segment_reached();
+    std::optional<Hit> last_hit_before(const Position& p);
+    std::optional<Hit> hit_at(const Position& p) const; // a breakpoint's arrival, as a hit
+    std::vector<Hit> collect(const Timeline::Entry& from, const Position& to);
+    std::optional<Position> previous_instruction(const Position& p);
+    uint64_t search_steps(const Position& base, const Segment& arrival);
+    void begin_search();
+    std::optional<Event> event_at(uint64_t index);
+    Position position_of_event(uint64_t index);
+
+    void step_over(Task& task, uint64_t addr);
+    void end_step_over();
+    static uint64_t resting_address(const Position& p)
+    {
+        return !p.path.empty() && p.path.back().kind == Segment::Kind::Break ? p.path.back().addr : 0;
+    }
+
+    // Snapshots.
+    void maybe_snapshot_boundary();
+    void snapshot_stop();
+    void snapshot_here(Timeline::Kind kind);
+
+    // Diversions (debug_diversion.cpp).
+    void ensure_diversion();
+    void end_diversion();
+    bool diversion_restored();
+    void leave_diversion_if_restored();
+    StopReport run_diversion(bool step, int signal);
+
+    // Helpers.
+    Task* debugged_task();
+    bool is_debugged(Task& t);
+    bool at_end_of_history();
+    StopReport stop(StopReport::Kind kind);
+
+    const Trace& trace_;
+    Replayer engine_;
+    DebugFrontend* frontend_ = nullptr;
+    Timeline timeline_;
+    BreakpointSet breakpoints_;
+    ExecEvent program_;
+    Position position_;
+    Position begin_;
+    Tid debugged_tgid_ = 0;
+    Tid current_tid_ = 0;
+    std::set<int> passed_;
+
+    Mode mode_ = Mode::Forward;
+    // Seek/Collect/Search: where to go, and how far along its path we are.
+    Position target_;
+    size_t segment_ = 0;         // index in target_.path of the armed segment
+    Segment current_;            // what is armed (a Step may be the rest of one)
+    uint64_t steps_left_ = 0;    // for a Step segment
+    std::optional<perfclock::BreakpointCounter> target_counter_;
+    std::optional<StopReport> seek_report_; // reported when a Seek arrives
+    // What to do on arrival of a Seek: report, or start a search.
+    std::optional<Segment> search_arrival_;
+    uint64_t search_steps_ = 0;
+    std::optional<perfclock::BreakpointCounter> search_counter_;
+    uint64_t search_counter_seen_ = 0;
+    // Collect.
+    std::vector<Hit> hits_;
+    std::map<uint64_t, uint64_t> hit_counts_; // by address, since the segment started
+    uint64_t stepping_over_ = 0;              // a software breakpoint lifted for one step
+    uint64_t resting_on_ = 0; // the task is at this address, where its position's last Break arrived
+    // Forward.
+    bool step_pending_ = false;
+
+    std::chrono::steady_clock::time_point last_boundary_snapshot_{};
+    std::optional<EventStreamReader> random_reader_; // events by index, for reverse steps
+
+    struct Diversion {
+        std::shared_ptr<ThreadGroup> group = std::make_shared<ThreadGroup>();
+        std::shared_ptr<AddressSpace> vm = std::make_shared<AddressSpace>();
+        std::unique_ptr<Task> task;
+        Registers start; // the replay's registers when the diversion began
+        bool exited = false;
+        int exit_status = 0;
+        bool in_syscall = false;
+        bool unrun_writes = false; // memory written since the copy last ran
+        std::set<long> warned; // syscalls refused to the copy, said once
+    };
+    std::unique_ptr<Diversion> diversion_;
+};
+
+} // namespace rw::replay

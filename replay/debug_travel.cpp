@@ -1,0 +1,338 @@
+// Time travel: going to a position, and finding where reverse execution stops.
+#include <sys/syscall.h>
+
+#include <algorithm>
+
+#include "debug_session.h"
+
+namespace rw::replay {
+
+void DebugSession::begin_travel(const ResumeRequest& r)
+{
+    StopReport report = stop(StopReport::Kind::Signal);
+    Position target = begin_;
+    switch (r.kind) {
+    case ResumeRequest::Kind::ReverseContinue: {
+        auto hit = last_hit_before(position_);
+        if (!hit) {
+            report.kind = StopReport::Kind::ReplayBegin;
+            break;
+        }
+        report.kind = hit->kind;
+        if (hit->kind == StopReport::Kind::Watch) {
+            // Stop before the instruction that wrote, so it can be seen
+            // (the watchpoint traps after it).
+            report.watch_addr = hit->addr;
+            report.watch_access = hit->access;
+            target = previous_instruction(hit->pos).value_or(begin_);
+        } else {
+            target = hit->pos;
+        }
+        break;
+    }
+    case ResumeRequest::Kind::ReverseStep: {
+        auto prev = previous_instruction(position_);
+        if (prev) {
+            report.kind = StopReport::Kind::Step;
+            target = *prev;
+        } else {
+            report.kind = StopReport::Kind::ReplayBegin;
+        }
+        break;
+    }
+    case ResumeRequest::Kind::GotoEvent:
+        target = Position{std::max(r.value, begin_.event), {}};
+        break;
+    case ResumeRequest::Kind::GotoPercent: {
+        uint64_t total = std::max(total_events(), begin_.event + 1);
+        target = Position{begin_.event + (total - 1 - begin_.event) * std::min<uint64_t>(r.value, 100) / 100, {}};
+        break;
+    }
+    case ResumeRequest::Kind::GotoCheckpoint:
+        if (r.value) {
+            const Timeline::Entry* e = timeline_.find_checkpoint(r.value);
+            if (e)
+                target = e->pos;
+        }
+        break;
+    default: break;
+    }
+    seek(target, report);
+}
+
+StopReport DebugSession::seek(const Position& target, const StopReport& report)
+{
+    restore_for(target);
+    seek_report_ = report;
+    return report;
+}
+
+void DebugSession::restore_for(const Position& target)
+{
+    const Timeline::Entry* from = timeline_.best_for(target);
+    if (!from)
+        from = timeline_.best_for(begin_);
+    mode_ = Mode::Seek;
+    target_ = target;
+    target_counter_.reset();
+    steps_left_ = 0;
+    hit_counts_.clear();
+    stepping_over_ = 0;
+    step_pending_ = false;
+    engine_.restore(*from->snapshot);
+    position_ = from->pos;
+    resting_on_ = resting_address(position_);
+    segment_ = 0;
+    if (from->pos.event != target.event || from->pos.path.empty())
+        return; // execute() arms the path at the target's boundary
+    size_t n = from->pos.path.size();
+    const Segment& mine = from->pos.path[n - 1];
+    if (mine.kind == Segment::Kind::Step && target.path[n - 1].count > mine.count) {
+        // Part-way through a run of single steps.
+        segment_ = n - 1;
+        arm(Segment::step(target.path[n - 1].count - mine.count));
+        return;
+    }
+    segment_ = n;
+    if (segment_ < target_.path.size())
+        arm_next_segment();
+}
+
+void DebugSession::arm_next_segment()
+{
+    arm(target_.path[segment_]);
+}
+
+void DebugSession::arm(const Segment& s)
+{
+    Task* t = debugged_task();
+    if (!t)
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                          "the debugged process is gone before " + target_.describe());
+    current_ = s;
+    target_counter_.reset();
+    steps_left_ = 0;
+    hit_counts_.clear();
+    engine_.set_single_stepping(*t, s.kind == Segment::Kind::Step);
+    switch (s.kind) {
+    case Segment::Kind::Break:
+        // Resting on the address: the counter sees that execution too.
+        target_counter_.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8,
+                                s.count + (s.addr == resting_on_ ? 1 : 0), kTagTarget);
+        break;
+    case Segment::Kind::Watch:
+        target_counter_.emplace(t->tid(),
+                                s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
+                                s.addr, s.len, s.count, kTagTarget);
+        break;
+    case Segment::Kind::Step:
+        steps_left_ = s.count;
+        engine_.request_step(*t);
+        break;
+    case Segment::Kind::ToEvent: break;
+    }
+}
+
+DebugHook::Then DebugSession::segment_reached()
+{
+    const Segment s = current_;
+    if (s.kind == Segment::Kind::Step && --steps_left_ > 0)
+        return Then::Step;
+    position_.extend(s);
+    resting_on_ = s.kind == Segment::Kind::Break ? s.addr : 0;
+    segment_++;
+    if (Task* t = debugged_task())
+        engine_.set_single_stepping(*t, false);
+    target_counter_.reset();
+    hit_counts_.clear();
+    if (segment_ < target_.path.size()) {
+        arm_next_segment();
+        return steps_left_ > 0 ? Then::Step : Then::Resume;
+    }
+    // Arrived.
+    if (mode_ == Mode::Collect)
+        throw CollectDone{};
+    if (search_arrival_) {
+        begin_search();
+        return Then::Step;
+    }
+    Task* t = debugged_task();
+    mode_ = Mode::Forward;
+    if (t)
+        breakpoints_.apply(*t);
+    StopReport r = seek_report_.value_or(stop(StopReport::Kind::Signal));
+    seek_report_.reset();
+    snapshot_stop();
+    return ask(r);
+}
+
+std::vector<DebugSession::Hit> DebugSession::collect(const Timeline::Entry& from, const Position& to)
+{
+    mode_ = Mode::Collect;
+    target_ = to;
+    target_counter_.reset();
+    steps_left_ = 0;
+    hits_.clear();
+    hit_counts_.clear();
+    stepping_over_ = 0;
+    step_pending_ = false;
+    engine_.restore(*from.snapshot);
+    position_ = from.pos;
+    resting_on_ = resting_address(position_);
+    segment_ = 0;
+    if (Task* t = debugged_task())
+        breakpoints_.apply(*t);
+    if (from.pos.event == to.event && !from.pos.path.empty()) {
+        size_t n = from.pos.path.size();
+        const Segment& mine = from.pos.path[n - 1];
+        if (mine.kind == Segment::Kind::Step && to.path[n - 1].count > mine.count) {
+            segment_ = n - 1;
+            arm(Segment::step(to.path[n - 1].count - mine.count));
+        } else {
+            segment_ = n;
+            if (segment_ < target_.path.size())
+                arm_next_segment();
+        }
+    }
+    try {
+        execute();
+    } catch (const CollectDone&) {
+    }
+    end_step_over();
+    mode_ = Mode::Forward;
+    return hits_;
+}
+
+std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p)
+{
+    if (breakpoints_.software().empty() && breakpoints_.hardware().empty())
+        return std::nullopt;
+    // Just after a watched write: going back undoes it, so it is the first hit.
+    if (auto here = hit_at(p); here && here->kind == StopReport::Kind::Watch)
+        return here;
+    Position end = p;
+    for (;;) {
+        const Timeline::Entry* from = timeline_.strictly_before(end);
+        if (!from)
+            return std::nullopt;
+        Position from_pos = from->pos;
+        auto hits = collect(*from, end);
+        if (!hits.empty())
+            return hits.back();
+        // The snapshot itself may stand at a hit (collecting starts after it).
+        if (auto here = hit_at(from_pos))
+            return here;
+        if (from_pos == begin_)
+            return std::nullopt;
+        end = from_pos;
+    }
+}
+
+std::optional<DebugSession::Hit> DebugSession::hit_at(const Position& p) const
+{
+    if (p.path.empty())
+        return std::nullopt;
+    const Segment& last = p.path.back();
+    if (last.kind == Segment::Kind::Break) {
+        if (breakpoints_.has_software(last.addr))
+            return Hit{p, StopReport::Kind::SoftwareBreak, last.addr, 1};
+        for (const auto& h : breakpoints_.hardware())
+            if (h.kind == perfclock::BreakpointKind::Execute && h.addr == last.addr)
+                return Hit{p, StopReport::Kind::HardwareBreak, last.addr, 1};
+    } else if (last.kind == Segment::Kind::Watch) {
+        for (const auto& h : breakpoints_.hardware()) {
+            uint8_t access = h.kind == perfclock::BreakpointKind::Write ? 1 : 2;
+            if (h.kind != perfclock::BreakpointKind::Execute && h.addr == last.addr && h.len == last.len &&
+                access == last.access)
+                return Hit{p, StopReport::Kind::Watch, h.addr, access};
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<Event> DebugSession::event_at(uint64_t index)
+{
+    if (!random_reader_)
+        random_reader_.emplace(trace_.events());
+    random_reader_->seek(index);
+    Event e;
+    if (!random_reader_->next(e))
+        return std::nullopt;
+    return e;
+}
+
+std::optional<Position> DebugSession::previous_instruction(const Position& p)
+{
+    if (p == begin_ || p.event < begin_.event)
+        return std::nullopt;
+    if (p.path.empty() || (p.path.size() == 1 && p.path[0].kind == Segment::Kind::ToEvent &&
+                           [&] {
+                               auto e = event_at(p.event);
+                               const auto* s = e ? std::get_if<SignalEvent>(&*e) : nullptr;
+                               return s && s->kind == SignalKind::AtSyscall;
+                           }())) {
+        // The instruction before an event boundary ends the stretch before it.
+        if (p.event <= begin_.event)
+            return std::nullopt;
+        auto e = event_at(p.event - 1);
+        Position prev{p.event - 1, {}};
+        if (e) {
+            if (const auto* sc = std::get_if<SyscallEvent>(&*e); sc && sc->tgid == debugged_tgid_ &&
+                                                                 !(sc->flags & kSyscallChildReturn))
+                return prev.with(Segment::brk(sc->ip - 2, 1));
+            if (const auto* rd = std::get_if<RdtscEvent>(&*e))
+                return prev.with(Segment::brk(rd->ip, 1));
+            // Just after a signal's delivery (the handler's first
+            // instruction): before it, the interrupted point.
+            if (const auto* sg = std::get_if<SignalEvent>(&*e); sg && sg->tgid == debugged_tgid_)
+                return prev.with(Segment::to_event());
+        }
+        return prev;
+    }
+    const Segment last = p.path.back();
+    Position base = p.parent();
+    switch (last.kind) {
+    case Segment::Kind::Step:
+        return last.count > 1 ? base.with(Segment::step(last.count - 1)) : base;
+    case Segment::Kind::Break:
+    case Segment::Kind::Watch:
+    case Segment::Kind::ToEvent: {
+        // Step from the previous arrival (or the segment's start) to this
+        // one; the instruction before the last step is the answer.
+        Segment arrival = last;
+        if (last.kind != Segment::Kind::ToEvent && last.count > 1) {
+            Segment earlier = last;
+            earlier.count--;
+            base = base.with(earlier);
+        }
+        arrival.count = 1;
+        uint64_t steps = search_steps(base, arrival);
+        return steps > 1 ? base.with(Segment::step(steps - 1)) : base;
+    }
+    }
+    return base;
+}
+
+uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival)
+{
+    restore_for(base);
+    search_arrival_ = arrival;
+    search_steps_ = 0;
+    search_counter_.reset();
+    uint64_t steps = 0;
+    try {
+        execute();
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                          "stepping from " + base.describe() + " never arrived where the debugger stopped");
+    } catch (const SearchDone& d) {
+        steps = d.steps;
+    }
+    search_arrival_.reset();
+    search_counter_.reset();
+    mode_ = Mode::Forward;
+    if (Task* t = debugged_task())
+        engine_.set_single_stepping(*t, false);
+    return steps;
+}
+
+} // namespace rw::replay

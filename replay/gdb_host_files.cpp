@@ -1,0 +1,241 @@
+#include "gdb_host_files.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "event_stream.h"
+#include "gdb_connection.h"
+#include "trace.h"
+
+namespace rw::replay {
+namespace {
+
+std::string canonical(const std::string& path)
+{
+    std::error_code ec;
+    auto c = std::filesystem::weakly_canonical(path, ec);
+    return ec ? path : c.string();
+}
+
+std::string strip_deleted(std::string p)
+{
+    if (auto pos = p.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == p.size())
+        p.resize(pos);
+    return p;
+}
+
+std::string unhex(const std::string& h)
+{
+    std::string out;
+    for (size_t i = 0; i + 1 < h.size(); i += 2)
+        out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+std::string error_reply(int err)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "F-1,%x", err);
+    return buf;
+}
+
+// gdb's struct stat for host I/O: big-endian, fixed layout.
+std::string fio_stat(const struct stat& st)
+{
+    std::string out;
+    auto put = [&](uint64_t v, int bytes) {
+        for (int i = bytes - 1; i >= 0; i--)
+            out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    };
+    put(st.st_dev, 4);
+    put(st.st_ino, 4);
+    put(st.st_mode, 4);
+    put(st.st_nlink, 4);
+    put(st.st_uid, 4);
+    put(st.st_gid, 4);
+    put(st.st_rdev, 4);
+    put(static_cast<uint64_t>(st.st_size), 8);
+    put(static_cast<uint64_t>(st.st_blksize), 8);
+    put(static_cast<uint64_t>(st.st_blocks), 8);
+    put(static_cast<uint64_t>(st.st_atime), 4);
+    put(static_cast<uint64_t>(st.st_mtime), 4);
+    put(static_cast<uint64_t>(st.st_ctime), 4);
+    return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t end = s.find(sep, start);
+        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos)
+            return out;
+        start = end + 1;
+    }
+}
+
+// The program interpreter an ELF executable names (PT_INTERP), if any.
+std::string elf_interpreter(const std::string& file)
+{
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    Elf64_Ehdr eh{};
+    if (!fd || ::pread(fd.get(), &eh, sizeof(eh), 0) != sizeof(eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+        return "";
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph{};
+        if (::pread(fd.get(), &ph, sizeof(ph), static_cast<off_t>(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
+            return "";
+        if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz > 4096)
+            continue;
+        std::string path(ph.p_filesz, '\0');
+        if (::pread(fd.get(), path.data(), path.size(), static_cast<off_t>(ph.p_offset)) !=
+            static_cast<ssize_t>(path.size()))
+            return "";
+        return path.substr(0, path.find('\0'));
+    }
+    return "";
+}
+
+// The path a successful open/openat was given, from its recorded input.
+std::string opened_path(const SyscallEvent& s)
+{
+    uint64_t addr = s.nr == SYS_open ? s.args[0] : s.nr == SYS_openat ? s.args[1] : 0;
+    if (!addr || s.ret < 0)
+        return "";
+    for (const auto& m : s.memory)
+        if (m.dir == Direction::In && m.addr == addr && !m.bytes.empty())
+            return std::string(m.bytes.begin(), std::find(m.bytes.begin(), m.bytes.end(), uint8_t(0)));
+    return "";
+}
+
+} // namespace
+
+HostFiles::HostFiles(const Trace& trace)
+{
+    // Every file the program mapped, as it was named then.
+    std::map<std::string, int> names;
+    auto add = [&](const std::string& raw, const std::string& hash) {
+        if (hash.empty() || raw.empty() || raw[0] != '/')
+            return;
+        std::string path = strip_deleted(raw);
+        std::string copy = trace.file_copy(hash).string();
+        copies_[path] = copy;
+        copies_[canonical(path)] = copy;
+        std::string name = std::filesystem::path(path).filename().string();
+        if (by_name_.count(name) && by_name_[name] != copy)
+            names[name]++;
+        by_name_[name] = copy;
+    };
+    // The names the program used for them (the dynamic linker's list of
+    // libraries holds these), when they lead to a mapped file.
+    std::vector<std::string> aliases;
+    EventStreamReader reader = trace.events();
+    Event e;
+    while (reader.next(e)) {
+        if (const auto* x = std::get_if<ExecEvent>(&e)) {
+            for (const auto& m : x->mappings)
+                add(m.path, m.content_hash);
+            aliases.push_back(x->filename);
+            if (std::string copy = copy_of(x->executable); !copy.empty())
+                aliases.push_back(elf_interpreter(copy));
+        } else if (const auto* s = std::get_if<SyscallEvent>(&e)) {
+            if (s->file)
+                add(s->file->path, s->file->content_hash);
+            aliases.push_back(opened_path(*s));
+        }
+    }
+    for (const auto& alias : aliases) {
+        if (alias.empty() || alias[0] != '/' || copies_.count(alias))
+            continue;
+        if (auto it = copies_.find(canonical(alias)); it != copies_.end())
+            copies_[alias] = it->second;
+    }
+    for (const auto& [name, conflicts] : names)
+        by_name_.erase(name);
+}
+
+std::string HostFiles::copy_of(const std::string& path) const
+{
+    if (auto it = copies_.find(path); it != copies_.end())
+        return it->second;
+    if (auto it = copies_.find(canonical(path)); it != copies_.end())
+        return it->second;
+    return "";
+}
+
+std::string HostFiles::handle(const std::string& packet)
+{
+    std::string body = packet.substr(std::strlen("vFile:"));
+    std::string op = body.substr(0, body.find(':'));
+    std::string args = body.find(':') == std::string::npos ? "" : body.substr(body.find(':') + 1);
+    auto parts = split(args, ',');
+    if (op == "setfs")
+        return "F0";
+    if (op == "open") {
+        if (parts.size() < 2)
+            return error_reply(EINVAL);
+        std::string path = unhex(parts[0]);
+        int flags = std::stoi(parts[1], nullptr, 16);
+        if ((flags & 3) != 0) // gdb's O_WRONLY / O_RDWR: nothing here is writable
+            return error_reply(EACCES);
+        std::string source = copy_of(path);
+        if (source.empty())
+            source = path; // not mapped by the program (separate debug info…): the local file
+        int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return error_reply(errno);
+        int id = next_fd_++;
+        open_[id] = UniqueFd(fd);
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "F%x", id);
+        return buf;
+    }
+    if (op == "pread" || op == "close" || op == "fstat") {
+        int id = parts.empty() ? -1 : std::stoi(parts[0], nullptr, 16);
+        auto it = open_.find(id);
+        if (it == open_.end())
+            return error_reply(EBADF);
+        if (op == "close") {
+            open_.erase(it);
+            return "F0";
+        }
+        if (op == "fstat") {
+            struct stat st{};
+            if (::fstat(it->second.get(), &st) != 0)
+                return error_reply(errno);
+            std::string data = fio_stat(st);
+            char head[32];
+            std::snprintf(head, sizeof(head), "F%zx;", data.size());
+            return head + GdbConnection::escape(data);
+        }
+        if (parts.size() < 3)
+            return error_reply(EINVAL);
+        size_t count = std::min<size_t>(std::stoul(parts[1], nullptr, 16), 16384);
+        off_t offset = static_cast<off_t>(std::stoull(parts[2], nullptr, 16));
+        std::string data(count, '\0');
+        ssize_t n = ::pread(it->second.get(), data.data(), count, offset);
+        if (n < 0)
+            return error_reply(errno);
+        data.resize(static_cast<size_t>(n));
+        char head[32];
+        std::snprintf(head, sizeof(head), "F%zx;", data.size());
+        return head + GdbConnection::escape(data);
+    }
+    if (op == "readlink")
+        return error_reply(EINVAL); // the program's paths are served as files
+    return "";
+}
+
+} // namespace rw::replay

@@ -1,0 +1,36 @@
+// gdb's host I/O (vFile packets): with the default sysroot "target:", gdb
+// reads the program and its shared libraries through the server. rewind
+// serves the trace's copies, so the symbols always match the recorded code,
+// even after the files on disk changed.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "unique_fd.h"
+
+namespace rw {
+class Trace;
+}
+
+namespace rw::replay {
+
+class HostFiles {
+public:
+    explicit HostFiles(const Trace& trace);
+
+    // The reply to one vFile:… packet.
+    std::string handle(const std::string& packet);
+    // The trace's copy of a path the program mapped, or an empty string.
+    std::string copy_of(const std::string& path) const;
+    // Every path the program mapped (as named, and canonical) -> its copy.
+    const std::map<std::string, std::string>& copies() const { return copies_; }
+
+private:
+    std::map<std::string, std::string> copies_; // original path (canonical) -> copy
+    std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
+    std::map<int, UniqueFd> open_;
+    int next_fd_ = 100;
+};
+
+} // namespace rw::replay

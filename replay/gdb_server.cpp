@@ -1,0 +1,506 @@
+#include "gdb_server.h"
+
+#include <elf.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "gdb_monitor.h"
+#include "gdb_registers.h"
+
+namespace rw::replay {
+namespace {
+
+std::string hex_u64_le(uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    for (int i = 0; i < 8; i++) {
+        uint8_t b = static_cast<uint8_t>(v >> (8 * i));
+        s.push_back(digits[b >> 4]);
+        s.push_back(digits[b & 15]);
+    }
+    return s;
+}
+
+std::string to_hex(std::string_view data)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    for (unsigned char b : data) {
+        s.push_back(digits[b >> 4]);
+        s.push_back(digits[b & 15]);
+    }
+    return s;
+}
+
+std::string from_hex(std::string_view h)
+{
+    std::string out;
+    for (size_t i = 0; i + 1 < h.size(); i += 2)
+        out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+    return out;
+}
+
+uint64_t parse_hex(const std::string& s)
+{
+    return s.empty() ? 0 : std::stoull(s, nullptr, 16);
+}
+
+std::vector<std::string> split(const std::string& s, char sep)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t end = s.find(sep, start);
+        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos)
+            return out;
+        start = end + 1;
+    }
+}
+
+// The name a packet is dispatched on.
+std::string packet_name(const std::string& p)
+{
+    if (p.empty())
+        return "";
+    if (p[0] == 'v' || p[0] == 'q' || p[0] == 'Q') {
+        size_t end = p.find_first_of(":;,");
+        return p.substr(0, end);
+    }
+    if (p[0] == 'b' && p.size() >= 2)
+        return p.substr(0, 2);
+    return p.substr(0, 1);
+}
+
+// A chunk of a qXfer object: 'm' if more follows, 'l' for the last.
+std::string xfer_chunk(const std::string& data, uint64_t offset, uint64_t length)
+{
+    if (offset >= data.size())
+        return "l";
+    std::string part = data.substr(offset, length);
+    return (offset + part.size() < data.size() ? "m" : "l") + GdbConnection::escape(part);
+}
+
+} // namespace
+
+// gdb's own signal numbers differ from Linux's above 6.
+int GdbServer::to_gdb_signal(int host)
+{
+    static const std::pair<int, int> table[] = {
+        {SIGHUP, 1},   {SIGINT, 2},   {SIGQUIT, 3},    {SIGILL, 4},   {SIGTRAP, 5},  {SIGABRT, 6},
+        {SIGBUS, 10},  {SIGFPE, 8},   {SIGKILL, 9},    {SIGUSR1, 30}, {SIGSEGV, 11}, {SIGUSR2, 31},
+        {SIGPIPE, 13}, {SIGALRM, 14}, {SIGTERM, 15},   {SIGCHLD, 20}, {SIGCONT, 19}, {SIGSTOP, 17},
+        {SIGTSTP, 18}, {SIGTTIN, 21}, {SIGTTOU, 22},   {SIGURG, 16},  {SIGXCPU, 24}, {SIGXFSZ, 25},
+        {SIGVTALRM, 26}, {SIGPROF, 27}, {SIGWINCH, 28}, {SIGIO, 23}, {SIGPWR, 32},  {SIGSYS, 12},
+    };
+    for (const auto& [h, g] : table)
+        if (h == host)
+            return g;
+    if (host >= SIGRTMIN && host <= SIGRTMAX)
+        return host == 32 ? 77 : 45 + (host - 33); // GDB_SIGNAL_REALTIME_32, _33…
+    return 143; // GDB_SIGNAL_UNKNOWN
+}
+
+int GdbServer::from_gdb_signal(int gdb)
+{
+    for (int host = 1; host < 65; host++)
+        if (to_gdb_signal(host) == gdb)
+            return host;
+    return 0;
+}
+
+void GdbServer::add(std::string prefix, Handler handler)
+{
+    handlers_.emplace_back(std::move(prefix), std::move(handler));
+}
+
+GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles& files)
+    : connection_(connection), session_(session), files_(files)
+{
+    using R = std::optional<ResumeRequest>;
+    add("qSupported", [this](const std::string&) -> R {
+        reply("PacketSize=10000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;"
+              "qXfer:threads:read+;QPassSignals+;ReverseStep+;ReverseContinue+;swbreak+;hwbreak+;vContSupported+");
+        return {};
+    });
+    add("QStartNoAckMode", [this](const std::string&) -> R {
+        reply("OK");
+        connection_.set_no_ack();
+        return {};
+    });
+    add("!", [this](const std::string&) -> R { return reply("OK"), R{}; });
+    add("?", [this](const std::string&) -> R { return reply(killed_ ? "W00" : stop_reply(last_stop_)), R{}; });
+    add("qAttached", [this](const std::string&) -> R { return reply("1"), R{}; });
+    add("H", [this](const std::string& p) -> R {
+        Tid t = thread_arg(p.substr(2));
+        if (p[1] == 'g' && t > 0)
+            general_tid_ = t;
+        reply(t <= 0 || session_.has_thread(t) ? "OK" : "E01");
+        return {};
+    });
+    add("T", [this](const std::string& p) -> R {
+        return reply(session_.has_thread(thread_arg(p.substr(1))) ? "OK" : "E01"), R{};
+    });
+    add("qC", [this](const std::string&) -> R {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "QC%x", general_thread());
+        return reply(buf), R{};
+    });
+    add("qfThreadInfo", [this](const std::string&) -> R {
+        std::string out = "m";
+        for (Tid t : session_.threads()) {
+            char buf[24];
+            std::snprintf(buf, sizeof(buf), "%s%x", out.size() > 1 ? "," : "", t);
+            out += buf;
+        }
+        return reply(out.size() > 1 ? out : "l"), R{};
+    });
+    add("qsThreadInfo", [this](const std::string&) -> R { return reply("l"), R{}; });
+    add("g", [this](const std::string&) -> R {
+        pid_t pid = session_.process_of(general_thread());
+        reply(pid ? encode_registers(read_register_file(pid)) : "E01");
+        return {};
+    });
+    add("G", [this](const std::string& p) -> R {
+        Tid tid = general_thread();
+        RegisterFile regs = read_register_file(session_.process_of(tid));
+        if (!decode_registers(regs, p.substr(1)))
+            return reply("E01"), R{};
+        session_.write_registers(tid, regs);
+        return reply("OK"), R{};
+    });
+    add("p", [this](const std::string& p) -> R {
+        pid_t pid = session_.process_of(general_thread());
+        auto value = pid ? encode_register(read_register_file(pid), static_cast<int>(parse_hex(p.substr(1))))
+                         : std::nullopt;
+        return reply(value ? *value : "E01"), R{};
+    });
+    add("P", [this](const std::string& p) -> R {
+        auto eq = p.find('=');
+        Tid tid = general_thread();
+        RegisterFile regs = read_register_file(session_.process_of(tid));
+        if (eq == std::string::npos ||
+            !decode_register(regs, static_cast<int>(parse_hex(p.substr(1, eq - 1))), p.substr(eq + 1)))
+            return reply("E01"), R{};
+        session_.write_registers(tid, regs);
+        return reply("OK"), R{};
+    });
+    add("m", [this](const std::string& p) -> R { return on_read_memory(p), R{}; });
+    add("M", [this](const std::string& p) -> R { return on_write_memory(p, false), R{}; });
+    add("X", [this](const std::string& p) -> R { return on_write_memory(p, true), R{}; });
+    add("Z", [this](const std::string& p) -> R { return on_breakpoint(p, true), R{}; });
+    add("z", [this](const std::string& p) -> R { return on_breakpoint(p, false), R{}; });
+    add("vCont?", [this](const std::string&) -> R { return reply("vCont;c;C;s;S"), R{}; });
+    add("vCont", [this](const std::string& p) -> R { return on_vcont(p); });
+    add("c", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::Continue); });
+    add("C", [this](const std::string& p) -> R {
+        return resume_packet(ResumeRequest::Kind::Continue, from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
+    });
+    add("s", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::Step); });
+    add("S", [this](const std::string& p) -> R {
+        return resume_packet(ResumeRequest::Kind::Step, from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
+    });
+    add("bc", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::ReverseContinue); });
+    add("bs", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::ReverseStep); });
+    add("vRun", [this](const std::string& p) -> R { return on_vrun(p); });
+    add("vKill", [this](const std::string&) -> R {
+        killed_ = true;
+        return reply("OK"), R{};
+    });
+    add("k", [](const std::string&) -> R { return ResumeRequest{ResumeRequest::Kind::Kill, 0}; });
+    add("D", [this](const std::string&) -> R {
+        reply("OK");
+        return ResumeRequest{ResumeRequest::Kind::Kill, 0};
+    });
+    add("qXfer", [this](const std::string& p) -> R { return on_qxfer(p), R{}; });
+    add("vFile", [this](const std::string& p) -> R { return reply(files_.handle(p)), R{}; });
+    add("qRcmd", [this](const std::string& p) -> R { return on_monitor(p); });
+    add("QPassSignals", [this](const std::string& p) -> R {
+        std::set<int> passed;
+        for (const auto& s : split(p.substr(p.find(':') + 1), ';'))
+            if (!s.empty())
+                passed.insert(from_gdb_signal(static_cast<int>(parse_hex(s))));
+        session_.set_passed_signals(passed);
+        return reply("OK"), R{};
+    });
+    add("qSymbol", [this](const std::string&) -> R { return reply("OK"), R{}; });
+    add("qThreadExtraInfo", [this](const std::string&) -> R { return reply(to_hex("")), R{}; });
+    for (const char* ok : {"QNonStop", "QProgramSignals", "QDisableRandomization", "QEnvironmentReset",
+                           "QEnvironmentHexEncoded", "QEnvironmentUnset", "QSetWorkingDir", "QStartupWithShell"})
+        add(ok, [this](const std::string&) -> R { return reply("OK"), R{}; });
+}
+
+std::optional<ResumeRequest> GdbServer::dispatch(const std::string& packet)
+{
+    std::string name = packet_name(packet);
+    for (const auto& [prefix, handler] : handlers_)
+        if (prefix == name)
+            return handler(packet);
+    reply(""); // not supported
+    return std::nullopt;
+}
+
+ResumeRequest GdbServer::on_stop(const StopReport& report)
+{
+    last_stop_ = report;
+    if (pending_monitor_travel_) {
+        // A `monitor goto`/`restart` moved the replay: its reply is the answer.
+        pending_monitor_travel_.reset();
+        reply("O" + to_hex("Now at " + session_.describe_position() + ".\n"));
+        reply("OK");
+    } else if (reply_pending_) {
+        reply(stop_reply(report));
+        reply_pending_ = false;
+    }
+    for (;;) {
+        auto packet = connection_.read_packet();
+        if (!packet)
+            return ResumeRequest{ResumeRequest::Kind::Kill, 0};
+        try {
+            if (auto request = dispatch(*packet))
+                return *request;
+        } catch (const ReplayError& e) {
+            reply("E01");
+            std::fprintf(stderr, "rewind: %s\n", e.report().c_str());
+        } catch (const std::exception& e) {
+            reply("E01");
+            std::fprintf(stderr, "rewind: %s\n", e.what());
+        }
+    }
+}
+
+std::optional<ResumeRequest> GdbServer::resume_packet(ResumeRequest::Kind kind, int signal)
+{
+    reply_pending_ = true;
+    ResumeRequest r{kind, 0};
+    r.signal = signal;
+    return r;
+}
+
+std::optional<ResumeRequest> GdbServer::on_vcont(const std::string& p)
+{
+    // vCont;action[:thread];… : one debugged thread runs; a step anywhere
+    // in the list is a step of the thread gdb focuses on. A signal given
+    // with C/S is delivered only where the debugger's choice counts (code it
+    // runs itself); the replay delivers exactly the recorded signals.
+    bool step = false;
+    int signal = 0;
+    for (const auto& action : split(p.substr(6), ';')) {
+        if (action.empty())
+            continue;
+        if (action[0] == 's' || action[0] == 'S')
+            step = true;
+        if ((action[0] == 'C' || action[0] == 'S') && action.size() >= 3)
+            signal = from_gdb_signal(static_cast<int>(parse_hex(action.substr(1, 2))));
+    }
+    return resume_packet(step ? ResumeRequest::Kind::Step : ResumeRequest::Kind::Continue, signal);
+}
+
+std::optional<ResumeRequest> GdbServer::on_vrun(const std::string& p)
+{
+    // `run` from rewind's init script: `run goto 50%`, `run restart 2`, or
+    // plain `run` (the beginning).
+    auto fields = split(p, ';');
+    std::vector<std::string> args;
+    for (size_t i = 2; i < fields.size(); i++)
+        args.push_back(from_hex(fields[i]));
+    ResumeRequest r{ResumeRequest::Kind::GotoCheckpoint, 0};
+    if (!args.empty() && args[0] == "goto" && args.size() > 1) {
+        std::string error;
+        auto g = parse_goto(args[1], error);
+        if (!g) {
+            reply("E01");
+            return std::nullopt;
+        }
+        r = *g;
+    } else if (!args.empty() && args[0] == "restart" && args.size() > 1) {
+        try {
+            r.value = std::stoull(args[1]);
+        } catch (const std::exception&) {
+            reply("E01");
+            return std::nullopt;
+        }
+    }
+    if (auto why = travel_error(session_, r)) {
+        std::fprintf(stderr, "rewind: %s\n", why->c_str());
+        reply("E01");
+        return std::nullopt;
+    }
+    killed_ = false;
+    reply_pending_ = true;
+    return r;
+}
+
+std::optional<ResumeRequest> GdbServer::on_monitor(const std::string& p)
+{
+    MonitorResult m = run_monitor_command(session_, from_hex(p.substr(6)));
+    if (m.travel) {
+        pending_monitor_travel_ = m.travel;
+        return m.travel;
+    }
+    if (!m.output.empty())
+        reply("O" + to_hex(m.output));
+    reply("OK");
+    return std::nullopt;
+}
+
+void GdbServer::on_qxfer(const std::string& p)
+{
+    // qXfer:object:read:annex:offset,length
+    auto fields = split(p, ':');
+    if (fields.size() < 5 || fields[2] != "read")
+        return reply("");
+    auto range = split(fields[4], ',');
+    uint64_t offset = parse_hex(range[0]), length = range.size() > 1 ? parse_hex(range[1]) : 0;
+    const std::string& object = fields[1];
+    std::string data;
+    if (object == "features" && fields[3] == "target.xml") {
+        data = target_description_xml();
+    } else if (object == "auxv") {
+        for (uint64_t v : session_.program().auxv)
+            data.append(reinterpret_cast<const char*>(&v), 8);
+        data.append(16, '\0'); // AT_NULL
+    } else if (object == "exec-file") {
+        data = session_.program().executable;
+    } else if (object == "threads") {
+        data = "<?xml version=\"1.0\"?>\n<threads>\n";
+        for (Tid t : session_.threads()) {
+            char buf[64];
+            std::snprintf(buf, sizeof(buf), "<thread id=\"%x\" core=\"0\"/>\n", t);
+            data += buf;
+        }
+        data += "</threads>\n";
+    } else {
+        return reply("E00");
+    }
+    reply(xfer_chunk(data, offset, length));
+}
+
+void GdbServer::on_breakpoint(const std::string& p, bool insert)
+{
+    // Z<type>,<addr>,<kind>
+    auto f = split(p.substr(1), ',');
+    if (f.size() < 3)
+        return reply("E01");
+    int type = static_cast<int>(parse_hex(f[0]));
+    uint64_t addr = parse_hex(f[1]);
+    uint32_t len = static_cast<uint32_t>(parse_hex(f[2]));
+    BreakpointSet& bps = session_.breakpoints();
+    if (type == 0) {
+        insert ? bps.add_software(addr) : bps.remove_software(addr);
+        return reply("OK");
+    }
+    if (type == 3)
+        return reply(""); // x86 has no read-only watchpoints
+    HardwareBreakpoint hw{type == 1   ? perfclock::BreakpointKind::Execute
+                          : type == 2 ? perfclock::BreakpointKind::Write
+                                      : perfclock::BreakpointKind::ReadWrite,
+                          addr, type == 1 ? 8u : len};
+    if (type != 1 && len != 1 && len != 2 && len != 4 && len != 8)
+        return reply("E01");
+    if (!insert) {
+        bps.remove_hardware(hw);
+        return reply("OK");
+    }
+    bps.add_hardware(hw);
+    // Probe that the CPU has a debug register left for it.
+    try {
+        perfclock::BreakpointCounter probe(session_.process_of(general_thread()), hw.kind, hw.addr, hw.len, 0, 0);
+    } catch (const std::exception&) {
+        bps.remove_hardware(hw);
+        return reply("E01");
+    }
+    reply("OK");
+}
+
+void GdbServer::on_read_memory(const std::string& p)
+{
+    auto f = split(p.substr(1), ',');
+    if (f.size() < 2)
+        return reply("E01");
+    uint64_t addr = parse_hex(f[0]);
+    size_t len = std::min<size_t>(parse_hex(f[1]), 65536);
+    std::string buf(len, '\0');
+    size_t n = session_.read_memory(addr, {reinterpret_cast<uint8_t*>(buf.data()), len});
+    if (n == 0 && len > 0)
+        return reply("E14");
+    buf.resize(n);
+    reply(to_hex(buf));
+}
+
+void GdbServer::on_write_memory(const std::string& p, bool binary)
+{
+    auto colon = p.find(':');
+    auto f = split(p.substr(1, colon - 1), ',');
+    if (colon == std::string::npos || f.size() < 2)
+        return reply("E01");
+    uint64_t addr = parse_hex(f[0]);
+    size_t len = parse_hex(f[1]);
+    std::string data = binary ? p.substr(colon + 1) : from_hex(p.substr(colon + 1));
+    if (data.size() != len)
+        return reply("E01");
+    if (len == 0)
+        return reply("OK");
+    bool ok = session_.write_memory(addr, {reinterpret_cast<const uint8_t*>(data.data()), data.size()});
+    reply(ok ? "OK" : "E14");
+}
+
+Tid GdbServer::thread_arg(const std::string& s)
+{
+    if (s.empty() || s == "-1")
+        return -1;
+    size_t dot = s.find('.');
+    std::string t = dot == std::string::npos ? s : s.substr(dot + 1);
+    return static_cast<Tid>(parse_hex(t));
+}
+
+Tid GdbServer::general_thread()
+{
+    if (general_tid_ > 0 && session_.has_thread(general_tid_))
+        return general_tid_;
+    return session_.current_thread();
+}
+
+std::string GdbServer::stop_reply(const StopReport& r)
+{
+    char buf[64];
+    if (r.kind == StopReport::Kind::Exited) {
+        if ((r.exit_status & 0x7f) == 0)
+            std::snprintf(buf, sizeof(buf), "W%02x", (r.exit_status >> 8) & 0xff);
+        else
+            std::snprintf(buf, sizeof(buf), "X%02x", to_gdb_signal(r.exit_status & 0x7f));
+        return buf;
+    }
+    int sig = r.kind == StopReport::Kind::Signal ? r.signal : SIGTRAP;
+    std::snprintf(buf, sizeof(buf), "T%02xthread:%x;", to_gdb_signal(sig), r.tid);
+    std::string out = buf;
+    if (pid_t pid = session_.process_of(r.tid)) {
+        try {
+            Registers regs = get_registers(pid);
+            std::snprintf(buf, sizeof(buf), "%02x:", kGdbRbp);
+            out += buf + hex_u64_le(regs[Registers::RBP]) + ";";
+            std::snprintf(buf, sizeof(buf), "%02x:", kGdbRsp);
+            out += buf + hex_u64_le(regs[Registers::RSP]) + ";";
+            std::snprintf(buf, sizeof(buf), "%02x:", kGdbRip);
+            out += buf + hex_u64_le(regs[Registers::RIP]) + ";";
+        } catch (const std::exception&) {
+        }
+    }
+    switch (r.kind) {
+    case StopReport::Kind::SoftwareBreak: out += "swbreak:;"; break;
+    case StopReport::Kind::HardwareBreak: out += "hwbreak:;"; break;
+    case StopReport::Kind::Watch:
+        std::snprintf(buf, sizeof(buf), "%s:%llx;", r.watch_access == 1 ? "watch" : "awatch",
+                      static_cast<unsigned long long>(r.watch_addr));
+        out += buf;
+        break;
+    case StopReport::Kind::ReplayBegin: out += "replaylog:begin;"; break;
+    case StopReport::Kind::ReplayEnd: out += "replaylog:end;"; break;
+    default: break;
+    }
+    return out;
+}
+
+} // namespace rw::replay

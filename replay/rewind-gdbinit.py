@@ -1,0 +1,86 @@
+# rewind's gdb commands. Loaded by `rewind replay`; moves in time go
+# through `starti` (a vRun that stops at once) so that gdb forgets its
+# frames and refreshes what it knows, as for a new process.
+import gdb
+
+
+def _monitor(command, to_string=False):
+    return gdb.execute("monitor " + command, to_string=to_string)
+
+
+def _travel(check, move, arg, from_tty):
+    verdict = _monitor(check + " " + arg, to_string=True).strip()
+    if verdict != "ok":
+        raise gdb.GdbError(verdict)
+    gdb.execute("with confirm off -- starti " + move + " " + arg, from_tty)
+
+
+class When(gdb.Command):
+    """Show where the replay stands: the event, and the path inside it."""
+
+    def __init__(self):
+        super().__init__("when", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        _monitor("when")
+
+
+class Goto(gdb.Command):
+    """Go to an event of the recording, or a percentage of it: goto 1200, goto 50%."""
+
+    def __init__(self):
+        super().__init__("goto", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        arg = arg.strip()
+        if not arg:
+            raise gdb.GdbError("goto needs an event number or a percentage, such as `goto 50%`")
+        _travel("check-goto", "goto", arg, from_tty)
+
+
+class Checkpoint(gdb.Command):
+    """Remember the current point of the replay; `restart N` comes back to it."""
+
+    def __init__(self):
+        super().__init__("checkpoint", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        _monitor("checkpoint")
+
+
+class Restart(gdb.Command):
+    """Go back to checkpoint N (see `info checkpoints`), or to the beginning."""
+
+    def __init__(self):
+        super().__init__("restart", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        _travel("check-restart", "restart", arg.strip() or "0", from_tty)
+
+
+class InfoCheckpoints(gdb.Command):
+    """List the checkpoints of this replay."""
+
+    def __init__(self):
+        super().__init__("info checkpoints", gdb.COMMAND_STATUS)
+
+    def invoke(self, arg, from_tty):
+        _monitor("info checkpoints")
+
+
+class DeleteCheckpoint(gdb.Command):
+    """Forget checkpoint N."""
+
+    def __init__(self):
+        super().__init__("delete checkpoint", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        _monitor("delete checkpoint " + arg.strip())
+
+
+When()
+Goto()
+Checkpoint()
+Restart()
+InfoCheckpoints()
+DeleteCheckpoint()

@@ -1,0 +1,119 @@
+#include "timeline.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace rw::replay {
+
+const Timeline::Entry& Timeline::add(Kind kind, Position pos, std::unique_ptr<ReplaySnapshot> snapshot,
+                                     std::string note)
+{
+    auto e = std::make_unique<Entry>();
+    e->id = kind == Kind::Checkpoint ? next_checkpoint_id_++ : next_id_++;
+    e->kind = kind;
+    e->pos = std::move(pos);
+    e->snapshot = std::move(snapshot);
+    e->note = std::move(note);
+    const Entry& ref = *e;
+    entries_.push_back(std::move(e));
+    thin();
+    return ref;
+}
+
+void Timeline::thin()
+{
+    // Boundary snapshots: one per power-of-two distance behind the newest.
+    uint64_t newest = 0;
+    for (const auto& e : entries_)
+        if (e->kind == Kind::Boundary)
+            newest = std::max(newest, e->pos.event);
+    std::vector<std::pair<uint64_t, Entry*>> boundary;
+    for (const auto& e : entries_)
+        if (e->kind == Kind::Boundary)
+            boundary.push_back({e->pos.event, e.get()});
+    std::sort(boundary.begin(), boundary.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<const Entry*> doomed;
+    int last_bucket = -1;
+    for (const auto& [event, e] : boundary) {
+        int bucket = std::bit_width(newest - event + 1);
+        if (bucket == last_bucket)
+            doomed.push_back(e);
+        last_bucket = bucket;
+    }
+    // Stop snapshots: the most recent ones.
+    std::vector<const Entry*> stops;
+    for (const auto& e : entries_)
+        if (e->kind == Kind::Stop)
+            stops.push_back(e.get());
+    if (stops.size() > kStopSnapshotsKept)
+        doomed.insert(doomed.end(), stops.begin(), stops.end() - kStopSnapshotsKept);
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                  [&](const auto& e) {
+                                      return std::find(doomed.begin(), doomed.end(), e.get()) != doomed.end();
+                                  }),
+                   entries_.end());
+}
+
+namespace {
+
+// Later in the timeline: a later boundary, or a longer path at the same one.
+bool later(const Position& a, const Position& b)
+{
+    if (a.event != b.event)
+        return a.event > b.event;
+    return a.path.size() > b.path.size();
+}
+
+} // namespace
+
+const Timeline::Entry* Timeline::best_for(const Position& target) const
+{
+    const Entry* best = nullptr;
+    for (const auto& e : entries_)
+        if (e->pos.at_or_before(target) && (!best || later(e->pos, best->pos)))
+            best = e.get();
+    return best;
+}
+
+const Timeline::Entry* Timeline::strictly_before(const Position& pos) const
+{
+    const Entry* best = nullptr;
+    for (const auto& e : entries_)
+        if (e->pos.strictly_before(pos) && (!best || later(e->pos, best->pos)))
+            best = e.get();
+    return best;
+}
+
+const Timeline::Entry* Timeline::find_checkpoint(uint64_t id) const
+{
+    for (const auto& e : entries_)
+        if (e->id == id && e->kind == Kind::Checkpoint)
+            return e.get();
+    return nullptr;
+}
+
+bool Timeline::has_at(const Position& pos) const
+{
+    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e->pos == pos; });
+}
+
+std::vector<const Timeline::Entry*> Timeline::checkpoints() const
+{
+    std::vector<const Entry*> out;
+    for (const auto& e : entries_)
+        if (e->kind == Kind::Checkpoint)
+            out.push_back(e.get());
+    return out;
+}
+
+bool Timeline::remove_checkpoint(uint64_t id)
+{
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const auto& e) { return e->id == id && e->kind == Kind::Checkpoint; });
+    if (it == entries_.end())
+        return false;
+    entries_.erase(it);
+    return true;
+}
+
+} // namespace rw::replay

@@ -1,0 +1,52 @@
+// The snapshots a debugging session keeps, and which one to start from to
+// reach a position. Automatic snapshots at event boundaries are thinned
+// exponentially (Boothe): behind the newest, at most one per power-of-two
+// distance, so going back a distance D re-executes O(D). Snapshots at
+// debugger stops are kept for the most recent stops; user checkpoints and
+// the beginning are never thinned.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "position.h"
+#include "snapshot.h"
+
+namespace rw::replay {
+
+class Timeline {
+public:
+    enum class Kind { Beginning, Boundary, Stop, Checkpoint };
+    struct Entry {
+        uint64_t id = 0; // checkpoints: 1, 2, … as the user sees them; others: internal
+        Kind kind = Kind::Boundary;
+        Position pos;
+        std::unique_ptr<ReplaySnapshot> snapshot;
+        std::string note; // for checkpoints: where the user was
+    };
+
+    static constexpr size_t kStopSnapshotsKept = 16;
+
+    const Entry& add(Kind kind, Position pos, std::unique_ptr<ReplaySnapshot> snapshot, std::string note = {});
+    // The latest snapshot from which `target` is reached by going forward.
+    const Entry* best_for(const Position& target) const;
+    // The latest snapshot strictly before `pos`.
+    const Entry* strictly_before(const Position& pos) const;
+    const Entry* find_checkpoint(uint64_t id) const;
+    bool has_at(const Position& pos) const;
+    std::vector<const Entry*> checkpoints() const;
+    bool remove_checkpoint(uint64_t id);
+    size_t size() const { return entries_.size(); }
+    // Drops every snapshot (the replayed world they copy is going away).
+    void clear() { entries_.clear(); }
+
+private:
+    void thin();
+    std::vector<std::unique_ptr<Entry>> entries_;
+    uint64_t next_id_ = 1;
+    uint64_t next_checkpoint_id_ = 1;
+};
+
+} // namespace rw::replay

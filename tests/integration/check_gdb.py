@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""gdb against rewind's replay server, in batch mode, asserting what gdb
+prints: breakpoints (also in shared libraries), stepping, watchpoints with
+reverse-continue, reverse stepping, inferior calls that leave the recording
+untouched, goto and checkpoints, the ends of history, registers, and the
+loopback-only TCP server.
+
+  check_gdb.py --rewind R --programs DIR --work W [--gdb /usr/bin/gdb]
+"""
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rwtest import Failure, Run, check, fresh_dir, require_root, skip
+
+GDB = "/usr/bin/gdb"
+SRC = "debug_target.c"
+
+
+def line_of(programs_src, marker):
+    with open(os.path.join(programs_src, SRC)) as f:
+        for n, line in enumerate(f, 1):
+            if marker in line:
+                return n
+    raise Failure(f"no line with {marker!r} in {SRC}")
+
+
+class Session:
+    """One `rewind replay TRACE -- -batch -ex …` run of gdb."""
+
+    def __init__(self, rw, trace):
+        self.rw, self.trace = rw, trace
+
+    def run(self, *commands, timeout=300):
+        argv = [self.rw, "replay", "--gdb", GDB, self.trace, "--", "-nx", "-batch"]
+        for c in commands:
+            argv += ["-ex", c]
+        # One stream, so that gdb's messages and the program's output keep their order.
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+        return p.stdout.decode(errors="replace")
+
+
+def expect(out, *patterns):
+    """Each regex matches, in this order, in gdb's output."""
+    pos = 0
+    for p in patterns:
+        m = re.compile(p, re.M).search(out, pos)
+        check(m is not None, f"expected /{p}/ after offset {pos} in gdb's output:\n{out}")
+        pos = m.end()
+
+
+def refute(out, *patterns):
+    for p in patterns:
+        check(re.search(p, out, re.M) is None, f"did not expect /{p}/ in gdb's output:\n{out}")
+
+
+def no_divergence(out):
+    refute(out, r"diverged", r"Remote connection closed", r"cannot reproduce")
+
+
+# ---- scenarios ------------------------------------------------------------
+
+def scenario_breakpoints_and_stepping(s, src):
+    bump = line_of(src, "bump-line")
+    call = line_of(src, "call-line")
+    out = s.run("break bump", "continue", "bt", "info threads", "continue", "print counter", "print by",
+                "next", "step", "next", "advance square", "finish", "delete", "hbreak add_square", "continue",
+                "print x", "delete", "tbreak debug_target.c:%d if i == 7" % call, "continue", "print i",
+                "info registers rip", "print $xmm0.v2_int64[0] == $xmm0.v2_int64[0]", "print sizeof($ymm0)")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, bump \(by=1\) at .*debug_target.c:%d" % bump,
+           r"#1 .* main \(\) at .*debug_target.c:%d" % (call + 1),
+           r"\* 1 +Thread \d+",
+           r"Breakpoint 1, bump \(by=2\)", r"\$1 = 1", r"\$2 = 2",
+           r"^%d\t}" % (bump + 1),
+           r"main \(\) at .*debug_target.c:%d" % (call + 2),
+           r"^%d\t" % (call + 4),
+           r"square \(x=3\) at ",
+           r"add_square \(acc=5, x=3\)", r"Value returned is \$3 = 9",
+           r"Hardware assisted breakpoint 2 at",
+           r"Breakpoint 2, add_square \(acc=14, x=4\)", r"\$4 = 4",
+           r"Temporary breakpoint 3 at", r"Temporary breakpoint 3, main \(\) at .*:%d" % call, r"\$5 = 7",
+           r"rip +0x[0-9a-f]+ +0x[0-9a-f]+ <main\+\d+>", r"\$6 = 1", r"\$7 = 32")
+
+
+def scenario_shared_library_breakpoint(s, src):
+    out = s.run("break clock_gettime", "continue", "bt", "info sharedlibrary")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1 at 0x[0-9a-f]+", r"Breakpoint 1, .*clock_gettime",
+           r"#\d+ +0x[0-9a-f]+ in main \(\) at .*debug_target.c",
+           r"Yes .*libc\.so\.6")
+
+
+def scenario_watch_reverse_continue(s, src):
+    bump = line_of(src, "bump-line")
+    out = s.run("break bump", "continue", "delete", "watch counter", "continue", "continue",
+                "reverse-continue", "reverse-continue", "reverse-continue", "continue", "continue")
+    no_divergence(out)
+    expect(out,
+           # forward: 0 -> 1 (by=1), 1 -> 3 (by=2)
+           r"Old value = 0\nNew value = 1", r"Old value = 1\nNew value = 3",
+           # back: stops at the instruction that wrote, values shown going back
+           r"Old value = 3\nNew value = 1\n.*bump \(by=2\) at .*:%d\n%d\t    counter \+= by;" % (bump, bump),
+           r"Old value = 1\nNew value = 0\n.*bump \(by=1\)",
+           r"No more reverse-execution history",
+           # and forward again, exactly as recorded
+           r"Old value = 0\nNew value = 1", r"Old value = 1\nNew value = 3")
+
+
+def scenario_reverse_stepping(s, src):
+    call = line_of(src, "call-line")
+    bump_call = line_of(src, "bump-call-line")
+    out = s.run("break bump if by == 3", "continue",
+                # back out of bump into main, then into add_square's end
+                "reverse-step", "reverse-step", "reverse-step", "bt 2",
+                # out of add_square to its call
+                "reverse-finish",
+                # over the call of add_square: the previous iteration's loop line
+                "reverse-next", "print i", "reverse-next", "print i",
+                "reverse-stepi", "stepi", "next", "next", "print i")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, bump \(by=3\)",
+           r"main \(\) at .*:%d\n%d\t +bump\(i\);" % (bump_call, bump_call),
+           r"^%d\t +checksum = add_square" % call,
+           r"add_square \(acc=5, x=3\) at .*\n\d+\t}",
+           r"#1 .* main \(\) at .*:%d" % call,
+           r"main \(\) at .*:%d" % call,
+           r"\$1 = 3", r"for \(long i = 1", r"\$2 = 2",
+           r"\$3 = 3")
+    refute(out, r"square \(x=")  # reverse-next never stops inside the call
+
+
+def scenario_inferior_call(s, src):
+    out = s.run("break bump", "continue", "continue 3", "print counter", "print square(by)",
+                "print add_square(1000, 3)", "print counter", "delete", "call bump(100)", "print counter",
+                "set var counter = 5", "print counter", "break bump", "continue", "print by", "print counter",
+                "delete", "continue", "print counter")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, bump \(by=4\)",
+           r"\$1 = 6", r"\$2 = 16", r"\$3 = 1009", r"\$4 = 6",
+           r"\$5 = 106",  # the call ran in a throwaway copy, which the debugger now shows
+           r"\$6 = 5",
+           r"changes made from the debugger are dropped",
+           r"Breakpoint 2, bump \(by=5\)", r"\$7 = 5", r"\$8 = 10",
+           r"step 25: counter=325 checksum=5525",
+           r"done: 8", r"\$9 = -1")
+
+
+def scenario_goto_and_checkpoints(s, src):
+    a = s.run("goto 50%", "when", "break bump", "continue", "print by", "print counter",
+              "checkpoint", "continue 5", "print by", "info checkpoints", "restart 1", "print by",
+              "restart", "when", "goto 999999", "restart 9", "goto nonsense")
+    no_divergence(a)
+    m = re.search(r"Breakpoint 1, bump \(by=(\d+)\)", a)
+    check(m is not None, f"no breakpoint after goto 50%:\n{a}")
+    k = int(m.group(1))
+    check(20 <= k <= 80, f"goto 50% led to iteration {k}, far from the middle:\n{a}")
+    expect(a, r"At event \d+ of \d+ events \(50%\)",
+           r"\$1 = %d" % k, r"\$2 = %d" % (k * (k - 1) // 2),
+           r"Checkpoint 1 at event",
+           r"\$3 = %d" % (k + 5),
+           r"^1 +event \d+",
+           r"\$4 = %d" % k,
+           r"At event \d+ of \d+ events \(\d%\)",
+           r"the recording has \d+ events", r"no checkpoint 9", r"goto needs an event number")
+    # From the start, the same breakpoint reaches iteration k after k hits.
+    b = s.run("break bump", "continue", "continue %d" % (k - 1), "print by", "print counter", "info breakpoints")
+    no_divergence(b)
+    expect(b, r"\$1 = %d" % k, r"\$2 = %d" % (k * (k - 1) // 2), r"breakpoint already hit %d times" % k)
+
+
+def scenario_history_ends(s, src):
+    out = s.run("reverse-stepi", "reverse-continue", "continue", "bt 1", "continue", "reverse-stepi",
+                "print counter", "stepi", "stepi")
+    no_divergence(out)
+    expect(out, r"No more reverse-execution history", r"No more reverse-execution history",
+           r"done: 8", r"No more reverse-execution history.\n.*_exit", r"#0 .*_exit",
+           r"No more reverse-execution history", r"\$1 = -1", r"_exit.c",
+           r"No more reverse-execution history")
+
+
+def scenario_tcp_loopback(rw, trace):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([rw, "serve", "-q", "--port", str(port), trace], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 30
+        listening = ""
+        while time.time() < deadline:
+            with open("/proc/net/tcp") as f:
+                listening = f.read()
+            if (":%04X 00000000:0000 0A" % port) in listening:
+                break
+            time.sleep(0.05)
+        check(("0100007F:%04X 00000000:0000 0A" % port) in listening,
+              f"the server does not listen on 127.0.0.1:{port} only:\n{listening}")
+        out = Run([GDB, "-nx", "-batch", "-ex", f"target extended-remote localhost:{port}", "-ex", "break bump",
+                   "-ex", "continue", "-ex", "print by"], timeout=120)
+        text = out.stdout.decode(errors="replace") + out.stderr.decode(errors="replace")
+        expect(text, r"Breakpoint 1, bump \(by=1\)", r"\$1 = 1")
+        server.wait(timeout=60)
+        check(server.returncode == 0, f"serve exited with {server.returncode}: {server.stderr.read().decode()}")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def scenario_bad_input(rw, work):
+    r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
+    check(r.status != 0, "replay of a missing trace succeeded")
+    r = Run([rw, "serve", os.path.join(work, "missing-trace")])
+    check(r.status == 2 and b"--stdio or --port" in r.stderr, f"serve without a transport:\n{r.describe()}")
+
+
+SCENARIOS = [scenario_breakpoints_and_stepping, scenario_shared_library_breakpoint,
+             scenario_watch_reverse_continue, scenario_reverse_stepping, scenario_inferior_call,
+             scenario_goto_and_checkpoints, scenario_history_ends]
+
+
+def main():
+    global GDB
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--programs", required=True, help="directory of the built test programs")
+    ap.add_argument("--sources", required=True, help="directory of the test programs' sources")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--gdb", default=GDB)
+    ap.add_argument("--only", help="run the scenarios whose name contains this")
+    args = ap.parse_args()
+    require_root()
+    GDB = args.gdb
+    if not os.access(GDB, os.X_OK):
+        skip(f"no gdb at {GDB}")
+    work = fresh_dir(args.work)
+    trace = os.path.join(work, "debug_target.trace")
+    r = Run([args.rewind, "record", "-q", "-o", trace, "--", os.path.join(args.programs, "debug_target")])
+    if r.status != 0:
+        print(f"FAIL recording debug_target\n{r.describe()}")
+        return 1
+    session = Session(args.rewind, trace)
+    failed = 0
+    tests = [(f.__name__, lambda f=f: f(session, args.sources)) for f in SCENARIOS]
+    tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
+    tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
+    for name, run in tests:
+        if args.only and args.only not in name:
+            continue
+        start = time.time()
+        try:
+            run()
+            print(f"ok   {name} ({time.time() - start:.1f} s)")
+        except Failure as f:
+            print(f"FAIL {name}: {f}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

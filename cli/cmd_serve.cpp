@@ -39,8 +39,8 @@ UniqueFd accept_one_on_loopback(int port)
         throw UsageError(fmt::format("cannot listen on 127.0.0.1:{}: {}", port, std::strerror(errno)));
     if (::listen(listener.get(), 1) != 0)
         throw std::system_error(errno, std::generic_category(), "listen");
-    fmt::print(stderr, "rewind: waiting for gdb on 127.0.0.1:{} (in gdb: target extended-remote localhost:{})\n",
-               port, port);
+    fmt::print(stderr, "rewind: waiting for gdb on 127.0.0.1:{} (in gdb: target extended-remote localhost:{})\n", port,
+               port);
     UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn)
         throw std::system_error(errno, std::generic_category(), "accept");
@@ -78,7 +78,8 @@ void add_serve(CLI::App& app, Outcome& outcome)
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
-    auto* stdio = cmd->add_flag("--stdio", a->stdio, "Speak the protocol on stdin/stdout (gdb: target extended-remote | …)");
+    auto* stdio =
+        cmd->add_flag("--stdio", a->stdio, "Speak the protocol on stdin/stdout (gdb: target extended-remote | …)");
     cmd->add_option("--port", a->port, "Listen on 127.0.0.1:PORT for one gdb connection")
         ->check(CLI::Range(1, 65535))
         ->excludes(stdio);

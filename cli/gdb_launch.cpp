@@ -72,8 +72,8 @@ void build_sysroot(const std::filesystem::path& root, const Trace& trace)
 int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args)
 {
     if (::access(gdb.c_str(), X_OK) != 0)
-        throw UsageError(fmt::format("cannot run gdb at {} ({}); install gdb or give --gdb PATH", gdb,
-                                     std::strerror(errno)));
+        throw UsageError(
+            fmt::format("cannot run gdb at {} ({}); install gdb or give --gdb PATH", gdb, std::strerror(errno)));
     TempDir dir;
     std::filesystem::path script = dir.path() / "rewind-gdbinit.py";
     write_file(script, replay::kGdbInitScript);
@@ -83,7 +83,7 @@ int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::s
     std::string self = std::filesystem::read_symlink("/proc/self/exe");
     std::string target = "target extended-remote | " + shell_quote(self) + " serve --stdio " +
                          shell_quote(std::filesystem::absolute(trace.dir()));
-    std::vector<std::string> argv = {gdb,  "-q", "-x", script.string(), "-ex", "set sysroot " + sysroot.string(),
+    std::vector<std::string> argv = {gdb,   "-q",  "-x", script.string(), "-ex", "set sysroot " + sysroot.string(),
                                      "-ex", target};
     argv.insert(argv.end(), gdb_args.begin(), gdb_args.end());
     std::vector<char*> cargv;
@@ -92,7 +92,8 @@ int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::s
     cargv.push_back(nullptr);
 
     // gdb owns the terminal while it runs: ^C is its business.
-    struct sigaction ignore {}, old_int {}, old_quit {};
+    struct sigaction ignore {
+    }, old_int{}, old_quit{};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGINT, &ignore, &old_int);
     ::sigaction(SIGQUIT, &ignore, &old_quit);

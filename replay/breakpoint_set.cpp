@@ -8,9 +8,8 @@ namespace rw::replay {
 
 bool BreakpointSet::add_hardware(const HardwareBreakpoint& bp)
 {
-    if (std::find_if(hardware_.begin(), hardware_.end(), [&](const auto& h) {
-            return !(h < bp) && !(bp < h);
-        }) != hardware_.end())
+    if (std::find_if(hardware_.begin(), hardware_.end(), [&](const auto& h) { return !(h < bp) && !(bp < h); }) !=
+        hardware_.end())
         return false;
     hardware_.push_back(bp);
     hardware_changed_ = true; // re-armed at the next apply
@@ -19,8 +18,7 @@ bool BreakpointSet::add_hardware(const HardwareBreakpoint& bp)
 
 bool BreakpointSet::remove_hardware(const HardwareBreakpoint& bp)
 {
-    auto it = std::find_if(hardware_.begin(), hardware_.end(),
-                           [&](const auto& h) { return !(h < bp) && !(bp < h); });
+    auto it = std::find_if(hardware_.begin(), hardware_.end(), [&](const auto& h) { return !(h < bp) && !(bp < h); });
     if (it == hardware_.end())
         return false;
     hardware_.erase(it);

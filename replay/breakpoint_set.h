@@ -23,7 +23,6 @@ namespace rw::replay {
 
 class Task;
 
-
 struct HardwareBreakpoint {
     perfclock::BreakpointKind kind;
     uint64_t addr;

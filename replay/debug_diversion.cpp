@@ -50,8 +50,10 @@ bool runs_in_copy(long nr)
     case SYS_rt_sigprocmask:
     case SYS_rt_sigaction:
     case SYS_exit:
-    case SYS_exit_group: return true;
-    default: return false;
+    case SYS_exit_group:
+        return true;
+    default:
+        return false;
     }
 }
 

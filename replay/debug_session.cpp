@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdlib>
 #include <cstring>
 
 #include "event_format.h"
@@ -20,9 +22,22 @@ constexpr auto kBoundarySnapshotEvery = std::chrono::milliseconds(100);
 
 } // namespace
 
-DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
+void debug_log(const char* format, ...)
 {
+    static const bool enabled = std::getenv("REWIND_DEBUG") != nullptr;
+    if (!enabled)
+        return;
+    static const auto start = std::chrono::steady_clock::now();
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "[rewind %8.3f] ", t);
+    va_list args;
+    va_start(args, format);
+    std::vfprintf(stderr, format, args);
+    va_end(args);
+    std::fputc('\n', stderr);
 }
+
+DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options) {}
 
 DebugSession::~DebugSession()
 {
@@ -44,6 +59,7 @@ void DebugSession::run(DebugFrontend& frontend)
             if (travel) {
                 ResumeRequest r = *travel;
                 travel.reset();
+                debug_log("travel %d from %s", static_cast<int>(r.kind), position_.describe().c_str());
                 begin_travel(r); // sets up a seek; execute() gets there
             } else {
                 ask(report);
@@ -147,6 +163,8 @@ StopReport DebugSession::execute()
                 throw CollectDone{};
             if (search_arrival_) {
                 begin_search();
+            } else if (backstep_) {
+                begin_backstep();
             } else {
                 mode_ = Mode::Forward;
                 if (Task* t = debugged_task())
@@ -260,11 +278,15 @@ void DebugSession::before_fork(Task& task)
 {
     if (is_debugged(task))
         breakpoints_.lift(task);
+    if (soft_target_.addr && soft_target_.pid == task.tid() && !soft_target_.stepping)
+        remove_soft_target(task);
 }
 
 void DebugSession::after_fork(Task& task)
 {
-    if (is_debugged(task) && mode_ != Mode::Seek && mode_ != Mode::Search)
+    if (soft_target_.addr && soft_target_.pid == task.tid() && !soft_target_.stepping)
+        insert_soft_target(task);
+    if (is_debugged(task) && (mode_ == Mode::Forward || mode_ == Mode::Collect))
         breakpoints_.apply(task);
 }
 
@@ -279,12 +301,35 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
     // A single step; or a step that delivered a signal, which stops at the
     // handler's first instruction (the kernel reports it with si_code SIGTRAP).
     bool step = info.si_code == kTrapTrace || info.si_code == SIGTRAP;
+    if (mode_ == Mode::Backstep) {
+        current_tid_ = task.recorded_tid();
+        return backstep_trap(task, info, step);
+    }
     bool target = info.si_code == kTrapPerf && perf_data(info) == kTagTarget;
+    if (soft_target_.stepping && step) {
+        // The step over the target's int3 is done: put it back.
+        soft_target_.stepping = false;
+        insert_soft_target(task);
+        if (mode_ == Mode::Seek || (mode_ == Mode::Collect && !stepping_over_ && steps_left_ == 0))
+            return Then::Resume;
+    }
+    if (soft_target_.addr && info.si_code == SI_KERNEL && rip - 1 == soft_target_.addr &&
+        soft_target_.pid == task.tid()) {
+        regs[Registers::RIP] = rip - 1;
+        task.set_regs(regs);
+        remove_soft_target(task);
+        if (--soft_target_.left > 0) {
+            soft_target_.stepping = true;
+            return Then::Step;
+        }
+        soft_target_ = {};
+        return segment_reached();
+    }
     std::optional<HardwareBreakpoint> hw;
     if (info.si_code == kTrapPerf && !target)
         hw = breakpoints_.hardware_for_tag(perf_data(info));
-    bool software = info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) &&
-                    breakpoints_.applied_to(task.tid());
+    bool software =
+        info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) && breakpoints_.applied_to(task.tid());
     if (!step && !target && !hw && !software) {
         if (info.si_code == kTrapPerf)
             return Then::Resume; // a counter of an abandoned seek
@@ -347,6 +392,8 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
         if (target || (step && steps_left_ > 0))
             return segment_reached();
         return Then::Resume;
+    case Mode::Backstep:
+        return Then::Resume; // handled above
     case Mode::Search: {
         if (!step)
             return Then::Resume;
@@ -382,19 +429,22 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
         }
         if (software) {
             uint64_t n = ++hit_counts_[rip];
-            hits_.push_back({position_.with(Segment::brk(rip, n)), StopReport::Kind::SoftwareBreak, rip, 1});
+            hits_.push_back(
+                {position_.with(Segment::brk(rip, n)), StopReport::Kind::SoftwareBreak, rip, 1, std::nullopt});
             step_over(task, rip);
             return Then::Step;
         }
         if (hw) {
             if (hw->kind == perfclock::BreakpointKind::Execute) {
                 uint64_t n = ++hit_counts_[rip];
-                hits_.push_back({position_.with(Segment::brk(rip, n)), StopReport::Kind::HardwareBreak, rip, 1});
+                hits_.push_back(
+                    {position_.with(Segment::brk(rip, n)), StopReport::Kind::HardwareBreak, rip, 1, std::nullopt});
             } else {
                 uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
                 uint64_t n = ++hit_counts_[hw->addr ^ 0x8000000000000000ull];
-                hits_.push_back({position_.with(Segment::watch(hw->addr, hw->len, access, n)),
-                                 StopReport::Kind::Watch, hw->addr, access});
+                Segment w = Segment::watch(hw->addr, hw->len, access, n);
+                hits_.push_back({position_.with(w), StopReport::Kind::Watch, hw->addr, access,
+                                 Arrival{task.regs(), candidates_before(w, task)}});
             }
         }
         return steps_left_ > 0 ? Then::Step : Then::Resume;
@@ -417,7 +467,7 @@ void DebugSession::end_step_over()
         return;
     breakpoints_.add_software(stepping_over_);
     stepping_over_ = 0;
-    if (Task* t = debugged_task(); t && mode_ != Mode::Seek && mode_ != Mode::Search)
+    if (Task* t = debugged_task(); t && (mode_ == Mode::Forward || mode_ == Mode::Collect))
         breakpoints_.apply(*t);
 }
 
@@ -443,6 +493,8 @@ void DebugSession::on_signal(Task& task, int signo)
     case Mode::Collect:
         if (segment_ < target_.path.size() && target_.path[segment_].kind == Segment::Kind::ToEvent)
             segment_reached();
+        return;
+    case Mode::Backstep:
         return;
     case Mode::Search:
         // Delivered (or faulting) before the next instruction: as many
@@ -478,8 +530,8 @@ uint64_t DebugSession::total_events() const
 std::string DebugSession::describe_position()
 {
     std::string s = position_.describe();
-    if (diversion_)
-        s += " (in a diverted copy: the debugger changed registers or memory)";
+    if (diversion_ && (diversion_->unrun_writes || !diversion_restored()))
+        s += " (in a throwaway copy: the debugger changed registers or memory)";
     if (uint64_t total = total_events())
         s += " of " + std::to_string(total) + " events (" + std::to_string(position_.event * 100 / total) + "%)";
     return s;

@@ -30,19 +30,20 @@
 #include "position.h"
 #include "replayer.h"
 #include "timeline.h"
+#include "x86_insn.h"
 
 namespace rw::replay {
 
 struct StopReport {
     enum class Kind {
-        Signal,         // a signal (the initial stop, a recorded signal, an interrupt)
-        SoftwareBreak,  // a breakpoint (int3)
-        HardwareBreak,  // a hardware breakpoint
-        Watch,          // a watchpoint: watch_addr, watch_access
-        Step,           // a single step ended
-        ReplayBegin,    // reverse execution reached the start of the recording
-        ReplayEnd,      // forward execution reached the end of the recording
-        Exited,         // a diverted copy exited (exit_status, wait-status form)
+        Signal,        // a signal (the initial stop, a recorded signal, an interrupt)
+        SoftwareBreak, // a breakpoint (int3)
+        HardwareBreak, // a hardware breakpoint
+        Watch,         // a watchpoint: watch_addr, watch_access
+        Step,          // a single step ended
+        ReplayBegin,   // reverse execution reached the start of the recording
+        ReplayEnd,     // forward execution reached the end of the recording
+        Exited,        // a diverted copy exited (exit_status, wait-status form)
     };
     Kind kind = Kind::Signal;
     Tid tid = 0;
@@ -85,6 +86,10 @@ struct Travel {
 // Ends the session (the debugger killed the program or went away).
 struct SessionEnd {};
 
+// With REWIND_DEBUG set in the environment, the session says on stderr what
+// each move in time did and what it cost.
+void debug_log(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 class DebugSession : public DebugHook {
 public:
     DebugSession(const Trace& trace, ReplayOptions options);
@@ -102,7 +107,7 @@ public:
     void write_registers(Tid tid, const RegisterFile& regs); // in a throwaway copy
     size_t read_memory(uint64_t addr, std::span<uint8_t> out);
     bool write_memory(uint64_t addr, std::span<const uint8_t> data); // in a throwaway copy
-    pid_t process_of(Tid tid); // the live process gdb's thread stands for
+    pid_t process_of(Tid tid);                                       // the live process gdb's thread stands for
     bool diverted() const { return diversion_ != nullptr; }
     BreakpointSet& breakpoints() { return breakpoints_; }
     const ExecEvent& program() const { return program_; }
@@ -128,16 +133,40 @@ public:
 private:
     // What the session is doing with the engine.
     enum class Mode {
-        Forward, // running for the debugger: its breakpoints stop
-        Seek,    // replaying to a position (the path's segments are armed in turn)
-        Collect, // replaying to a position, noting every breakpoint hit on the way
-        Search,  // single-stepping from a position until an arrival condition
+        Forward,  // running for the debugger: its breakpoints stop
+        Seek,     // replaying to a position (the path's segments are armed in turn)
+        Collect,  // replaying to a position, noting every breakpoint hit on the way
+        Search,   // single-stepping from a position until an arrival condition
+        Backstep, // replaying from a position with traps on the instructions that may precede an arrival
+    };
+    // What is known of the state at a position, to find the instruction before it.
+    struct Arrival {
+        Registers regs;
+        std::vector<uint64_t> before; // instructions that may have run just before
     };
     struct Hit {
         Position pos;
         StopReport::Kind kind;
         uint64_t addr = 0;
         uint8_t access = 1;
+        std::optional<Arrival> arrival; // watch hits: the state just after the write
+    };
+    struct Backstep {
+        Position base;
+        Segment arrival;
+        std::vector<uint64_t> candidates;
+        Registers at_arrival;
+        std::optional<perfclock::BreakpointCounter> arrival_counter;
+        uint64_t arrival_offset = 0;
+        std::vector<perfclock::BreakpointCounter> traps;
+        std::vector<uint64_t> executions;
+        uint64_t resting = 0;
+        bool resting_seen = false;
+        bool verifying = false;
+        Position chosen;
+    };
+    struct BackstepDone {
+        std::optional<Position> found;
     };
     struct CollectDone {};
     struct SearchDone {
@@ -159,13 +188,25 @@ private:
     std::optional<Hit> last_hit_before(const Position& p);
     std::optional<Hit> hit_at(const Position& p) const; // a breakpoint's arrival, as a hit
     std::vector<Hit> collect(const Timeline::Entry& from, const Position& to);
-    std::optional<Position> previous_instruction(const Position& p);
+    std::optional<Position> previous_instruction(const Position& p, const std::optional<Arrival>& at);
+    std::optional<Arrival> arrival_here(); // the current state, as an Arrival
+
+    // Backstep (debug_backstep.cpp).
+    std::vector<uint64_t> candidates_before(const Segment& arrival, Task& task);
+    std::optional<Position> backstep(const Position& base, const Segment& arrival,
+                                     const std::vector<uint64_t>& candidates, const Registers& at_arrival);
+    void begin_backstep();
+    Then backstep_trap(Task& task, const siginfo_t& info, bool step);
     uint64_t search_steps(const Position& base, const Segment& arrival);
     void begin_search();
     std::optional<Event> event_at(uint64_t index);
     Position position_of_event(uint64_t index);
 
     void step_over(Task& task, uint64_t addr);
+    void arm_soft_target(Task& task, uint64_t addr, uint64_t count);
+    void insert_soft_target(Task& task);
+    void remove_soft_target(Task& task);
+    void disarm_targets();
     void end_step_over();
     static uint64_t resting_address(const Position& p)
     {
@@ -205,13 +246,25 @@ private:
     Mode mode_ = Mode::Forward;
     // Seek/Collect/Search: where to go, and how far along its path we are.
     Position target_;
-    size_t segment_ = 0;         // index in target_.path of the armed segment
-    Segment current_;            // what is armed (a Step may be the rest of one)
-    uint64_t steps_left_ = 0;    // for a Step segment
+    size_t segment_ = 0;      // index in target_.path of the armed segment
+    Segment current_;         // what is armed (a Step may be the rest of one)
+    uint64_t steps_left_ = 0; // for a Step segment
     std::optional<perfclock::BreakpointCounter> target_counter_;
+    // A Break target reached after few executions is counted with an int3
+    // instead: an instruction breakpoint near a hot loop slows the loop
+    // (about 2.5x on the AMD machines measured), an int3 costs only its hits.
+    struct SoftTarget {
+        uint64_t addr = 0;
+        uint64_t left = 0;
+        uint8_t original = 0;
+        pid_t pid = 0;
+        bool stepping = false;
+    } soft_target_;
     std::optional<StopReport> seek_report_; // reported when a Seek arrives
     // What to do on arrival of a Seek: report, or start a search.
     std::optional<Segment> search_arrival_;
+    std::unique_ptr<Backstep> backstep_; // set while a backstep replays towards its base
+    X86Decoder decoder_;
     uint64_t search_steps_ = 0;
     std::optional<perfclock::BreakpointCounter> search_counter_;
     uint64_t search_counter_seen_ = 0;
@@ -219,7 +272,7 @@ private:
     std::vector<Hit> hits_;
     std::map<uint64_t, uint64_t> hit_counts_; // by address, since the segment started
     uint64_t stepping_over_ = 0;              // a software breakpoint lifted for one step
-    uint64_t resting_on_ = 0; // the task is at this address, where its position's last Break arrived
+    uint64_t resting_on_ = 0;                 // the task is at this address, where its position's last Break arrived
     // Forward.
     bool step_pending_ = false;
 
@@ -235,7 +288,7 @@ private:
         int exit_status = 0;
         bool in_syscall = false;
         bool unrun_writes = false; // memory written since the copy last ran
-        std::set<long> warned; // syscalls refused to the copy, said once
+        std::set<long> warned;     // syscalls refused to the copy, said once
     };
     std::unique_ptr<Diversion> diversion_;
 };

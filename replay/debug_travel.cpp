@@ -6,6 +6,12 @@
 #include "debug_session.h"
 
 namespace rw::replay {
+namespace {
+
+// Up to this many executions, a Break target is counted with an int3.
+constexpr uint64_t kSoftTargetMostHits = 16;
+
+} // namespace
 
 void DebugSession::begin_travel(const ResumeRequest& r)
 {
@@ -24,14 +30,14 @@ void DebugSession::begin_travel(const ResumeRequest& r)
             // (the watchpoint traps after it).
             report.watch_addr = hit->addr;
             report.watch_access = hit->access;
-            target = previous_instruction(hit->pos).value_or(begin_);
+            target = previous_instruction(hit->pos, hit->arrival).value_or(begin_);
         } else {
             target = hit->pos;
         }
         break;
     }
     case ResumeRequest::Kind::ReverseStep: {
-        auto prev = previous_instruction(position_);
+        auto prev = previous_instruction(position_, arrival_here());
         if (prev) {
             report.kind = StopReport::Kind::Step;
             target = *prev;
@@ -55,13 +61,15 @@ void DebugSession::begin_travel(const ResumeRequest& r)
                 target = e->pos;
         }
         break;
-    default: break;
+    default:
+        break;
     }
     seek(target, report);
 }
 
 StopReport DebugSession::seek(const Position& target, const StopReport& report)
 {
+    debug_log("seek %s", target.describe().c_str());
     restore_for(target);
     seek_report_ = report;
     return report;
@@ -72,9 +80,10 @@ void DebugSession::restore_for(const Position& target)
     const Timeline::Entry* from = timeline_.best_for(target);
     if (!from)
         from = timeline_.best_for(begin_);
+    debug_log("  restore %s", from->pos.describe().c_str());
     mode_ = Mode::Seek;
     target_ = target;
-    target_counter_.reset();
+    disarm_targets();
     steps_left_ = 0;
     hit_counts_.clear();
     stepping_over_ = 0;
@@ -110,16 +119,21 @@ void DebugSession::arm(const Segment& s)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone before " + target_.describe());
     current_ = s;
-    target_counter_.reset();
+    disarm_targets();
     steps_left_ = 0;
     hit_counts_.clear();
     engine_.set_single_stepping(*t, s.kind == Segment::Kind::Step);
     switch (s.kind) {
-    case Segment::Kind::Break:
+    case Segment::Kind::Break: {
         // Resting on the address: the counter sees that execution too.
-        target_counter_.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8,
-                                s.count + (s.addr == resting_on_ ? 1 : 0), kTagTarget);
+        uint64_t count = s.count + (s.addr == resting_on_ ? 1 : 0);
+        bool shared = mode_ == Mode::Collect && breakpoints_.has_software(s.addr);
+        if (count <= kSoftTargetMostHits && !shared)
+            arm_soft_target(*t, s.addr, count);
+        else
+            target_counter_.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8, count, kTagTarget);
         break;
+    }
     case Segment::Kind::Watch:
         target_counter_.emplace(t->tid(),
                                 s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
@@ -129,7 +143,38 @@ void DebugSession::arm(const Segment& s)
         steps_left_ = s.count;
         engine_.request_step(*t);
         break;
-    case Segment::Kind::ToEvent: break;
+    case Segment::Kind::ToEvent:
+        break;
+    }
+}
+
+void DebugSession::arm_soft_target(Task& task, uint64_t addr, uint64_t count)
+{
+    soft_target_ = {addr, count, 0, task.tid(), false};
+    if (!task.memory().read(RemoteAddr(addr), {&soft_target_.original, 1}))
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                          "cannot read the code at " + Position{0, {Segment::brk(addr, count)}}.describe());
+    insert_soft_target(task);
+}
+
+void DebugSession::insert_soft_target(Task& task)
+{
+    uint8_t int3 = 0xcc;
+    task.memory().write(RemoteAddr(soft_target_.addr), {&int3, 1});
+}
+
+void DebugSession::remove_soft_target(Task& task)
+{
+    task.memory().write(RemoteAddr(soft_target_.addr), {&soft_target_.original, 1});
+}
+
+void DebugSession::disarm_targets()
+{
+    target_counter_.reset();
+    if (soft_target_.addr) {
+        if (Task* t = engine_.find_task(current_tid_); t && t->tid() == soft_target_.pid && !soft_target_.stepping)
+            remove_soft_target(*t);
+        soft_target_ = {};
     }
 }
 
@@ -143,7 +188,7 @@ DebugHook::Then DebugSession::segment_reached()
     segment_++;
     if (Task* t = debugged_task())
         engine_.set_single_stepping(*t, false);
-    target_counter_.reset();
+    disarm_targets();
     hit_counts_.clear();
     if (segment_ < target_.path.size()) {
         arm_next_segment();
@@ -155,6 +200,10 @@ DebugHook::Then DebugSession::segment_reached()
     if (search_arrival_) {
         begin_search();
         return Then::Step;
+    }
+    if (backstep_) {
+        begin_backstep();
+        return Then::Resume;
     }
     Task* t = debugged_task();
     mode_ = Mode::Forward;
@@ -170,7 +219,7 @@ std::vector<DebugSession::Hit> DebugSession::collect(const Timeline::Entry& from
 {
     mode_ = Mode::Collect;
     target_ = to;
-    target_counter_.reset();
+    disarm_targets();
     steps_left_ = 0;
     hits_.clear();
     hit_counts_.clear();
@@ -208,20 +257,32 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
     if (breakpoints_.software().empty() && breakpoints_.hardware().empty())
         return std::nullopt;
     // Just after a watched write: going back undoes it, so it is the first hit.
-    if (auto here = hit_at(p); here && here->kind == StopReport::Kind::Watch)
+    if (auto here = hit_at(p); here && here->kind == StopReport::Kind::Watch) {
+        if (p == position_)
+            here->arrival = arrival_here();
         return here;
+    }
     Position end = p;
     for (;;) {
         const Timeline::Entry* from = timeline_.strictly_before(end);
         if (!from)
             return std::nullopt;
         Position from_pos = from->pos;
+        debug_log("collect %s -> %s", from_pos.describe().c_str(), end.describe().c_str());
         auto hits = collect(*from, end);
+        debug_log("  %zu hits", hits.size());
         if (!hits.empty())
             return hits.back();
         // The snapshot itself may stand at a hit (collecting starts after it).
-        if (auto here = hit_at(from_pos))
+        if (auto here = hit_at(from_pos)) {
+            if (here->kind == StopReport::Kind::Watch) {
+                // What the state is there, to find the writing instruction.
+                restore_for(from_pos);
+                position_ = from_pos;
+                here->arrival = arrival_here();
+            }
             return here;
+        }
         if (from_pos == begin_)
             return std::nullopt;
         end = from_pos;
@@ -235,16 +296,16 @@ std::optional<DebugSession::Hit> DebugSession::hit_at(const Position& p) const
     const Segment& last = p.path.back();
     if (last.kind == Segment::Kind::Break) {
         if (breakpoints_.has_software(last.addr))
-            return Hit{p, StopReport::Kind::SoftwareBreak, last.addr, 1};
+            return Hit{p, StopReport::Kind::SoftwareBreak, last.addr, 1, std::nullopt};
         for (const auto& h : breakpoints_.hardware())
             if (h.kind == perfclock::BreakpointKind::Execute && h.addr == last.addr)
-                return Hit{p, StopReport::Kind::HardwareBreak, last.addr, 1};
+                return Hit{p, StopReport::Kind::HardwareBreak, last.addr, 1, std::nullopt};
     } else if (last.kind == Segment::Kind::Watch) {
         for (const auto& h : breakpoints_.hardware()) {
             uint8_t access = h.kind == perfclock::BreakpointKind::Write ? 1 : 2;
             if (h.kind != perfclock::BreakpointKind::Execute && h.addr == last.addr && h.len == last.len &&
                 access == last.access)
-                return Hit{p, StopReport::Kind::Watch, h.addr, access};
+                return Hit{p, StopReport::Kind::Watch, h.addr, access, std::nullopt};
         }
     }
     return std::nullopt;
@@ -261,24 +322,31 @@ std::optional<Event> DebugSession::event_at(uint64_t index)
     return e;
 }
 
-std::optional<Position> DebugSession::previous_instruction(const Position& p)
+std::optional<DebugSession::Arrival> DebugSession::arrival_here()
+{
+    Task* t = debugged_task();
+    if (!t || position_.path.empty() || diversion_)
+        return std::nullopt;
+    return Arrival{t->regs(), candidates_before(position_.path.back(), *t)};
+}
+
+std::optional<Position> DebugSession::previous_instruction(const Position& p, const std::optional<Arrival>& at)
 {
     if (p == begin_ || p.event < begin_.event)
         return std::nullopt;
-    if (p.path.empty() || (p.path.size() == 1 && p.path[0].kind == Segment::Kind::ToEvent &&
-                           [&] {
-                               auto e = event_at(p.event);
-                               const auto* s = e ? std::get_if<SignalEvent>(&*e) : nullptr;
-                               return s && s->kind == SignalKind::AtSyscall;
-                           }())) {
+    if (p.path.empty() || (p.path.size() == 1 && p.path[0].kind == Segment::Kind::ToEvent && [&] {
+            auto e = event_at(p.event);
+            const auto* s = e ? std::get_if<SignalEvent>(&*e) : nullptr;
+            return s && s->kind == SignalKind::AtSyscall;
+        }())) {
         // The instruction before an event boundary ends the stretch before it.
         if (p.event <= begin_.event)
             return std::nullopt;
         auto e = event_at(p.event - 1);
         Position prev{p.event - 1, {}};
         if (e) {
-            if (const auto* sc = std::get_if<SyscallEvent>(&*e); sc && sc->tgid == debugged_tgid_ &&
-                                                                 !(sc->flags & kSyscallChildReturn))
+            if (const auto* sc = std::get_if<SyscallEvent>(&*e);
+                sc && sc->tgid == debugged_tgid_ && !(sc->flags & kSyscallChildReturn))
                 return prev.with(Segment::brk(sc->ip - 2, 1));
             if (const auto* rd = std::get_if<RdtscEvent>(&*e))
                 return prev.with(Segment::brk(rd->ip, 1));
@@ -306,6 +374,9 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p)
             base = base.with(earlier);
         }
         arrival.count = 1;
+        if (at && !at->before.empty())
+            if (auto found = backstep(base, arrival, at->before, at->regs))
+                return found;
         uint64_t steps = search_steps(base, arrival);
         return steps > 1 ? base.with(Segment::step(steps - 1)) : base;
     }
@@ -315,6 +386,7 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p)
 
 uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival)
 {
+    debug_log("search from %s", base.describe().c_str());
     restore_for(base);
     search_arrival_ = arrival;
     search_steps_ = 0;
@@ -332,6 +404,7 @@ uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival
     mode_ = Mode::Forward;
     if (Task* t = debugged_task())
         engine_.set_single_stepping(*t, false);
+    debug_log("  %llu steps", static_cast<unsigned long long>(steps));
     return steps;
 }
 

@@ -212,7 +212,7 @@ std::string HostFiles::handle(const std::string& packet)
             return "F0";
         }
         if (op == "fstat") {
-            struct stat st{};
+            struct stat st {};
             if (::fstat(it->second.get(), &st) != 0)
                 return error_reply(errno);
             std::string data = fio_stat(st);

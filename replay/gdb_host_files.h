@@ -27,7 +27,7 @@ public:
     const std::map<std::string, std::string>& copies() const { return copies_; }
 
 private:
-    std::map<std::string, std::string> copies_; // original path (canonical) -> copy
+    std::map<std::string, std::string> copies_;  // original path (canonical) -> copy
     std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
     std::map<int, UniqueFd> open_;
     int next_fd_ = 100;

@@ -105,8 +105,8 @@ MonitorResult run_monitor_command(DebugSession& session, const std::string& raw)
         return out;
     }
     if (verb == "when") {
-        out.output = "At " + session.describe_position() + ", thread " + std::to_string(session.current_thread()) +
-                     ".\n";
+        out.output =
+            "At " + session.describe_position() + ", thread " + std::to_string(session.current_thread()) + ".\n";
     } else if (verb == "goto") {
         std::string error;
         out.travel = parse_goto(rest, error);
@@ -151,7 +151,7 @@ MonitorResult run_monitor_command(DebugSession& session, const std::string& raw)
         std::string n = trim(rest.substr(10));
         try {
             out.output = session.delete_checkpoint(std::stoull(n)) ? "Deleted checkpoint " + n + ".\n"
-                                                                    : "No checkpoint " + n + ".\n";
+                                                                   : "No checkpoint " + n + ".\n";
         } catch (const std::exception&) {
             out.output = "delete checkpoint needs a number\n";
         }

@@ -20,7 +20,7 @@ struct RegisterDef {
     const char* name;
     int bits;
     Source source;
-    size_t offset;  // Gp: Registers index; Fp: byte offset in user_fpregs_struct; YmmHigh: byte offset
+    size_t offset; // Gp: Registers index; Fp: byte offset in user_fpregs_struct; YmmHigh: byte offset
     const char* type;
     const char* feature;
 };
@@ -109,14 +109,22 @@ uint32_t full_tag_word(const user_fpregs_struct& fp)
 uint32_t computed(const user_fpregs_struct& fp, size_t which)
 {
     switch (which) {
-    case kFctrl: return fp.cwd;
-    case kFstat: return fp.swd;
-    case kFtag: return full_tag_word(fp);
-    case kFiseg: return static_cast<uint32_t>(fp.rip >> 32);
-    case kFioff: return static_cast<uint32_t>(fp.rip);
-    case kFoseg: return static_cast<uint32_t>(fp.rdp >> 32);
-    case kFooff: return static_cast<uint32_t>(fp.rdp);
-    case kFop: return fp.fop;
+    case kFctrl:
+        return fp.cwd;
+    case kFstat:
+        return fp.swd;
+    case kFtag:
+        return full_tag_word(fp);
+    case kFiseg:
+        return static_cast<uint32_t>(fp.rip >> 32);
+    case kFioff:
+        return static_cast<uint32_t>(fp.rip);
+    case kFoseg:
+        return static_cast<uint32_t>(fp.rdp >> 32);
+    case kFooff:
+        return static_cast<uint32_t>(fp.rdp);
+    case kFop:
+        return fp.fop;
     }
     return 0;
 }
@@ -124,8 +132,12 @@ uint32_t computed(const user_fpregs_struct& fp, size_t which)
 void set_computed(user_fpregs_struct& fp, size_t which, uint32_t v)
 {
     switch (which) {
-    case kFctrl: fp.cwd = static_cast<uint16_t>(v); break;
-    case kFstat: fp.swd = static_cast<uint16_t>(v); break;
+    case kFctrl:
+        fp.cwd = static_cast<uint16_t>(v);
+        break;
+    case kFstat:
+        fp.swd = static_cast<uint16_t>(v);
+        break;
     case kFtag: {
         uint16_t abridged = 0;
         for (unsigned i = 0; i < 8; i++)
@@ -134,11 +146,21 @@ void set_computed(user_fpregs_struct& fp, size_t which, uint32_t v)
         fp.ftw = abridged;
         break;
     }
-    case kFiseg: fp.rip = (fp.rip & 0xffffffffu) | (uint64_t(v) << 32); break;
-    case kFioff: fp.rip = (fp.rip & ~uint64_t(0xffffffffu)) | v; break;
-    case kFoseg: fp.rdp = (fp.rdp & 0xffffffffu) | (uint64_t(v) << 32); break;
-    case kFooff: fp.rdp = (fp.rdp & ~uint64_t(0xffffffffu)) | v; break;
-    case kFop: fp.fop = static_cast<uint16_t>(v); break;
+    case kFiseg:
+        fp.rip = (fp.rip & 0xffffffffu) | (uint64_t(v) << 32);
+        break;
+    case kFioff:
+        fp.rip = (fp.rip & ~uint64_t(0xffffffffu)) | v;
+        break;
+    case kFoseg:
+        fp.rdp = (fp.rdp & 0xffffffffu) | (uint64_t(v) << 32);
+        break;
+    case kFooff:
+        fp.rdp = (fp.rdp & ~uint64_t(0xffffffffu)) | v;
+        break;
+    case kFop:
+        fp.fop = static_cast<uint16_t>(v);
+        break;
     }
 }
 
@@ -153,8 +175,12 @@ std::vector<uint8_t> register_bytes(const RegisterFile& r, const RegisterDef& d)
         std::memcpy(out.data(), &v, n);
         break;
     }
-    case Source::Fp: std::memcpy(out.data(), reinterpret_cast<const uint8_t*>(&r.fp) + d.offset, n); break;
-    case Source::YmmHigh: std::memcpy(out.data(), r.ymm_high.data() + d.offset, n); break;
+    case Source::Fp:
+        std::memcpy(out.data(), reinterpret_cast<const uint8_t*>(&r.fp) + d.offset, n);
+        break;
+    case Source::YmmHigh:
+        std::memcpy(out.data(), r.ymm_high.data() + d.offset, n);
+        break;
     case Source::Computed: {
         uint32_t v = computed(r.fp, d.offset);
         std::memcpy(out.data(), &v, n);
@@ -174,8 +200,12 @@ void set_register_bytes(RegisterFile& r, const RegisterDef& d, const uint8_t* by
         r.gp.words[d.offset] = v;
         break;
     }
-    case Source::Fp: std::memcpy(reinterpret_cast<uint8_t*>(&r.fp) + d.offset, bytes, n); break;
-    case Source::YmmHigh: std::memcpy(r.ymm_high.data() + d.offset, bytes, n); break;
+    case Source::Fp:
+        std::memcpy(reinterpret_cast<uint8_t*>(&r.fp) + d.offset, bytes, n);
+        break;
+    case Source::YmmHigh:
+        std::memcpy(r.ymm_high.data() + d.offset, bytes, n);
+        break;
     case Source::Computed: {
         uint32_t v = 0;
         std::memcpy(&v, bytes, n);
@@ -264,8 +294,8 @@ std::string target_description_xml()
             group = " group=\"float\"";
         else if (std::strcmp(d.feature, kSse) == 0 && std::strcmp(d.name, "mxcsr") == 0)
             group = " group=\"vector\"";
-        x += "<reg name=\"" + std::string(d.name) + "\" bitsize=\"" + std::to_string(d.bits) + "\" type=\"" +
-             d.type + "\" regnum=\"" + std::to_string(regnum) + "\"" + group + "/>\n";
+        x += "<reg name=\"" + std::string(d.name) + "\" bitsize=\"" + std::to_string(d.bits) + "\" type=\"" + d.type +
+             "\" regnum=\"" + std::to_string(regnum) + "\"" + group + "/>\n";
         regnum++;
     }
     x += "</feature>\n</target>\n";

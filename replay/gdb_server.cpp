@@ -89,18 +89,18 @@ std::string xfer_chunk(const std::string& data, uint64_t offset, uint64_t length
 int GdbServer::to_gdb_signal(int host)
 {
     static const std::pair<int, int> table[] = {
-        {SIGHUP, 1},   {SIGINT, 2},   {SIGQUIT, 3},    {SIGILL, 4},   {SIGTRAP, 5},  {SIGABRT, 6},
-        {SIGBUS, 10},  {SIGFPE, 8},   {SIGKILL, 9},    {SIGUSR1, 30}, {SIGSEGV, 11}, {SIGUSR2, 31},
-        {SIGPIPE, 13}, {SIGALRM, 14}, {SIGTERM, 15},   {SIGCHLD, 20}, {SIGCONT, 19}, {SIGSTOP, 17},
-        {SIGTSTP, 18}, {SIGTTIN, 21}, {SIGTTOU, 22},   {SIGURG, 16},  {SIGXCPU, 24}, {SIGXFSZ, 25},
-        {SIGVTALRM, 26}, {SIGPROF, 27}, {SIGWINCH, 28}, {SIGIO, 23}, {SIGPWR, 32},  {SIGSYS, 12},
+        {SIGHUP, 1},     {SIGINT, 2},   {SIGQUIT, 3},   {SIGILL, 4},   {SIGTRAP, 5},  {SIGABRT, 6},
+        {SIGBUS, 10},    {SIGFPE, 8},   {SIGKILL, 9},   {SIGUSR1, 30}, {SIGSEGV, 11}, {SIGUSR2, 31},
+        {SIGPIPE, 13},   {SIGALRM, 14}, {SIGTERM, 15},  {SIGCHLD, 20}, {SIGCONT, 19}, {SIGSTOP, 17},
+        {SIGTSTP, 18},   {SIGTTIN, 21}, {SIGTTOU, 22},  {SIGURG, 16},  {SIGXCPU, 24}, {SIGXFSZ, 25},
+        {SIGVTALRM, 26}, {SIGPROF, 27}, {SIGWINCH, 28}, {SIGIO, 23},   {SIGPWR, 32},  {SIGSYS, 12},
     };
     for (const auto& [h, g] : table)
         if (h == host)
             return g;
     if (host >= SIGRTMIN && host <= SIGRTMAX)
         return host == 32 ? 77 : 45 + (host - 33); // GDB_SIGNAL_REALTIME_32, _33…
-    return 143; // GDB_SIGNAL_UNKNOWN
+    return 143;                                    // GDB_SIGNAL_UNKNOWN
 }
 
 int GdbServer::from_gdb_signal(int gdb)
@@ -173,8 +173,8 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
     });
     add("p", [this](const std::string& p) -> R {
         pid_t pid = session_.process_of(general_thread());
-        auto value = pid ? encode_register(read_register_file(pid), static_cast<int>(parse_hex(p.substr(1))))
-                         : std::nullopt;
+        auto value =
+            pid ? encode_register(read_register_file(pid), static_cast<int>(parse_hex(p.substr(1)))) : std::nullopt;
         return reply(value ? *value : "E01"), R{};
     });
     add("P", [this](const std::string& p) -> R {
@@ -196,7 +196,8 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
     add("vCont", [this](const std::string& p) -> R { return on_vcont(p); });
     add("c", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::Continue); });
     add("C", [this](const std::string& p) -> R {
-        return resume_packet(ResumeRequest::Kind::Continue, from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
+        return resume_packet(ResumeRequest::Kind::Continue,
+                             from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
     });
     add("s", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::Step); });
     add("S", [this](const std::string& p) -> R {
@@ -489,16 +490,25 @@ std::string GdbServer::stop_reply(const StopReport& r)
         }
     }
     switch (r.kind) {
-    case StopReport::Kind::SoftwareBreak: out += "swbreak:;"; break;
-    case StopReport::Kind::HardwareBreak: out += "hwbreak:;"; break;
+    case StopReport::Kind::SoftwareBreak:
+        out += "swbreak:;";
+        break;
+    case StopReport::Kind::HardwareBreak:
+        out += "hwbreak:;";
+        break;
     case StopReport::Kind::Watch:
         std::snprintf(buf, sizeof(buf), "%s:%llx;", r.watch_access == 1 ? "watch" : "awatch",
                       static_cast<unsigned long long>(r.watch_addr));
         out += buf;
         break;
-    case StopReport::Kind::ReplayBegin: out += "replaylog:begin;"; break;
-    case StopReport::Kind::ReplayEnd: out += "replaylog:end;"; break;
-    default: break;
+    case StopReport::Kind::ReplayBegin:
+        out += "replaylog:begin;";
+        break;
+    case StopReport::Kind::ReplayEnd:
+        out += "replaylog:end;";
+        break;
+    default:
+        break;
     }
     return out;
 }

@@ -11,8 +11,7 @@ bool Position::at_or_before(const Position& other) const
     if (path.size() > other.path.size())
         return false;
     for (size_t i = 0; i < path.size(); i++) {
-        if (i + 1 == path.size() && path[i].kind == Segment::Kind::Step &&
-            other.path[i].kind == Segment::Kind::Step)
+        if (i + 1 == path.size() && path[i].kind == Segment::Kind::Step && other.path[i].kind == Segment::Kind::Step)
             return path[i].count <= other.path[i].count;
         if (!(path[i] == other.path[i]))
             return false;
@@ -55,7 +54,9 @@ std::string Position::describe() const
             std::snprintf(buf, sizeof(buf), " > %llu writes to %#llx", static_cast<unsigned long long>(s.count),
                           static_cast<unsigned long long>(s.addr));
             break;
-        case Segment::Kind::ToEvent: std::snprintf(buf, sizeof(buf), " > signal"); break;
+        case Segment::Kind::ToEvent:
+            std::snprintf(buf, sizeof(buf), " > signal");
+            break;
         }
         out += buf;
     }

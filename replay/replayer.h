@@ -137,6 +137,7 @@ private:
     StopInfo wait_stop(Task& t, const std::string& waiting_for);
     void resume(Task& t, Resume how, bool step = false);
     pid_t fork_copy(Task& t);
+    void use_huge_pages(Task& t);
     void kill_world();
     uint64_t find_syscall_insn(Task& t);
     void collect_fresh(Task& t);

@@ -47,11 +47,10 @@ void Timeline::thin()
             stops.push_back(e.get());
     if (stops.size() > kStopSnapshotsKept)
         doomed.insert(doomed.end(), stops.begin(), stops.end() - kStopSnapshotsKept);
-    entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
-                                  [&](const auto& e) {
-                                      return std::find(doomed.begin(), doomed.end(), e.get()) != doomed.end();
-                                  }),
-                   entries_.end());
+    entries_.erase(
+        std::remove_if(entries_.begin(), entries_.end(),
+                       [&](const auto& e) { return std::find(doomed.begin(), doomed.end(), e.get()) != doomed.end(); }),
+        entries_.end());
 }
 
 namespace {

@@ -1,0 +1,154 @@
+// Finding the instruction before a position without single-stepping from
+// its segment's start (which may be millions of instructions away): the
+// instructions that can have run just before are few (the one that falls
+// through to it, the call that lands on it, the one that wrote a watched
+// location). One replay of the stretch with a trap on each of them finds
+// the execution that leads to the arrival, judged from the registers and
+// memory before it runs; a snapshot there and one single step confirm it.
+#include <sys/ptrace.h>
+
+#include "debug_session.h"
+
+namespace rw::replay {
+namespace {
+
+constexpr int kTrapPerf = 6;
+constexpr size_t kMaxCandidates = 3; // debug registers besides the arrival's counter
+
+perfclock::BreakpointKind counter_kind(const Segment& s)
+{
+    if (s.kind == Segment::Kind::Break)
+        return perfclock::BreakpointKind::Execute;
+    return s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite;
+}
+
+} // namespace
+
+std::vector<uint64_t> DebugSession::candidates_before(const Segment& arrival, Task& task)
+{
+    const Registers& regs = task.regs();
+    TraceeMemory mem = task.memory();
+    MemoryReader read = [&](uint64_t addr, std::span<uint8_t> out) {
+        if (!mem.read(RemoteAddr(addr), out))
+            return false;
+        breakpoints_.hide(addr, out);
+        return true;
+    };
+    std::vector<uint64_t> out;
+    if (arrival.kind == Segment::Kind::Break)
+        out = predecessor_candidates(decoder_, regs[Registers::RIP], regs, read);
+    else if (arrival.kind == Segment::Kind::Watch && arrival.access == 1)
+        out = writer_candidates(decoder_, regs[Registers::RIP], regs, read, arrival.addr, arrival.len);
+    if (out.size() > kMaxCandidates)
+        out.resize(kMaxCandidates);
+    return out;
+}
+
+std::optional<Position> DebugSession::backstep(const Position& base, const Segment& arrival,
+                                               const std::vector<uint64_t>& candidates, const Registers& at_arrival)
+{
+    if (candidates.empty() || (arrival.kind != Segment::Kind::Break && arrival.kind != Segment::Kind::Watch))
+        return std::nullopt;
+    debug_log("backstep from %s, %zu candidates", base.describe().c_str(), candidates.size());
+    restore_for(base);
+    backstep_ = std::make_unique<Backstep>();
+    backstep_->base = base;
+    backstep_->arrival = arrival;
+    backstep_->candidates = candidates;
+    backstep_->at_arrival = at_arrival;
+    std::optional<Position> found;
+    try {
+        execute();
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                          "replaying from " + base.describe() + " never arrived where the debugger stopped");
+    } catch (const BackstepDone& d) {
+        found = d.found;
+    }
+    backstep_.reset();
+    mode_ = Mode::Forward;
+    debug_log("  %s", found ? found->describe().c_str() : "none of them");
+    return found;
+}
+
+void DebugSession::begin_backstep()
+{
+    Task* t = debugged_task();
+    if (!t)
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
+                          "the debugged process is gone at " + position_.describe());
+    mode_ = Mode::Backstep;
+    breakpoints_.lift(*t); // the debug registers are the backstep's
+    Backstep& b = *backstep_;
+    b.resting = resting_on_;
+    const Segment& a = b.arrival;
+    // The arrival's own counter stops the thread at the arrival itself:
+    // reaching it means no candidate was the one.
+    uint64_t resting_extra = a.kind == Segment::Kind::Break && a.addr == b.resting ? 1 : 0;
+    b.arrival_counter.emplace(t->tid(), counter_kind(a), a.addr, a.kind == Segment::Kind::Break ? 8 : a.len,
+                              a.count + resting_extra, kTagTarget);
+    b.arrival_offset = resting_extra;
+    for (size_t i = 0; i < b.candidates.size(); i++)
+        b.traps.emplace_back(t->tid(), perfclock::BreakpointKind::Execute, b.candidates[i], 8, 1, kTagCandidate + i);
+    b.executions.assign(b.candidates.size(), 0);
+}
+
+DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, bool step)
+{
+    Backstep& b = *backstep_;
+    uint64_t arrivals = b.arrival_counter->count() - b.arrival_offset;
+    if (b.verifying) {
+        // One step after the chosen execution: is this the arrival? (An
+        // instruction breakpoint counts when the instruction runs, a data
+        // breakpoint when the write is done.)
+        b.verifying = false;
+        Registers now = task.regs();
+        uint64_t expected = b.arrival.kind == Segment::Kind::Break ? b.arrival.count - 1 : b.arrival.count;
+        bool same = now[Registers::RIP] == b.at_arrival[Registers::RIP] && arrivals == expected;
+        for (size_t i = 0; same && i < Registers::kCount; i++)
+            if (i != Registers::EFLAGS && i != Registers::ORIG_RAX)
+                same = now.words[i] == b.at_arrival.words[i];
+        if (same)
+            throw BackstepDone{b.chosen};
+        return Then::Resume; // not it: go on (the counters saw that step)
+    }
+    if (info.si_code != kTrapPerf)
+        return step ? Then::Resume : Then::NotMine;
+    uint64_t tag = perf_data(info);
+    if (tag == kTagTarget)
+        throw BackstepDone{std::nullopt}; // at the arrival: no candidate led to it
+    if (tag < kTagCandidate || tag >= kTagCandidate + b.candidates.size())
+        return Then::Resume;
+    size_t i = tag - kTagCandidate;
+    uint64_t c = b.candidates[i];
+    // The execution the thread rests on at the base is the base itself.
+    bool resting = b.resting == c && b.executions[i] == 0 && !b.resting_seen;
+    if (b.resting == c)
+        b.resting_seen = true;
+    if (!resting)
+        b.executions[i]++;
+    const Registers& regs = task.regs();
+    TraceeMemory mem = task.memory();
+    MemoryReader read = [&](uint64_t addr, std::span<uint8_t> out) { return mem.read(RemoteAddr(addr), out); };
+    uint8_t code[16] = {};
+    size_t n = mem.read_partial(RemoteAddr(c), code);
+    bool leads_there = false;
+    if (arrivals + 1 == b.arrival.count) {
+        if (b.arrival.kind == Segment::Kind::Break) {
+            auto next = decoder_.successor(c, {code, n}, regs, read);
+            leads_there = next && *next == b.arrival.addr;
+        } else {
+            for (const auto& w : decoder_.writes(c, {code, n}, regs))
+                leads_there = leads_there || (w.addr < b.arrival.addr + b.arrival.len && b.arrival.addr < w.addr + w.len);
+        }
+    }
+    if (!leads_there)
+        return Then::Resume;
+    // Here, before it runs: remember this point, then confirm with one step.
+    b.chosen = resting ? b.base : b.base.with(Segment::brk(c, b.executions[i]));
+    position_ = b.chosen;
+    snapshot_here(Timeline::Kind::Stop);
+    b.verifying = true;
+    return Then::Step;
+}
+
+} // namespace rw::replay

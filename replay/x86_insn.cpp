@@ -1,0 +1,360 @@
+#include "x86_insn.h"
+
+#include <capstone/capstone.h>
+
+#include <array>
+#include <stdexcept>
+
+namespace rw::replay {
+namespace {
+
+constexpr uint64_t kCF = 1u << 0, kPF = 1u << 2, kZF = 1u << 6, kSF = 1u << 7, kOF = 1u << 11;
+
+std::optional<uint64_t> reg_value(x86_reg r, const Registers& regs)
+{
+    using R = Registers;
+    struct Map {
+        x86_reg r64, r32;
+        Registers::Index index;
+    };
+    static const Map map[] = {
+        {X86_REG_RAX, X86_REG_EAX, R::RAX},  {X86_REG_RBX, X86_REG_EBX, R::RBX},   {X86_REG_RCX, X86_REG_ECX, R::RCX},
+        {X86_REG_RDX, X86_REG_EDX, R::RDX},  {X86_REG_RSI, X86_REG_ESI, R::RSI},   {X86_REG_RDI, X86_REG_EDI, R::RDI},
+        {X86_REG_RBP, X86_REG_EBP, R::RBP},  {X86_REG_RSP, X86_REG_ESP, R::RSP},   {X86_REG_R8, X86_REG_R8D, R::R8},
+        {X86_REG_R9, X86_REG_R9D, R::R9},    {X86_REG_R10, X86_REG_R10D, R::R10},  {X86_REG_R11, X86_REG_R11D, R::R11},
+        {X86_REG_R12, X86_REG_R12D, R::R12}, {X86_REG_R13, X86_REG_R13D, R::R13},  {X86_REG_R14, X86_REG_R14D, R::R14},
+        {X86_REG_R15, X86_REG_R15D, R::R15},
+    };
+    for (const auto& m : map) {
+        if (r == m.r64)
+            return regs[m.index];
+        if (r == m.r32)
+            return regs[m.index] & 0xffffffffu;
+    }
+    return std::nullopt;
+}
+
+bool condition_holds(unsigned id, const Registers& regs)
+{
+    uint64_t f = regs[Registers::EFLAGS];
+    bool cf = f & kCF, pf = f & kPF, zf = f & kZF, sf = f & kSF, of = f & kOF;
+    uint64_t rcx = regs[Registers::RCX];
+    switch (id) {
+    case X86_INS_JO: return of;
+    case X86_INS_JNO: return !of;
+    case X86_INS_JB: return cf;
+    case X86_INS_JAE: return !cf;
+    case X86_INS_JE: return zf;
+    case X86_INS_JNE: return !zf;
+    case X86_INS_JBE: return cf || zf;
+    case X86_INS_JA: return !cf && !zf;
+    case X86_INS_JS: return sf;
+    case X86_INS_JNS: return !sf;
+    case X86_INS_JP: return pf;
+    case X86_INS_JNP: return !pf;
+    case X86_INS_JL: return sf != of;
+    case X86_INS_JGE: return sf == of;
+    case X86_INS_JLE: return zf || sf != of;
+    case X86_INS_JG: return !zf && sf == of;
+    case X86_INS_JRCXZ: return rcx == 0;
+    case X86_INS_JECXZ: return (rcx & 0xffffffffu) == 0;
+    case X86_INS_LOOP: return rcx - 1 != 0;
+    case X86_INS_LOOPE: return rcx - 1 != 0 && zf;
+    case X86_INS_LOOPNE: return rcx - 1 != 0 && !zf;
+    default: throw std::logic_error("not a conditional jump");
+    }
+}
+
+} // namespace
+
+struct X86Decoder::Impl {
+    csh handle = 0;
+
+    struct Decoded {
+        cs_insn* insn = nullptr;
+        explicit operator bool() const { return insn != nullptr; }
+        ~Decoded()
+        {
+            if (insn)
+                cs_free(insn, 1);
+        }
+        const cs_x86& x86() const { return insn->detail->x86; }
+        bool in_group(uint8_t g) const
+        {
+            for (uint8_t i = 0; i < insn->detail->groups_count; i++)
+                if (insn->detail->groups[i] == g)
+                    return true;
+            return false;
+        }
+    };
+
+    void decode(Decoded& d, uint64_t addr, std::span<const uint8_t> code) const
+    {
+        if (cs_disasm(handle, code.data(), code.size(), addr, 1, &d.insn) != 1)
+            d.insn = nullptr;
+    }
+
+    static Insn::Flow flow_of(const Decoded& d)
+    {
+        unsigned id = d.insn->id;
+        if (d.in_group(CS_GRP_RET) || d.in_group(CS_GRP_IRET))
+            return Insn::Flow::Ret;
+        if (d.in_group(CS_GRP_CALL))
+            return Insn::Flow::Call;
+        if (d.in_group(CS_GRP_JUMP))
+            return id == X86_INS_JMP || id == X86_INS_LJMP ? Insn::Flow::Jump : Insn::Flow::CondJump;
+        if (d.in_group(CS_GRP_INT) || id == X86_INS_HLT || id == X86_INS_UD2)
+            return Insn::Flow::Stop;
+        return Insn::Flow::Next;
+    }
+
+    static std::optional<uint64_t> effective_address(const cs_insn* insn, const cs_x86_op& op, const Registers& regs)
+    {
+        uint64_t ea = static_cast<uint64_t>(op.mem.disp);
+        if (op.mem.base == X86_REG_RIP) {
+            ea += insn->address + insn->size;
+        } else if (op.mem.base != X86_REG_INVALID) {
+            auto b = reg_value(static_cast<x86_reg>(op.mem.base), regs);
+            if (!b)
+                return std::nullopt;
+            ea += *b;
+        }
+        if (op.mem.index != X86_REG_INVALID) {
+            auto i = reg_value(static_cast<x86_reg>(op.mem.index), regs);
+            if (!i)
+                return std::nullopt;
+            ea += *i * static_cast<uint64_t>(op.mem.scale);
+        }
+        if (op.mem.segment == X86_REG_FS)
+            ea += regs[Registers::FS_BASE];
+        else if (op.mem.segment == X86_REG_GS)
+            ea += regs[Registers::GS_BASE];
+        return ea;
+    }
+
+    // The destination of a jump or call: its single operand's value.
+    static std::optional<uint64_t> branch_target(const Decoded& d, const Registers& regs, const MemoryReader& memory)
+    {
+        const cs_x86& x = d.x86();
+        if (x.op_count < 1)
+            return std::nullopt;
+        const cs_x86_op& op = x.operands[0];
+        switch (op.type) {
+        case X86_OP_IMM: return static_cast<uint64_t>(op.imm);
+        case X86_OP_REG: return reg_value(static_cast<x86_reg>(op.reg), regs);
+        case X86_OP_MEM: {
+            auto ea = effective_address(d.insn, op, regs);
+            uint64_t v = 0;
+            if (!ea || !memory(*ea, {reinterpret_cast<uint8_t*>(&v), 8}))
+                return std::nullopt;
+            return v;
+        }
+        default: return std::nullopt;
+        }
+    }
+};
+
+X86Decoder::X86Decoder() : impl_(new Impl)
+{
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &impl_->handle) != CS_ERR_OK) {
+        delete impl_;
+        throw std::runtime_error("cannot initialise the x86 disassembler (Capstone)");
+    }
+    cs_option(impl_->handle, CS_OPT_DETAIL, CS_OPT_ON);
+}
+
+X86Decoder::~X86Decoder()
+{
+    cs_close(&impl_->handle);
+    delete impl_;
+}
+
+std::optional<X86Decoder::Insn> X86Decoder::decode(uint64_t addr, std::span<const uint8_t> code) const
+{
+    Impl::Decoded d;
+    impl_->decode(d, addr, code);
+    if (!d)
+        return std::nullopt;
+    Insn out;
+    out.addr = addr;
+    out.size = static_cast<uint8_t>(d.insn->size);
+    out.flow = Impl::flow_of(d);
+    out.text = std::string(d.insn->mnemonic) + (d.insn->op_str[0] ? " " : "") + d.insn->op_str;
+    const cs_x86& x = d.x86();
+    for (uint8_t i = 0; i < x.op_count; i++)
+        if (x.operands[i].type == X86_OP_MEM && (x.operands[i].access & CS_AC_WRITE))
+            out.writes_memory = true;
+    unsigned id = d.insn->id;
+    if (out.flow == Insn::Flow::Call || id == X86_INS_PUSH || id == X86_INS_PUSHFQ)
+        out.writes_memory = true;
+    return out;
+}
+
+std::optional<uint64_t> X86Decoder::successor(uint64_t addr, std::span<const uint8_t> code, const Registers& regs,
+                                              const MemoryReader& memory) const
+{
+    Impl::Decoded d;
+    impl_->decode(d, addr, code);
+    if (!d)
+        return std::nullopt;
+    uint64_t next = addr + d.insn->size;
+    switch (Impl::flow_of(d)) {
+    case Insn::Flow::Next: return next;
+    case Insn::Flow::Stop: return std::nullopt;
+    case Insn::Flow::Jump:
+    case Insn::Flow::Call: return Impl::branch_target(d, regs, memory);
+    case Insn::Flow::CondJump:
+        if (!condition_holds(d.insn->id, regs))
+            return next;
+        return Impl::branch_target(d, regs, memory);
+    case Insn::Flow::Ret: {
+        uint64_t v = 0;
+        if (!memory(regs[Registers::RSP], {reinterpret_cast<uint8_t*>(&v), 8}))
+            return std::nullopt;
+        return v;
+    }
+    }
+    return std::nullopt;
+}
+
+std::vector<MemoryWrite> X86Decoder::writes(uint64_t addr, std::span<const uint8_t> code, const Registers& regs) const
+{
+    Impl::Decoded d;
+    impl_->decode(d, addr, code);
+    std::vector<MemoryWrite> out;
+    if (!d)
+        return out;
+    const cs_x86& x = d.x86();
+    unsigned id = d.insn->id;
+    bool rep = x.prefix[0] == X86_PREFIX_REP || x.prefix[0] == X86_PREFIX_REPNE;
+    for (uint8_t i = 0; i < x.op_count; i++) {
+        const cs_x86_op& op = x.operands[i];
+        if (op.type != X86_OP_MEM || !(op.access & CS_AC_WRITE))
+            continue;
+        auto ea = Impl::effective_address(d.insn, op, regs);
+        if (!ea)
+            continue;
+        uint64_t len = op.size ? op.size : 8;
+        if (rep) // a repeated string store covers rcx elements (forwards; backwards stores are rare)
+            len *= std::max<uint64_t>(regs[Registers::RCX], 1);
+        out.push_back({*ea, len});
+    }
+    if (Impl::flow_of(d) == Insn::Flow::Call || id == X86_INS_PUSH || id == X86_INS_PUSHFQ)
+        out.push_back({regs[Registers::RSP] - 8, 8});
+    return out;
+}
+
+namespace {
+
+std::array<uint8_t, 16> code_before(uint64_t end, const MemoryReader& memory, size_t& readable)
+{
+    std::array<uint8_t, 16> code{};
+    readable = 0;
+    // Page boundaries: take as much of the tail as can be read.
+    for (size_t n = 16; n > 0; n--) {
+        if (memory(end - n, {code.data() + 16 - n, n})) {
+            readable = n;
+            break;
+        }
+    }
+    return code;
+}
+
+// The returns of the function at `entry`, in a linear sweep of its code
+// up to the next function's entry (`endbr64`) or a size limit.
+std::vector<uint64_t> returns_of(const X86Decoder& decoder, uint64_t entry, const MemoryReader& memory, size_t most)
+{
+    std::vector<uint64_t> out;
+    std::vector<uint8_t> code(8192);
+    size_t n = 0;
+    for (size_t chunk = code.size(); chunk >= 64 && n == 0; chunk /= 2)
+        if (memory(entry, {code.data(), chunk}))
+            n = chunk;
+    for (size_t off = 0; off < n && out.size() < most;) {
+        auto insn = decoder.decode(entry + off, {code.data() + off, n - off});
+        if (!insn)
+            break;
+        if (off > 0 && insn->text.rfind("endbr64", 0) == 0)
+            break;
+        if (insn->flow == X86Decoder::Insn::Flow::Ret)
+            out.push_back(entry + off);
+        off += insn->size;
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t target, const Registers& regs,
+                                             const MemoryReader& memory)
+{
+    std::vector<uint64_t> out;
+    size_t readable = 0;
+    auto code = code_before(target, memory, readable);
+    for (size_t k = std::min<size_t>(readable, 15); k >= 1; k--) {
+        std::span<const uint8_t> bytes(code.data() + 16 - k, k);
+        auto insn = decoder.decode(target - k, bytes);
+        using F = X86Decoder::Insn::Flow;
+        if (insn && insn->size == k && (insn->flow == F::Next || insn->flow == F::CondJump))
+            out.push_back(target - k);
+        // Just after a direct call: the callee returned here.
+        if (insn && insn->size == k && insn->flow == F::Call && k == 5) {
+            Registers any = regs;
+            if (auto callee = decoder.successor(target - k, bytes, any, memory)) {
+                auto rets = returns_of(decoder, *callee, memory, 3);
+                out.insert(out.begin(), rets.begin(), rets.end());
+            }
+        }
+    }
+    // Arrived by a call: the return address is on top of the stack.
+    uint64_t ret = 0;
+    if (memory(regs[Registers::RSP], {reinterpret_cast<uint8_t*>(&ret), 8}) && ret > 16) {
+        auto site = code_before(ret, memory, readable);
+        Registers at_call = regs;
+        at_call[Registers::RSP] += 8;
+        for (size_t k : {5, 2, 3, 6, 7, 4}) {
+            if (k > readable)
+                continue;
+            std::span<const uint8_t> bytes(site.data() + 16 - k, k);
+            auto insn = decoder.decode(ret - k, bytes);
+            if (!insn || insn->size != k || insn->flow != X86Decoder::Insn::Flow::Call)
+                continue;
+            auto to = decoder.successor(ret - k, bytes, at_call, memory);
+            if (to && *to == target)
+                out.insert(out.begin(), ret - k); // a call that lands here is the likeliest
+        }
+    }
+    return out;
+}
+
+std::vector<uint64_t> writer_candidates(const X86Decoder& decoder, uint64_t after, const Registers& regs,
+                                        const MemoryReader& memory, uint64_t addr, uint64_t len)
+{
+    std::vector<uint64_t> exact, others;
+    size_t readable = 0;
+    auto code = code_before(after, memory, readable);
+    auto overlaps = [&](const std::vector<MemoryWrite>& ws) {
+        for (const auto& w : ws)
+            if (w.addr < addr + len && addr < w.addr + w.len)
+                return true;
+        return false;
+    };
+    for (size_t k = std::min<size_t>(readable, 15); k >= 1; k--) {
+        std::span<const uint8_t> bytes(code.data() + 16 - k, k);
+        auto insn = decoder.decode(after - k, bytes);
+        if (!insn || insn->size != k || insn->flow != X86Decoder::Insn::Flow::Next || !insn->writes_memory)
+            continue;
+        // Judged with the registers after the write: an instruction that
+        // moved the stack pointer or a string pointer wrote just beside.
+        Registers before_push = regs;
+        before_push[Registers::RSP] += 8;
+        if (overlaps(decoder.writes(after - k, bytes, regs)) || overlaps(decoder.writes(after - k, bytes, before_push)))
+            exact.push_back(after - k);
+        else
+            others.push_back(after - k);
+    }
+    exact.insert(exact.end(), others.begin(), others.end());
+    return exact;
+}
+
+} // namespace rw::replay

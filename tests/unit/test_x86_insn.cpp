@@ -1,0 +1,129 @@
+// x86 semantics used to step backwards: successors, writes, candidates.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+
+#include "x86_insn.h"
+
+using namespace rw;
+using namespace rw::replay;
+
+namespace {
+
+// A sparse memory image for the decoder's reads.
+struct FakeMemory {
+    std::map<uint64_t, uint8_t> bytes;
+    void put(uint64_t addr, std::initializer_list<uint8_t> code)
+    {
+        for (uint8_t b : code)
+            bytes[addr++] = b;
+    }
+    void put64(uint64_t addr, uint64_t v)
+    {
+        for (int i = 0; i < 8; i++)
+            bytes[addr + i] = static_cast<uint8_t>(v >> (8 * i));
+    }
+    MemoryReader reader() const
+    {
+        return [this](uint64_t addr, std::span<uint8_t> out) {
+            for (size_t i = 0; i < out.size(); i++) {
+                auto it = bytes.find(addr + i);
+                if (it == bytes.end())
+                    return false;
+                out[i] = it->second;
+            }
+            return true;
+        };
+    }
+};
+
+std::vector<uint8_t> code_at(const FakeMemory& m, uint64_t addr, size_t n)
+{
+    std::vector<uint8_t> out(n);
+    REQUIRE(m.reader()(addr, out));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("x86: successors of plain instructions, jumps, calls and returns")
+{
+    X86Decoder d;
+    FakeMemory m;
+    Registers r;
+    // 1000: mov %rdx,%rax ; 1003: jb 1000 (rel8 -5)
+    m.put(0x1000, {0x48, 0x89, 0xd0, 0x72, 0xfb});
+    auto mov = code_at(m, 0x1000, 3);
+    CHECK(d.successor(0x1000, mov, r, m.reader()) == 0x1003u);
+    auto jb = code_at(m, 0x1003, 2);
+    r[Registers::EFLAGS] = 1; // CF: taken
+    CHECK(d.successor(0x1003, jb, r, m.reader()) == 0x1000u);
+    r[Registers::EFLAGS] = 0;
+    CHECK(d.successor(0x1003, jb, r, m.reader()) == 0x1005u);
+
+    // 2000: call 3000 (rel32) ; 3000: ret
+    m.put(0x2000, {0xe8, 0xfb, 0x0f, 0x00, 0x00});
+    m.put(0x3000, {0xc3});
+    CHECK(d.successor(0x2000, code_at(m, 0x2000, 5), r, m.reader()) == 0x3000u);
+    r[Registers::RSP] = 0x7000;
+    m.put64(0x7000, 0x2005);
+    CHECK(d.successor(0x3000, code_at(m, 0x3000, 1), r, m.reader()) == 0x2005u);
+
+    // call *%rax
+    m.put(0x4000, {0xff, 0xd0});
+    r[Registers::RAX] = 0x5555;
+    CHECK(d.successor(0x4000, code_at(m, 0x4000, 2), r, m.reader()) == 0x5555u);
+    // int3 stops
+    m.put(0x4100, {0xcc});
+    CHECK_FALSE(d.successor(0x4100, code_at(m, 0x4100, 1), r, m.reader()).has_value());
+}
+
+TEST_CASE("x86: memory written, with rip-relative and stack operands")
+{
+    X86Decoder d;
+    FakeMemory m;
+    Registers r;
+    // 1000: movq $2, 0x2f3c(%rip)   (11 bytes; writes 0x1000 + 11 + 0x2f3c)
+    m.put(0x1000, {0x48, 0xc7, 0x05, 0x3c, 0x2f, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00});
+    auto w = d.writes(0x1000, code_at(m, 0x1000, 11), r);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].addr == 0x1000 + 11 + 0x2f3c);
+    CHECK(w[0].len == 8);
+    // push %rbx writes the slot below the stack pointer
+    m.put(0x1100, {0x53});
+    r[Registers::RSP] = 0x8000;
+    w = d.writes(0x1100, code_at(m, 0x1100, 1), r);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].addr == 0x7ff8);
+    // mov (%rax),%rdx reads only
+    m.put(0x1200, {0x48, 0x8b, 0x10});
+    CHECK(d.writes(0x1200, code_at(m, 0x1200, 3), r).empty());
+}
+
+TEST_CASE("x86: candidates for the instruction before an arrival")
+{
+    X86Decoder d;
+    FakeMemory m;
+    Registers r;
+    // 1000: movq $2, 0x2f3c(%rip) ; 100b: next instruction
+    m.put(0x0ff0, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
+    m.put(0x1000, {0x48, 0xc7, 0x05, 0x3c, 0x2f, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x90});
+    uint64_t watched = 0x1000 + 11 + 0x2f3c;
+    auto writers = writer_candidates(d, 0x100b, r, m.reader(), watched, 8);
+    REQUIRE_FALSE(writers.empty());
+    CHECK(writers.front() == 0x1000); // the whole instruction, before any shorter decoding of its tail
+
+    // Arriving at a function's entry by a call: the call site is the first candidate.
+    m.put(0x2000, {0xe8, 0xfb, 0x0f, 0x00, 0x00}); // call 3000
+    m.put(0x3000, {0x55});                          // push %rbp
+    m.put(0x2ff0, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
+    m.put(0x1ff0, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
+    r[Registers::RSP] = 0x7000;
+    m.put64(0x7000, 0x2005);
+    auto before = predecessor_candidates(d, 0x3000, r, m.reader());
+    REQUIRE_FALSE(before.empty());
+    CHECK(before.front() == 0x2000);
+    // ... and the nop that falls through to it is a candidate too
+    CHECK(std::find(before.begin(), before.end(), 0x2fffu) != before.end());
+}

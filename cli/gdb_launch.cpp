@@ -25,28 +25,6 @@ std::string shell_quote(const std::string& s)
     return out + "'";
 }
 
-// A private directory for gdb's support files; it goes when gdb exits.
-class TempDir {
-public:
-    TempDir()
-    {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/rewind-gdb-XXXXXX";
-        if (!::mkdtemp(templ.data()))
-            throw std::system_error(errno, std::generic_category(), "cannot create a directory in " + templ);
-        path_ = templ;
-    }
-    ~TempDir()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    const std::filesystem::path& path() const { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
-
 void write_file(const std::filesystem::path& path, std::string_view text)
 {
     FILE* f = std::fopen(path.c_str(), "w");
@@ -69,22 +47,45 @@ void build_sysroot(const std::filesystem::path& root, const Trace& trace)
 
 } // namespace
 
-int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args)
+GdbSupport::GdbSupport(const Trace& trace) : trace_dir_(std::filesystem::absolute(trace.dir()))
+{
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/rewind-gdb-XXXXXX";
+    if (!::mkdtemp(templ.data()))
+        throw std::system_error(errno, std::generic_category(), "cannot create a directory in " + templ);
+    dir_ = templ;
+    write_file(init_script(), replay::kGdbInitScript);
+    build_sysroot(sysroot(), trace);
+}
+
+GdbSupport::~GdbSupport()
+{
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+}
+
+std::string GdbSupport::target_command() const
+{
+    std::string self = std::filesystem::read_symlink("/proc/self/exe");
+    return "target extended-remote | " + shell_quote(self) + " serve --stdio " + shell_quote(trace_dir_);
+}
+
+void check_gdb(const std::string& gdb)
 {
     if (::access(gdb.c_str(), X_OK) != 0)
         throw UsageError(
             fmt::format("cannot run gdb at {} ({}); install gdb or give --gdb PATH", gdb, std::strerror(errno)));
-    TempDir dir;
-    std::filesystem::path script = dir.path() / "rewind-gdbinit.py";
-    write_file(script, replay::kGdbInitScript);
-    std::filesystem::path sysroot = dir.path() / "sysroot";
-    build_sysroot(sysroot, trace);
+}
 
-    std::string self = std::filesystem::read_symlink("/proc/self/exe");
-    std::string target = "target extended-remote | " + shell_quote(self) + " serve --stdio " +
-                         shell_quote(std::filesystem::absolute(trace.dir()));
-    std::vector<std::string> argv = {gdb,   "-q",  "-x", script.string(), "-ex", "set sysroot " + sysroot.string(),
-                                     "-ex", target};
+int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args)
+{
+    check_gdb(gdb);
+    GdbSupport support(trace);
+    std::vector<std::string> argv = {gdb,   "-q",
+                                     "-x",  support.init_script(),
+                                     "-ex", "set remotetimeout 100000",
+                                     "-ex", "set sysroot " + support.sysroot(),
+                                     "-ex", support.target_command()};
     argv.insert(argv.end(), gdb_args.begin(), gdb_args.end());
     std::vector<char*> cargv;
     for (auto& s : argv)

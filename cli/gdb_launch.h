@@ -13,6 +13,29 @@ class Trace;
 
 namespace rw::cli {
 
+// What gdb needs to debug a replay, in a private temporary directory that
+// goes with this object: rewind's gdb commands and a sysroot of links to
+// the trace's copies of the program and its libraries.
+class GdbSupport {
+public:
+    explicit GdbSupport(const Trace& trace);
+    ~GdbSupport();
+    GdbSupport(const GdbSupport&) = delete;
+    GdbSupport& operator=(const GdbSupport&) = delete;
+
+    std::string init_script() const { return (dir_ / "rewind-gdbinit.py").string(); }
+    std::string sysroot() const { return (dir_ / "sysroot").string(); }
+    // The gdb command that connects to a replay server of the trace.
+    std::string target_command() const;
+
+private:
+    std::filesystem::path dir_;
+    std::filesystem::path trace_dir_;
+};
+
+// Fails with a clear message when `gdb` cannot be run.
+void check_gdb(const std::string& gdb);
+
 // Runs gdb on the trace's replay; returns the exit status to pass on.
 int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args);
 

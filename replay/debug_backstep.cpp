@@ -51,6 +51,10 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
         return std::nullopt;
     debug_log("backstep from %s, %zu candidates", base.describe().c_str(), candidates.size());
     restore_for(base);
+    arrival_hook_ = [this] {
+        begin_backstep();
+        return AfterArrival::Continue;
+    };
     backstep_ = std::make_unique<Backstep>();
     backstep_->base = base;
     backstep_->arrival = arrival;
@@ -138,7 +142,8 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
             leads_there = next && *next == b.arrival.addr;
         } else {
             for (const auto& w : decoder_.writes(c, {code, n}, regs))
-                leads_there = leads_there || (w.addr < b.arrival.addr + b.arrival.len && b.arrival.addr < w.addr + w.len);
+                leads_there =
+                    leads_there || (w.addr < b.arrival.addr + b.arrival.len && b.arrival.addr < w.addr + w.len);
         }
     }
     if (!leads_there)

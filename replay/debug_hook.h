@@ -27,6 +27,10 @@ public:
     // delivery stop, the signal not yet handed over.
     virtual void on_signal(Task& task, int signo) = 0;
 
+    // `task` stopped because the debugger asked to interrupt it
+    // (Replayer::interrupt_after); it resumes as before. May throw.
+    virtual void on_interrupt(Task& task) = 0;
+
     // Around a fork of `task`'s process (a recorded fork, or a snapshot).
     virtual void before_fork(Task& task) = 0;
     virtual void after_fork(Task& task) = 0;

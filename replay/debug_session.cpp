@@ -54,6 +54,7 @@ void DebugSession::run(DebugFrontend& frontend)
     engine_.set_debug_hook(this);
     StopReport report = start();
     std::optional<ResumeRequest> travel;
+    Position before_travel = position_;
     for (;;) {
         try {
             if (travel) {
@@ -67,9 +68,34 @@ void DebugSession::run(DebugFrontend& frontend)
             report = execute();
         } catch (const Travel& t) {
             travel = t.request;
+            before_travel = position_;
+            travel_error_.clear();
+            probe_result_.clear();
+            mode_ = Mode::Forward;
+        } catch (const NoSuchPosition& e) {
+            // Back to where the travel started; the frontend says why.
+            debug_log("  no such position: %s", e.what());
+            travel_error_ = e.what();
+            ResumeRequest back{ResumeRequest::Kind::GotoPosition, 0};
+            back.from = before_travel;
+            travel = back;
+            arrival_hook_ = nullptr;
             mode_ = Mode::Forward;
         } catch (const SessionEnd&) {
-            return;
+            if (frontends_.empty())
+                return;
+            // The other debugger is done: back to the waiting one, at the
+            // position the other left (replayed again, to be in a clean state).
+            if (diversion_)
+                end_diversion();
+            frontend_ = frontends_.back();
+            frontends_.pop_back();
+            ResumeRequest here{ResumeRequest::Kind::GotoPosition, 0};
+            here.from = position_;
+            travel = here;
+            before_travel = position_;
+            arrival_hook_ = nullptr;
+            mode_ = Mode::Forward;
         }
     }
 }
@@ -99,6 +125,14 @@ DebugHook::Then DebugSession::ask(const StopReport& report)
         ResumeRequest req = frontend_->on_stop(r);
         if (req.kind == ResumeRequest::Kind::Kill)
             throw SessionEnd{};
+        if (req.kind == ResumeRequest::Kind::SwitchFrontend) {
+            // Another debugger (rewind watch for reverse-watch) drives the
+            // replay for a while; this one waits for its answer.
+            frontends_.push_back(frontend_);
+            frontend_ = req.frontend;
+            r = stop(StopReport::Kind::Signal);
+            continue;
+        }
         if (req.kind != ResumeRequest::Kind::Continue && req.kind != ResumeRequest::Kind::Step) {
             if (diversion_)
                 end_diversion();
@@ -161,11 +195,11 @@ StopReport DebugSession::execute()
             // At a boundary target (or a snapshot exactly at the target).
             if (mode_ == Mode::Collect)
                 throw CollectDone{};
-            if (search_arrival_) {
-                begin_search();
-            } else if (backstep_) {
-                begin_backstep();
-            } else {
+            AfterArrival next = arrived();
+            if (next == AfterArrival::Step) {
+                if (Task* t = debugged_task())
+                    engine_.request_step(*t);
+            } else if (next == AfterArrival::Report) {
                 mode_ = Mode::Forward;
                 if (Task* t = debugged_task())
                     breakpoints_.apply(*t);
@@ -173,6 +207,7 @@ StopReport DebugSession::execute()
                 seek_report_.reset();
                 return r;
             }
+            continue;
         }
         if (mode_ != Mode::Forward && position_.event == target_.event && position_.path.empty() && segment_ == 0 &&
             !target_.path.empty())
@@ -184,8 +219,10 @@ StopReport DebugSession::execute()
             // The program's last stretch runs to just before its exit; the
             // replay never goes further while it is debugged.
             if (position_.path.empty())
-                if (auto insn = engine_.stop_before_exit_call())
+                if (auto insn = engine_.stop_before_exit_call()) {
                     position_.extend(Segment::brk(*insn, 1));
+                    end_ = position_;
+                }
             if (mode_ == Mode::Collect)
                 throw CollectDone{};
             if (mode_ != Mode::Forward)
@@ -200,10 +237,11 @@ StopReport DebugSession::execute()
                 r.signal = SIGINT;
                 return r;
             }
-            maybe_snapshot_boundary();
             if (Task* t = debugged_task())
                 breakpoints_.apply(*t);
         }
+        if (mode_ == Mode::Forward || mode_ == Mode::Seek)
+            maybe_snapshot_boundary();
         const IndexedEvent* next = engine_.peek_next_event();
         bool ours = next && event_tid(next->event) == current_tid_;
         const auto* signal = next ? std::get_if<SignalEvent>(&next->event) : nullptr;
@@ -211,6 +249,9 @@ StopReport DebugSession::execute()
         if (!engine_.step())
             return stop(StopReport::Kind::ReplayEnd);
         position_ = Position{engine_.next_event_index(), {}};
+        if ((mode_ == Mode::Seek || mode_ == Mode::Search) && position_.event > target_.event)
+            throw NoSuchPosition("the recording has no " + target_.describe() + ": event " +
+                                 std::to_string(target_.event) + " comes first");
         if (costly)
             snapshot_here(Timeline::Kind::Boundary); // finding that signal's point again is slow
         hit_counts_.clear();
@@ -330,7 +371,9 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
         hw = breakpoints_.hardware_for_tag(perf_data(info));
     bool software =
         info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) && breakpoints_.applied_to(task.tid());
-    if (!step && !target && !hw && !software) {
+    bool probe_from = (probe_ && info.si_code == kTrapPerf && perf_data(info) == kTagProbe) ||
+                      (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel);
+    if (!step && !target && !hw && !software && !probe_from) {
         if (info.si_code == kTrapPerf)
             return Then::Resume; // a counter of an abandoned seek
         return Then::NotMine;
@@ -388,10 +431,19 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
         breakpoints_.apply(task);
         return ask(r);
     }
-    case Mode::Seek:
+    case Mode::Seek: {
+        if (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel)
+            return label_trap(task);
+        bool from_reached = info.si_code == kTrapPerf && perf_data(info) == kTagProbe;
+        Then probe_then = Then::Resume;
+        if (probe_ && (from_reached || (step && !target)))
+            probe_then = probe_trap(step, from_reached);
+        if (from_reached)
+            return probe_then;
         if (target || (step && steps_left_ > 0))
             return segment_reached();
-        return Then::Resume;
+        return probe_then;
+    }
     case Mode::Backstep:
         return Then::Resume; // handled above
     case Mode::Search: {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <csignal>
 #include <cstdint>
 #include <map>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,11 +64,25 @@ struct ResumeRequest {
         GotoEvent,      // `value`: event index
         GotoPercent,    // `value`: 0..100
         GotoCheckpoint, // `value`: checkpoint id (0: the beginning)
+        GotoPosition,   // `from`
+        GotoEnd,        // just before the program's last exit
+        Count,          // from `from` to `to`, counting executions of `addrs` (the result: probe_result())
+        Steps,          // single steps from `from` to `to` (the result: probe_result())
+        Sample,         // from `from`, `value` anchors `span_ns` apart in running time (the result: probe_result())
+        Label,          // `to` (anchored) as `from` and a breakpoint count (the result: probe_result())
+        SwitchFrontend, // serve `frontend` until it goes away, then the current one again
         Kill,           // end the session
     };
+    ResumeRequest() = default;
+    ResumeRequest(Kind k, uint64_t v = 0) : kind(k), value(v) {}
     Kind kind = Kind::Continue;
     uint64_t value = 0;
     int signal = 0; // Continue/Step: a signal to deliver (code the debugger runs in a copy)
+    std::optional<Position> from, to;
+    std::optional<Segment> arrival;
+    std::vector<uint64_t> addrs;
+    uint64_t span_ns = 0;
+    class DebugFrontend* frontend = nullptr;
 };
 
 class DebugFrontend {
@@ -85,6 +101,12 @@ struct Travel {
 
 // Ends the session (the debugger killed the program or went away).
 struct SessionEnd {};
+
+// A position asked for that the recording does not have (a tool named an
+// execution count past the next event): the session goes back to where it was.
+struct NoSuchPosition : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 // With REWIND_DEBUG set in the environment, the session says on stderr what
 // each move in time did and what it cost.
@@ -115,6 +137,13 @@ public:
     const Position& position() const { return position_; }
     std::string describe_position();
     uint64_t total_events() const;
+    const Position& beginning() const { return begin_; }
+    std::optional<Event> event(uint64_t index) { return event_at(index); }
+    Tid debugged_process() const { return debugged_tgid_; }
+    // What the last Count or Steps request found, as JSON.
+    const std::string& probe_result() const { return probe_result_; }
+    // Why the last move in time could not be made (empty: it was).
+    const std::string& travel_error() const { return travel_error_; }
 
     // Passing signals: reported only if the debugger wants to stop at them.
     void set_passed_signals(std::set<int> signals) { passed_ = std::move(signals); }
@@ -127,6 +156,7 @@ public:
     // ---- DebugHook --------------------------------------------------------
     Then on_trap(Task& task, const siginfo_t& info) override;
     void on_signal(Task& task, int signo) override;
+    void on_interrupt(Task& task) override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;
 
@@ -139,6 +169,8 @@ private:
         Search,   // single-stepping from a position until an arrival condition
         Backstep, // replaying from a position with traps on the instructions that may precede an arrival
     };
+    // What a seek does when it arrives: report, go on (retargeted), or single-step.
+    enum class AfterArrival { Report, Continue, Step };
     // What is known of the state at a position, to find the instruction before it.
     struct Arrival {
         Registers regs;
@@ -178,6 +210,18 @@ private:
     Then ask(const StopReport& report);
     void apply_request(const ResumeRequest& r);
     void begin_travel(const ResumeRequest& r);
+    // Probes for tools (debug_probe.cpp): Count, Steps, GotoEnd.
+    void begin_probe(const ResumeRequest& r, const StopReport& report);
+    std::optional<uint64_t> final_exit_event();
+    void arm_probe_from(const Segment& s);
+    void start_probe();
+    Then probe_trap(bool step, bool from_reached);
+    Then label_trap(Task& task);
+    void finish_probe();
+    std::vector<std::string> sample(const Position& from, uint64_t count, std::chrono::nanoseconds span);
+    // The anchored position `anchored` as `from` and the count of executions of
+    // the anchor's instruction, found by comparing registers at each of them.
+    Position label(const Position& from, const Position& anchored);
 
     // Positions and travel (debug_travel.cpp).
     StopReport seek(const Position& target, const StopReport& report);
@@ -199,6 +243,8 @@ private:
     Then backstep_trap(Task& task, const siginfo_t& info, bool step);
     uint64_t search_steps(const Position& base, const Segment& arrival);
     void begin_search();
+    AfterArrival arrived();
+    void retarget(const Position& target);
     std::optional<Event> event_at(uint64_t index);
     Position position_of_event(uint64_t index);
 
@@ -234,6 +280,7 @@ private:
     const Trace& trace_;
     Replayer engine_;
     DebugFrontend* frontend_ = nullptr;
+    std::vector<DebugFrontend*> frontends_; // the ones waiting while another is served
     Timeline timeline_;
     BreakpointSet breakpoints_;
     ExecEvent program_;
@@ -264,6 +311,49 @@ private:
     // What to do on arrival of a Seek: report, or start a search.
     std::optional<Segment> search_arrival_;
     std::unique_ptr<Backstep> backstep_; // set while a backstep replays towards its base
+    // What to do when a seek arrives (nothing set: report to the frontend).
+    std::function<AfterArrival()> arrival_hook_;
+    std::string probe_result_;
+    std::string travel_error_;
+    struct Probe {
+        ResumeRequest::Kind kind = ResumeRequest::Kind::Count;
+        Position from;
+        std::optional<Segment> from_segment; // FROM beyond the prefix it shares with TO
+        std::vector<uint64_t> addrs;
+        std::optional<perfclock::BreakpointCounter> from_trap;
+        uint64_t from_resting = 0;
+        uint64_t steps_to_from = 0;
+        bool started = false;
+        std::chrono::steady_clock::time_point start;
+        std::vector<perfclock::BreakpointCounter> counters;
+        std::vector<uint64_t> resting;
+        uint64_t steps = 0;
+        bool stepping() const { return steps_to_from > 0 || (started && kind == ResumeRequest::Kind::Steps); }
+    };
+    std::unique_ptr<Probe> probe_; // set while a Count or Steps probe runs
+    struct Sampling {
+        uint32_t run = 0;
+        uint64_t wanted = 0;
+        std::chrono::nanoseconds spacing{};
+        uint64_t event = 0;
+        std::vector<std::string> anchors;
+    };
+    std::unique_ptr<Sampling> sampling_;
+    uint32_t sampling_runs_ = 0;
+    struct SamplingDone {};
+    struct Labelling {
+        Registers want;
+        uint64_t rip = 0;
+        Position from;
+        uint64_t hits = 0;
+        bool skip_resting = false;
+        std::optional<perfclock::BreakpointCounter> trap;
+    };
+    std::unique_ptr<Labelling> labelling_;
+    struct LabelDone {
+        Position found;
+    };
+    std::optional<Position> end_; // just before the program's last exit, once known
     X86Decoder decoder_;
     uint64_t search_steps_ = 0;
     std::optional<perfclock::BreakpointCounter> search_counter_;

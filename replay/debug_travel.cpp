@@ -61,10 +61,42 @@ void DebugSession::begin_travel(const ResumeRequest& r)
                 target = e->pos;
         }
         break;
+    case ResumeRequest::Kind::GotoPosition:
+        target = r.from.value_or(begin_);
+        break;
+    case ResumeRequest::Kind::GotoEnd:
+    case ResumeRequest::Kind::Count:
+    case ResumeRequest::Kind::Steps:
+    case ResumeRequest::Kind::Sample:
+    case ResumeRequest::Kind::Label:
+        begin_probe(r, report);
+        return;
     default:
         break;
     }
     seek(target, report);
+}
+
+DebugSession::AfterArrival DebugSession::arrived()
+{
+    if (!arrival_hook_)
+        return AfterArrival::Report;
+    auto hook = std::move(arrival_hook_);
+    arrival_hook_ = nullptr;
+    return hook();
+}
+
+void DebugSession::retarget(const Position& target)
+{
+    // From the current position (a prefix of the target, or an earlier boundary).
+    target_ = target;
+    if (target.event != position_.event) {
+        segment_ = 0;
+        return; // armed at the target's boundary
+    }
+    segment_ = position_.path.size();
+    if (segment_ < target_.path.size())
+        arm_next_segment();
 }
 
 StopReport DebugSession::seek(const Position& target, const StopReport& report)
@@ -80,6 +112,9 @@ void DebugSession::restore_for(const Position& target)
     const Timeline::Entry* from = timeline_.best_for(target);
     if (!from)
         from = timeline_.best_for(begin_);
+    // An anchored position is reached from its own snapshot only.
+    if (target.anchored() && (from->pos.path.empty() || !(from->pos.path[0] == target.path[0])))
+        throw NoSuchPosition("the snapshot " + target.describe() + " belongs to is gone");
     debug_log("  restore %s", from->pos.describe().c_str());
     mode_ = Mode::Seek;
     target_ = target;
@@ -122,7 +157,7 @@ void DebugSession::arm(const Segment& s)
     disarm_targets();
     steps_left_ = 0;
     hit_counts_.clear();
-    engine_.set_single_stepping(*t, s.kind == Segment::Kind::Step);
+    engine_.set_single_stepping(*t, s.kind == Segment::Kind::Step || (probe_ && probe_->stepping()));
     switch (s.kind) {
     case Segment::Kind::Break: {
         // Resting on the address: the counter sees that execution too.
@@ -145,6 +180,9 @@ void DebugSession::arm(const Segment& s)
         break;
     case Segment::Kind::ToEvent:
         break;
+    case Segment::Kind::Anchor:
+        // Reached only by restoring its snapshot, which is gone.
+        throw NoSuchPosition("the snapshot " + target_.describe() + " belongs to is gone");
     }
 }
 
@@ -187,7 +225,7 @@ DebugHook::Then DebugSession::segment_reached()
     resting_on_ = s.kind == Segment::Kind::Break ? s.addr : 0;
     segment_++;
     if (Task* t = debugged_task())
-        engine_.set_single_stepping(*t, false);
+        engine_.set_single_stepping(*t, probe_ && probe_->stepping());
     disarm_targets();
     hit_counts_.clear();
     if (segment_ < target_.path.size()) {
@@ -197,14 +235,11 @@ DebugHook::Then DebugSession::segment_reached()
     // Arrived.
     if (mode_ == Mode::Collect)
         throw CollectDone{};
-    if (search_arrival_) {
-        begin_search();
+    AfterArrival next = arrived();
+    if (next == AfterArrival::Step)
         return Then::Step;
-    }
-    if (backstep_) {
-        begin_backstep();
+    if (next == AfterArrival::Continue)
         return Then::Resume;
-    }
     Task* t = debugged_task();
     mode_ = Mode::Forward;
     if (t)
@@ -360,6 +395,9 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
     const Segment last = p.path.back();
     Position base = p.parent();
     switch (last.kind) {
+    case Segment::Kind::Anchor:
+        // An anchor has no count to go back from: name it by one first.
+        return previous_instruction(label(base, p), at);
     case Segment::Kind::Step:
         return last.count > 1 ? base.with(Segment::step(last.count - 1)) : base;
     case Segment::Kind::Break:
@@ -388,9 +426,13 @@ uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival
 {
     debug_log("search from %s", base.describe().c_str());
     restore_for(base);
-    search_arrival_ = arrival;
     search_steps_ = 0;
     search_counter_.reset();
+    arrival_hook_ = [this, arrival] {
+        search_arrival_ = arrival;
+        begin_search();
+        return AfterArrival::Step;
+    };
     uint64_t steps = 0;
     try {
         execute();

@@ -1,6 +1,11 @@
 #include "gdb_monitor.h"
 
 #include <sstream>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "syscall_table.h"
+#include "tracee.h"
 
 namespace rw::replay {
 namespace {
@@ -74,6 +79,148 @@ std::optional<std::string> travel_error(DebugSession& session, const ResumeReque
     return why;
 }
 
+namespace {
+
+std::vector<std::string> words_of(const std::string& s)
+{
+    std::istringstream in(s);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+// The rw-* commands: machine-readable probes for tools (rewind watch). Each
+// reply is one line of JSON, {"error": "..."} when the command is wrong.
+MonitorResult tool_command(DebugSession& session, const std::string& verb, const std::vector<std::string>& args)
+{
+    MonitorResult out;
+    out.machine = true;
+    auto fail = [&](const std::string& why) {
+        out.output = nlohmann::json{{"error", why}}.dump() + "\n";
+        out.travel.reset();
+        return out;
+    };
+    auto position = [&](const std::string& text) -> std::optional<Position> {
+        auto p = Position::parse(text);
+        if (p &&
+            (p->event < session.beginning().event || (session.total_events() && p->event >= session.total_events())))
+            return std::nullopt;
+        return p;
+    };
+    if (verb == "rw-status") {
+        nlohmann::json j;
+        j["position"] = session.position().serialize();
+        j["begin"] = session.beginning().serialize();
+        j["events"] = session.total_events();
+        j["thread"] = session.current_thread();
+        j["diverted"] = session.diverted();
+        out.output = j.dump() + "\n";
+        return out;
+    }
+    if (verb == "rw-event" && args.size() == 1) {
+        // One event, as much as a tool needs to place it: kind, thread, instruction.
+        uint64_t index = 0;
+        try {
+            index = std::stoull(args[0]);
+        } catch (const std::exception&) {
+            return fail("not an event number: " + args[0]);
+        }
+        auto e = session.event(index);
+        if (!e)
+            return fail("no event " + args[0]);
+        nlohmann::json j;
+        j["index"] = index;
+        Tid tgid = 0;
+        std::visit(
+            [&](const auto& ev) {
+                using T = std::decay_t<decltype(ev)>;
+                j["tid"] = event_tid(Event{ev});
+                if constexpr (std::is_same_v<T, SyscallEvent>) {
+                    j["kind"] = "syscall";
+                    j["name"] = syscall_name(ev.nr);
+                    j["ip"] = ev.ip;
+                    j["child_return"] = (ev.flags & kSyscallChildReturn) != 0;
+                    tgid = ev.tgid;
+                } else if constexpr (std::is_same_v<T, RdtscEvent>) {
+                    j["kind"] = "rdtsc";
+                    j["ip"] = ev.ip;
+                    tgid = session.program().tgid; // rdtsc events name only their thread
+                } else if constexpr (std::is_same_v<T, SignalEvent>) {
+                    j["kind"] = "signal";
+                    j["name"] = signal_name(ev.signo);
+                    j["delivery"] = ev.kind == SignalKind::Fault       ? "fault"
+                                    : ev.kind == SignalKind::AtSyscall ? "at-syscall"
+                                                                       : "in-code";
+                    tgid = ev.tgid;
+                } else if constexpr (std::is_same_v<T, ExecEvent>) {
+                    j["kind"] = "exec";
+                    tgid = ev.tgid;
+                } else if constexpr (std::is_same_v<T, ExitEvent>) {
+                    j["kind"] = "exit";
+                    tgid = ev.tgid;
+                } else if constexpr (std::is_same_v<T, ForkEvent>) {
+                    j["kind"] = "fork";
+                    tgid = ev.parent_tgid;
+                } else {
+                    j["kind"] = "note";
+                }
+            },
+            *e);
+        j["debugged"] = tgid == session.debugged_process();
+        out.output = j.dump() + "\n";
+        return out;
+    }
+    ResumeRequest r;
+    if (verb == "rw-goto" && args.size() == 1) {
+        if (args[0] == "end") {
+            r.kind = ResumeRequest::Kind::GotoEnd;
+        } else {
+            r.kind = ResumeRequest::Kind::GotoPosition;
+            r.from = args[0] == "begin" ? session.beginning() : position(args[0]).value_or(Position{});
+            if (args[0] != "begin" && !position(args[0]))
+                return fail("not a position of this recording: " + args[0]);
+        }
+    } else if ((verb == "rw-count" && args.size() >= 2 && args.size() <= 5) ||
+               (verb == "rw-steps" && args.size() == 2)) {
+        r.kind = verb == "rw-count" ? ResumeRequest::Kind::Count : ResumeRequest::Kind::Steps;
+        r.from = position(args[0]);
+        r.to = position(args[1]);
+        if (!r.from || !r.to)
+            return fail(verb + " needs two positions of this recording");
+        for (size_t i = 2; i < args.size(); i++) {
+            try {
+                r.addrs.push_back(std::stoull(args[i], nullptr, 16));
+            } catch (const std::exception&) {
+                return fail("not an address: " + args[i]);
+            }
+        }
+    } else if (verb == "rw-sample" && args.size() == 3) {
+        r.kind = ResumeRequest::Kind::Sample;
+        r.from = position(args[0]);
+        try {
+            r.value = std::stoull(args[1]);
+            r.span_ns = std::stoull(args[2]) * 1000;
+        } catch (const std::exception&) {
+            return fail("rw-sample needs a position, a number of anchors and a span in microseconds");
+        }
+        if (!r.from || r.value == 0 || r.value > 200)
+            return fail("rw-sample needs a position and 1 to 200 anchors");
+    } else if (verb == "rw-label" && args.size() == 2) {
+        r.kind = ResumeRequest::Kind::Label;
+        r.from = position(args[0]);
+        r.to = position(args[1]);
+        if (!r.from || !r.to || !r.to->anchored())
+            return fail("rw-label needs a position and an anchored position of the same stretch");
+    } else {
+        return fail("unknown or malformed tool command: " + verb);
+    }
+    out.travel = r;
+    return out;
+}
+
+} // namespace
+
 MonitorResult run_monitor_command(DebugSession& session, const std::string& raw)
 {
     std::string command = trim(raw);
@@ -83,6 +230,10 @@ MonitorResult run_monitor_command(DebugSession& session, const std::string& raw)
     std::string rest;
     std::getline(words, rest);
     rest = trim(rest);
+    if (verb.rfind("rw-", 0) == 0) {
+        auto args = words_of(rest);
+        return tool_command(session, verb, args);
+    }
     MonitorResult out;
     if (verb == "check-goto" || verb == "check-restart") {
         // For rewind's gdb commands: validate a move before `starti` makes it.
@@ -105,8 +256,8 @@ MonitorResult run_monitor_command(DebugSession& session, const std::string& raw)
         return out;
     }
     if (verb == "when") {
-        out.output =
-            "At " + session.describe_position() + ", thread " + std::to_string(session.current_thread()) + ".\n";
+        out.output = "At " + session.describe_position() + ", thread " + std::to_string(session.current_thread()) +
+                     ".\nPosition " + session.position().serialize() + " (for `rewind watch --at`).\n";
     } else if (verb == "goto") {
         std::string error;
         out.travel = parse_goto(rest, error);

@@ -11,6 +11,7 @@ namespace rw::replay {
 struct MonitorResult {
     std::string output;
     std::optional<ResumeRequest> travel; // a move: done before the reply
+    bool machine = false;                // for tools: the reply after the move is JSON
 };
 
 MonitorResult run_monitor_command(DebugSession& session, const std::string& command);

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "gdb_monitor.h"
+#include "gdb_reverse_watch.h"
+#include "nlohmann/json.hpp"
 #include "gdb_registers.h"
 
 namespace rw::replay {
@@ -233,6 +235,8 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         add(ok, [this](const std::string&) -> R { return reply("OK"), R{}; });
 }
 
+GdbServer::~GdbServer() = default;
+
 std::optional<ResumeRequest> GdbServer::dispatch(const std::string& packet)
 {
     std::string name = packet_name(packet);
@@ -249,7 +253,21 @@ ResumeRequest GdbServer::on_stop(const StopReport& report)
     if (pending_monitor_travel_) {
         // A `monitor goto`/`restart` moved the replay: its reply is the answer.
         pending_monitor_travel_.reset();
-        reply("O" + to_hex("Now at " + session_.describe_position() + ".\n"));
+        const std::string& error = session_.travel_error();
+        if (reverse_watch_) {
+            std::string text = reverse_watch_->finish();
+            reverse_watch_.reset();
+            reply("O" + to_hex(text + (error.empty() ? "" : "rewind: " + error + "\n")));
+        } else if (pending_monitor_machine_) {
+            std::string json = !error.empty() ? nlohmann::json{{"error", error}}.dump()
+                               : !session_.probe_result().empty()
+                                   ? session_.probe_result()
+                                   : nlohmann::json{{"position", session_.position().serialize()}}.dump();
+            reply("O" + to_hex(json + "\n"));
+        } else {
+            reply("O" +
+                  to_hex(error.empty() ? "Now at " + session_.describe_position() + ".\n" : "rewind: " + error + "\n"));
+        }
         reply("OK");
     } else if (reply_pending_) {
         reply(stop_reply(report));
@@ -336,9 +354,25 @@ std::optional<ResumeRequest> GdbServer::on_vrun(const std::string& p)
 
 std::optional<ResumeRequest> GdbServer::on_monitor(const std::string& p)
 {
-    MonitorResult m = run_monitor_command(session_, from_hex(p.substr(6)));
+    std::string command = from_hex(p.substr(6));
+    if (command.rfind("reverse-watch ", 0) == 0) {
+        std::string expr = command.substr(14);
+        if (expr.find_first_not_of(" \t") == std::string::npos) {
+            reply("O" + to_hex("reverse-watch needs an expression, such as `reverse-watch has_cycle(g)`\n"));
+            reply("OK");
+            return std::nullopt;
+        }
+        reverse_watch_ = std::make_unique<ReverseWatch>(session_, expr, session_.position().serialize());
+        ResumeRequest r{ResumeRequest::Kind::SwitchFrontend, 0};
+        r.frontend = &reverse_watch_->server();
+        pending_monitor_travel_ = r;
+        pending_monitor_machine_ = false;
+        return r;
+    }
+    MonitorResult m = run_monitor_command(session_, command);
     if (m.travel) {
         pending_monitor_travel_ = m.travel;
+        pending_monitor_machine_ = m.machine;
         return m.travel;
     }
     if (!m.output.empty())

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +16,12 @@
 
 namespace rw::replay {
 
+class ReverseWatch;
+
 class GdbServer : public DebugFrontend {
 public:
     GdbServer(GdbConnection& connection, DebugSession& session, HostFiles& files);
+    ~GdbServer() override;
 
     ResumeRequest on_stop(const StopReport& report) override;
     bool interrupt_requested() override { return connection_.interrupted(); }
@@ -54,6 +58,8 @@ private:
     bool killed_ = false;        // gdb killed the process (vKill); a vRun brings it back
     Tid general_tid_ = 0;
     std::optional<ResumeRequest> pending_monitor_travel_;
+    bool pending_monitor_machine_ = false;
+    std::unique_ptr<ReverseWatch> reverse_watch_; // rewind watch, driving the replay for `monitor reverse-watch`
 };
 
 } // namespace rw::replay

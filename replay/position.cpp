@@ -13,6 +13,9 @@ bool Position::at_or_before(const Position& other) const
     for (size_t i = 0; i < path.size(); i++) {
         if (i + 1 == path.size() && path[i].kind == Segment::Kind::Step && other.path[i].kind == Segment::Kind::Step)
             return path[i].count <= other.path[i].count;
+        if (i + 1 == path.size() && path[i].kind == Segment::Kind::Anchor &&
+            other.path[i].kind == Segment::Kind::Anchor && path[i].len == other.path[i].len)
+            return path[i].count <= other.path[i].count;
         if (!(path[i] == other.path[i]))
             return false;
     }
@@ -37,6 +40,82 @@ Position Position::parent() const
     return p;
 }
 
+std::string Position::serialize() const
+{
+    std::string out = std::to_string(event);
+    char sep = ':';
+    for (const auto& s : path) {
+        char buf[96];
+        switch (s.kind) {
+        case Segment::Kind::Break:
+            std::snprintf(buf, sizeof(buf), "b%llxx%llu", static_cast<unsigned long long>(s.addr),
+                          static_cast<unsigned long long>(s.count));
+            break;
+        case Segment::Kind::Step:
+            std::snprintf(buf, sizeof(buf), "s%llu", static_cast<unsigned long long>(s.count));
+            break;
+        case Segment::Kind::Watch:
+            std::snprintf(buf, sizeof(buf), "w%llx.%u.%ux%llu", static_cast<unsigned long long>(s.addr), s.len,
+                          static_cast<unsigned>(s.access), static_cast<unsigned long long>(s.count));
+            break;
+        case Segment::Kind::ToEvent:
+            std::snprintf(buf, sizeof(buf), "e");
+            break;
+        case Segment::Kind::Anchor:
+            std::snprintf(buf, sizeof(buf), "a%llu.%u.%llu", static_cast<unsigned long long>(s.addr), s.len,
+                          static_cast<unsigned long long>(s.count));
+            break;
+        }
+        out += sep;
+        out += buf;
+        sep = '/';
+    }
+    return out;
+}
+
+std::optional<Position> Position::parse(const std::string& text)
+{
+    Position p;
+    size_t colon = text.find(':');
+    std::string head = text.substr(0, colon);
+    if (head.empty() || head.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    p.event = std::stoull(head);
+    if (colon == std::string::npos)
+        return p;
+    std::string rest = text.substr(colon + 1);
+    size_t start = 0;
+    while (start <= rest.size()) {
+        size_t end = rest.find('/', start);
+        std::string seg = rest.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        unsigned long long addr = 0, count = 0;
+        unsigned len = 0, access = 0;
+        int used = 0;
+        Segment s;
+        if (seg == "e")
+            s = Segment::to_event();
+        else if (std::sscanf(seg.c_str(), "a%llu.%u.%llu%n", &addr, &len, &count, &used) == 3 &&
+                 used == int(seg.size()) && p.path.empty())
+            s = Segment::anchor(addr, len, count);
+        else if (std::sscanf(seg.c_str(), "b%llxx%llu%n", &addr, &count, &used) == 2 && used == int(seg.size()))
+            s = Segment::brk(addr, count);
+        else if (std::sscanf(seg.c_str(), "s%llu%n", &count, &used) == 1 && used == int(seg.size()))
+            s = Segment::step(count);
+        else if (std::sscanf(seg.c_str(), "w%llx.%u.%ux%llu%n", &addr, &len, &access, &count, &used) == 4 &&
+                 used == int(seg.size()) && (access == 1 || access == 2))
+            s = Segment::watch(addr, len, static_cast<uint8_t>(access), count);
+        else
+            return std::nullopt;
+        if (s.kind != Segment::Kind::ToEvent && s.count == 0)
+            return std::nullopt;
+        p.path.push_back(s);
+        if (end == std::string::npos)
+            break;
+        start = end + 1;
+    }
+    return p;
+}
+
 std::string Position::describe() const
 {
     std::string out = "event " + std::to_string(event);
@@ -56,6 +135,9 @@ std::string Position::describe() const
             break;
         case Segment::Kind::ToEvent:
             std::snprintf(buf, sizeof(buf), " > signal");
+            break;
+        case Segment::Kind::Anchor:
+            std::snprintf(buf, sizeof(buf), " @ snapshot %llu", static_cast<unsigned long long>(s.addr));
             break;
         }
         out += buf;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct Segment {
         Step,    // count single steps
         Watch,   // until the count-th trigger of a watchpoint on [addr, addr+len)
         ToEvent, // until the task reaches its next event (a signal about to be delivered)
+        Anchor,  // the state of snapshot `addr` of this session, taken at an interrupt (first in a path)
     };
     Kind kind = Kind::Break;
     uint64_t addr = 0;
@@ -33,6 +35,11 @@ struct Segment {
         return {Kind::Watch, addr, len, access, count};
     }
     static Segment to_event() { return {Kind::ToEvent, 0, 0, 0, 1}; }
+    // Anchors of one sampling run (`run`) are ordered by `ordinal`.
+    static Segment anchor(uint64_t snapshot, uint32_t run, uint64_t ordinal)
+    {
+        return {Kind::Anchor, snapshot, run, 0, ordinal};
+    }
     bool operator==(const Segment&) const = default;
 };
 
@@ -42,7 +49,8 @@ struct Position {
 
     bool operator==(const Position& other) const = default;
     // Known to come no later than `other`: an earlier boundary, or the same
-    // boundary and a path that `other` continues.
+    // boundary and a path that `other` continues (or an anchor of the same
+    // sampling run taken no later).
     bool at_or_before(const Position& other) const;
     bool strictly_before(const Position& other) const { return at_or_before(other) && !(*this == other); }
     // Appends a segment, merging consecutive single steps.
@@ -56,6 +64,13 @@ struct Position {
     // The position with its last segment removed (a boundary stays itself).
     Position parent() const;
     std::string describe() const;
+    // Whether it names a snapshot of this session (it means nothing elsewhere).
+    bool anchored() const { return !path.empty() && path[0].kind == Segment::Kind::Anchor; }
+
+    // A compact text form that names the position exactly, for tools and
+    // command lines: "38", "38:b5555555551d0x3/s17", "12:w555555558040.8.1x2/e".
+    std::string serialize() const;
+    static std::optional<Position> parse(const std::string& text);
 };
 
 } // namespace rw::replay

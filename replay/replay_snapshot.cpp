@@ -176,7 +176,7 @@ bool Replayer::can_snapshot(std::string* why)
     return true;
 }
 
-std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot()
+std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
 {
     std::string why;
     if (!can_snapshot(&why))
@@ -193,7 +193,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot()
             snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
         if (hook_)
             hook_->before_fork(*t);
-        if (vnew)
+        if (vnew && huge_pages)
             use_huge_pages(*t);
         pid_t copy = fork_copy(*t);
         if (hook_)
@@ -266,6 +266,8 @@ void Replayer::restore(const ReplaySnapshot& snap)
     current_ = snap.next_event();
     in_flight_ = false;
     restartable_ = false;
+    interrupt_deadline_.reset();
+    interrupt_sent_ = false;
 }
 
 } // namespace rw::replay

@@ -184,12 +184,29 @@ bool is_stray_signal(pid_t tid, int signo)
 StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
 {
     std::optional<StopInfo> stop;
+    auto watchdog = std::chrono::steady_clock::now() + options_.watchdog;
     for (;;) {
-        stop = waiter_.wait_for(t.tid(), options_.watchdog);
+        bool interrupting = interrupt_deadline_ && interrupt_tid_ == t.tid() && !interrupt_sent_;
+        stop = waiter_.wait_until(t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog);
+        if (!stop && interrupting && std::chrono::steady_clock::now() < watchdog) {
+            interrupt_deadline_.reset();
+            interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
+            continue;
+        }
         if (!stop)
             throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
                               "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
                                   " within " + std::to_string(options_.watchdog.count()) + " s");
+        if (interrupt_sent_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGSTOP &&
+            t.tid() == interrupt_tid_) {
+            // Our interrupt: nothing of the recording, so it is not delivered.
+            interrupt_sent_ = false;
+            t.at = Task::At::SignalStop;
+            if (hook_)
+                hook_->on_interrupt(t);
+            resume(t, t.last_resume);
+            continue;
+        }
         if (stop->kind == StopInfo::Kind::SignalDelivery && is_stray_signal(t.tid(), stop->signal)) {
             t.resume(t.last_resume);
             continue;
@@ -222,6 +239,12 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
         break;
     }
     return *stop;
+}
+
+void Replayer::interrupt_after(Task& task, std::chrono::nanoseconds after)
+{
+    interrupt_tid_ = task.tid();
+    interrupt_deadline_ = std::chrono::steady_clock::now() + after;
 }
 
 void Replayer::resume(Task& t, Resume how, bool step)

@@ -66,6 +66,10 @@ public:
 
     // Debugging.
     void set_debug_hook(DebugHook* hook) { hook_ = hook; }
+    // Stops `task` once it has run for `after` (while the replayer waits on
+    // it) and reports that to the hook's on_interrupt; the task then goes on.
+    void interrupt_after(Task& task, std::chrono::nanoseconds after);
+    void cancel_interrupt() { interrupt_deadline_.reset(); }
     // When the next event is a thread's exit or exit_group: runs it to just
     // before that syscall instruction (the last state of the program) and
     // returns the instruction's address. Replaying the exit goes on from there.
@@ -91,7 +95,9 @@ public:
     // replayer's bookkeeping. Taking one needs every task stopped outside a
     // syscall that runs for real and without a signal about to be handed over.
     bool can_snapshot(std::string* why = nullptr);
-    std::unique_ptr<ReplaySnapshot> take_snapshot();
+    // `huge_pages`: collapse large regions first, which makes this and
+    // later forks cheaper but costs a copy of what was written since.
+    std::unique_ptr<ReplaySnapshot> take_snapshot(bool huge_pages = true);
     // Replaces the replayed world by a copy of the snapshot (which stays usable).
     void restore(const ReplaySnapshot& snapshot);
 
@@ -165,6 +171,9 @@ private:
     // An event is being replayed (a debugger stop inside it), and whether
     // replaying it again from the current state would be the same: true
     // while the only thing done so far is running towards its stop.
+    std::optional<std::chrono::steady_clock::time_point> interrupt_deadline_;
+    pid_t interrupt_tid_ = 0;
+    bool interrupt_sent_ = false; // a SIGSTOP of ours is on its way
     bool in_flight_ = false;
     bool restartable_ = false; // events before this index had their output shown
     std::chrono::steady_clock::time_point last_progress_{};

@@ -78,8 +78,27 @@ class DeleteCheckpoint(gdb.Command):
         _monitor("delete checkpoint " + arg.strip())
 
 
+class ReverseWatch(gdb.Command):
+    """Go back to where EXPR took the value it has now: the last state where
+it was different; the next instruction changes it. EXPR is any expression
+gdb can evaluate, function calls included: reverse-watch has_cycle(g)."""
+
+    def __init__(self):
+        super().__init__("reverse-watch", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        if not arg.strip():
+            raise gdb.GdbError("reverse-watch needs an expression, such as `reverse-watch has_cycle(g)`")
+        _monitor("reverse-watch " + arg.strip())
+        # The replay moved under gdb: forget what it knew of registers and frames.
+        gdb.execute("maintenance flush register-cache", to_string=True)
+        gdb.execute("maintenance flush dcache", to_string=True)
+        gdb.execute("frame", from_tty)
+
+
 When()
 Goto()
+ReverseWatch()
 Checkpoint()
 Restart()
 InfoCheckpoints()

@@ -55,19 +55,26 @@ std::optional<StopInfo> StopWaiter::take(pid_t tid)
 
 std::optional<StopInfo> StopWaiter::wait_for(pid_t tid, std::chrono::milliseconds timeout)
 {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    return wait_until(tid, std::chrono::steady_clock::now() + timeout);
+}
+
+std::optional<StopInfo> StopWaiter::wait_until(pid_t tid, std::chrono::steady_clock::time_point deadline)
+{
     for (;;) {
         if (auto s = take(tid))
             return s;
         collect();
         if (auto s = take(tid))
             return s;
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0)
+        auto left = deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero())
             return std::nullopt;
-        struct pollfd p = {sigchld_.get(), POLLIN, 0};
         // Wake at least every 100 ms: a SIGCHLD can merge with an earlier one.
-        ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+        auto wait = std::min<std::chrono::nanoseconds>(left, std::chrono::milliseconds(100));
+        struct timespec ts = {static_cast<time_t>(wait.count() / 1000000000),
+                              static_cast<long>(wait.count() % 1000000000)};
+        struct pollfd p = {sigchld_.get(), POLLIN, 0};
+        ::ppoll(&p, 1, &ts, nullptr);
     }
 }
 

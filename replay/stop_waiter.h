@@ -24,6 +24,7 @@ public:
 
     // The next stop of `tid`; nullopt if none came within `timeout`.
     std::optional<StopInfo> wait_for(pid_t tid, std::chrono::milliseconds timeout);
+    std::optional<StopInfo> wait_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
     // A stop already collected for `tid`, without waiting.
     std::optional<StopInfo> take(pid_t tid);
     // Drops whatever is pending for a task that is gone.

@@ -20,6 +20,21 @@ const Timeline::Entry& Timeline::add(Kind kind, Position pos, std::unique_ptr<Re
     return ref;
 }
 
+const Timeline::Entry& Timeline::add_anchor(uint64_t event, uint32_t run, uint64_t ordinal,
+                                            std::unique_ptr<ReplaySnapshot> snapshot)
+{
+    Position pos{event, {Segment::anchor(next_id_, run, ordinal)}};
+    return add(Kind::Anchor, std::move(pos), std::move(snapshot));
+}
+
+const Timeline::Entry* Timeline::anchor(const Segment& s) const
+{
+    for (const auto& e : entries_)
+        if (e->kind == Kind::Anchor && e->id == s.addr)
+            return e.get();
+    return nullptr;
+}
+
 void Timeline::thin()
 {
     // Boundary snapshots: one per power-of-two distance behind the newest.
@@ -47,6 +62,12 @@ void Timeline::thin()
             stops.push_back(e.get());
     if (stops.size() > kStopSnapshotsKept)
         doomed.insert(doomed.end(), stops.begin(), stops.end() - kStopSnapshotsKept);
+    std::vector<const Entry*> anchors;
+    for (const auto& e : entries_)
+        if (e->kind == Kind::Anchor)
+            anchors.push_back(e.get());
+    if (anchors.size() > kAnchorsKept)
+        doomed.insert(doomed.end(), anchors.begin(), anchors.end() - kAnchorsKept);
     entries_.erase(
         std::remove_if(entries_.begin(), entries_.end(),
                        [&](const auto& e) { return std::find(doomed.begin(), doomed.end(), e.get()) != doomed.end(); }),
@@ -55,9 +76,14 @@ void Timeline::thin()
 
 namespace {
 
-// Later in the timeline: a later boundary, or a longer path at the same one.
+// Later in the timeline: known to be after, or else a later boundary or a
+// longer path at the same one.
 bool later(const Position& a, const Position& b)
 {
+    if (b.strictly_before(a))
+        return true;
+    if (a.at_or_before(b))
+        return false;
     if (a.event != b.event)
         return a.event > b.event;
     return a.path.size() > b.path.size();

@@ -18,7 +18,7 @@ namespace rw::replay {
 
 class Timeline {
 public:
-    enum class Kind { Beginning, Boundary, Stop, Checkpoint };
+    enum class Kind { Beginning, Boundary, Stop, Checkpoint, Anchor };
     struct Entry {
         uint64_t id = 0; // checkpoints: 1, 2, … as the user sees them; others: internal
         Kind kind = Kind::Boundary;
@@ -28,8 +28,13 @@ public:
     };
 
     static constexpr size_t kStopSnapshotsKept = 16;
+    static constexpr size_t kAnchorsKept = 256;
 
     const Entry& add(Kind kind, Position pos, std::unique_ptr<ReplaySnapshot> snapshot, std::string note = {});
+    // A snapshot taken at an interrupt, named by itself: {event, [anchor]}.
+    const Entry& add_anchor(uint64_t event, uint32_t run, uint64_t ordinal, std::unique_ptr<ReplaySnapshot> snapshot);
+    // The snapshot an anchored position names, if it is still kept.
+    const Entry* anchor(const Segment& s) const;
     // The latest snapshot from which `target` is reached by going forward.
     const Entry* best_for(const Position& target) const;
     // The latest snapshot strictly before `pos`.

@@ -18,11 +18,11 @@ std::optional<uint64_t> reg_value(x86_reg r, const Registers& regs)
         Registers::Index index;
     };
     static const Map map[] = {
-        {X86_REG_RAX, X86_REG_EAX, R::RAX},  {X86_REG_RBX, X86_REG_EBX, R::RBX},   {X86_REG_RCX, X86_REG_ECX, R::RCX},
-        {X86_REG_RDX, X86_REG_EDX, R::RDX},  {X86_REG_RSI, X86_REG_ESI, R::RSI},   {X86_REG_RDI, X86_REG_EDI, R::RDI},
-        {X86_REG_RBP, X86_REG_EBP, R::RBP},  {X86_REG_RSP, X86_REG_ESP, R::RSP},   {X86_REG_R8, X86_REG_R8D, R::R8},
-        {X86_REG_R9, X86_REG_R9D, R::R9},    {X86_REG_R10, X86_REG_R10D, R::R10},  {X86_REG_R11, X86_REG_R11D, R::R11},
-        {X86_REG_R12, X86_REG_R12D, R::R12}, {X86_REG_R13, X86_REG_R13D, R::R13},  {X86_REG_R14, X86_REG_R14D, R::R14},
+        {X86_REG_RAX, X86_REG_EAX, R::RAX},  {X86_REG_RBX, X86_REG_EBX, R::RBX},  {X86_REG_RCX, X86_REG_ECX, R::RCX},
+        {X86_REG_RDX, X86_REG_EDX, R::RDX},  {X86_REG_RSI, X86_REG_ESI, R::RSI},  {X86_REG_RDI, X86_REG_EDI, R::RDI},
+        {X86_REG_RBP, X86_REG_EBP, R::RBP},  {X86_REG_RSP, X86_REG_ESP, R::RSP},  {X86_REG_R8, X86_REG_R8D, R::R8},
+        {X86_REG_R9, X86_REG_R9D, R::R9},    {X86_REG_R10, X86_REG_R10D, R::R10}, {X86_REG_R11, X86_REG_R11D, R::R11},
+        {X86_REG_R12, X86_REG_R12D, R::R12}, {X86_REG_R13, X86_REG_R13D, R::R13}, {X86_REG_R14, X86_REG_R14D, R::R14},
         {X86_REG_R15, X86_REG_R15D, R::R15},
     };
     for (const auto& m : map) {
@@ -40,28 +40,50 @@ bool condition_holds(unsigned id, const Registers& regs)
     bool cf = f & kCF, pf = f & kPF, zf = f & kZF, sf = f & kSF, of = f & kOF;
     uint64_t rcx = regs[Registers::RCX];
     switch (id) {
-    case X86_INS_JO: return of;
-    case X86_INS_JNO: return !of;
-    case X86_INS_JB: return cf;
-    case X86_INS_JAE: return !cf;
-    case X86_INS_JE: return zf;
-    case X86_INS_JNE: return !zf;
-    case X86_INS_JBE: return cf || zf;
-    case X86_INS_JA: return !cf && !zf;
-    case X86_INS_JS: return sf;
-    case X86_INS_JNS: return !sf;
-    case X86_INS_JP: return pf;
-    case X86_INS_JNP: return !pf;
-    case X86_INS_JL: return sf != of;
-    case X86_INS_JGE: return sf == of;
-    case X86_INS_JLE: return zf || sf != of;
-    case X86_INS_JG: return !zf && sf == of;
-    case X86_INS_JRCXZ: return rcx == 0;
-    case X86_INS_JECXZ: return (rcx & 0xffffffffu) == 0;
-    case X86_INS_LOOP: return rcx - 1 != 0;
-    case X86_INS_LOOPE: return rcx - 1 != 0 && zf;
-    case X86_INS_LOOPNE: return rcx - 1 != 0 && !zf;
-    default: throw std::logic_error("not a conditional jump");
+    case X86_INS_JO:
+        return of;
+    case X86_INS_JNO:
+        return !of;
+    case X86_INS_JB:
+        return cf;
+    case X86_INS_JAE:
+        return !cf;
+    case X86_INS_JE:
+        return zf;
+    case X86_INS_JNE:
+        return !zf;
+    case X86_INS_JBE:
+        return cf || zf;
+    case X86_INS_JA:
+        return !cf && !zf;
+    case X86_INS_JS:
+        return sf;
+    case X86_INS_JNS:
+        return !sf;
+    case X86_INS_JP:
+        return pf;
+    case X86_INS_JNP:
+        return !pf;
+    case X86_INS_JL:
+        return sf != of;
+    case X86_INS_JGE:
+        return sf == of;
+    case X86_INS_JLE:
+        return zf || sf != of;
+    case X86_INS_JG:
+        return !zf && sf == of;
+    case X86_INS_JRCXZ:
+        return rcx == 0;
+    case X86_INS_JECXZ:
+        return (rcx & 0xffffffffu) == 0;
+    case X86_INS_LOOP:
+        return rcx - 1 != 0;
+    case X86_INS_LOOPE:
+        return rcx - 1 != 0 && zf;
+    case X86_INS_LOOPNE:
+        return rcx - 1 != 0 && !zf;
+    default:
+        throw std::logic_error("not a conditional jump");
     }
 }
 
@@ -140,8 +162,10 @@ struct X86Decoder::Impl {
             return std::nullopt;
         const cs_x86_op& op = x.operands[0];
         switch (op.type) {
-        case X86_OP_IMM: return static_cast<uint64_t>(op.imm);
-        case X86_OP_REG: return reg_value(static_cast<x86_reg>(op.reg), regs);
+        case X86_OP_IMM:
+            return static_cast<uint64_t>(op.imm);
+        case X86_OP_REG:
+            return reg_value(static_cast<x86_reg>(op.reg), regs);
         case X86_OP_MEM: {
             auto ea = effective_address(d.insn, op, regs);
             uint64_t v = 0;
@@ -149,7 +173,8 @@ struct X86Decoder::Impl {
                 return std::nullopt;
             return v;
         }
-        default: return std::nullopt;
+        default:
+            return std::nullopt;
         }
     }
 };
@@ -199,10 +224,13 @@ std::optional<uint64_t> X86Decoder::successor(uint64_t addr, std::span<const uin
         return std::nullopt;
     uint64_t next = addr + d.insn->size;
     switch (Impl::flow_of(d)) {
-    case Insn::Flow::Next: return next;
-    case Insn::Flow::Stop: return std::nullopt;
+    case Insn::Flow::Next:
+        return next;
+    case Insn::Flow::Stop:
+        return std::nullopt;
     case Insn::Flow::Jump:
-    case Insn::Flow::Call: return Impl::branch_target(d, regs, memory);
+    case Insn::Flow::Call:
+        return Impl::branch_target(d, regs, memory);
     case Insn::Flow::CondJump:
         if (!condition_holds(d.insn->id, regs))
             return next;

@@ -134,3 +134,19 @@ TEST_CASE("positions: order by boundary, then by paths that extend each other")
     CHECK(d.parent() == b);
     CHECK(a.parent() == a);
 }
+
+TEST_CASE("Position: serialized form round-trips and rejects malformed text")
+{
+    Position p{38, {}};
+    p.extend(Segment::brk(0x5555555551d0, 3));
+    p.extend(Segment::step(17));
+    p.extend(Segment::watch(0x555555558040, 8, 1, 2));
+    p.extend(Segment::to_event());
+    CHECK(p.serialize() == "38:b5555555551d0x3/s17/w555555558040.8.1x2/e");
+    auto back = Position::parse(p.serialize());
+    REQUIRE(back.has_value());
+    CHECK(*back == p);
+    CHECK(Position::parse("12") == Position{12, {}});
+    for (const char* bad : {"", "x", "12:", "12:q", "12:b10x0", "12:s", "12:w10.8.3x1", "12:b10x1/", "-1"})
+        CHECK_FALSE(Position::parse(bad).has_value());
+}

@@ -1,0 +1,180 @@
+// rewind watch [TRACE] EXPR [--at POSITION] [--json]: where did EXPR become what it is?
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "commands.h"
+#include "gdb_launch.h"
+#include "gdb_mi.h"
+#include "nlohmann/json.hpp"
+#include "recorder.h"
+#include "trace.h"
+#include "trace_dir.h"
+#include "watch_search.h"
+
+namespace rw::cli {
+namespace {
+
+// Exit statuses besides 0 (found), 1 (error) and 2 (usage).
+constexpr int kNoChange = 4;
+constexpr int kUnevaluable = 5;
+
+class ProgressLine {
+public:
+    explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+    void show(const std::string& s)
+    {
+        if (!enabled_)
+            return;
+        std::string line = "rewind watch: " + s;
+        if (line.size() > 100)
+            line.resize(100);
+        fmt::print(stderr, "\r{}\033[K", line);
+        shown_ = true;
+    }
+    ~ProgressLine()
+    {
+        if (shown_)
+            fmt::print(stderr, "\r\033[K");
+    }
+
+private:
+    bool enabled_;
+    bool shown_ = false;
+};
+
+void print_human(const std::string& expr, const WatchReport& r)
+{
+    switch (r.outcome) {
+    case WatchReport::Outcome::NoChange:
+    case WatchReport::Outcome::Unevaluable: fmt::print("{}\n", r.message); break;
+    case WatchReport::Outcome::Found:
+        fmt::print("{} changed from {} to {}", expr, r.value_before, r.value_after);
+        if (r.what == "instruction")
+            fmt::print(" in thread {}, at\n", r.thread);
+        else
+            fmt::print(" by the {} in thread {}, at\n", r.what, r.thread);
+        fmt::print("  {:#x} in {} ({}:{}): {}\n", r.pc, r.function.empty() ? "??" : r.function, r.file, r.line,
+                   r.instruction);
+        if (!r.source_line.empty())
+            fmt::print("  {:>5}  {}\n", r.line, r.source_line);
+        for (const auto& f : r.backtrace)
+            fmt::print("  {}\n", f);
+        for (const auto& [e, v] : r.printed)
+            fmt::print("  {} = {}\n", e, v);
+        if (r.before.find(":a") == std::string::npos)
+            fmt::print("before: {}   after: {}   (rewind watch --at, goto in rewind replay)\n", r.before, r.after);
+        if (!r.later_change.empty())
+            fmt::print("note: {} already had this value at the start; this is its last change (it was different "
+                       "at event {}).\n",
+                       expr, r.later_change);
+        break;
+    }
+    fmt::print("{} probes", r.probes);
+    if (r.unevaluable)
+        fmt::print(" ({} could not evaluate the expression and counted as before the change)", r.unevaluable);
+    fmt::print(", {:.2f} s\n", r.seconds);
+}
+
+nlohmann::json to_json(const std::string& expr, const WatchReport& r)
+{
+    nlohmann::json j;
+    j["expression"] = expr;
+    j["outcome"] = r.outcome == WatchReport::Outcome::Found      ? "found"
+                   : r.outcome == WatchReport::Outcome::NoChange ? "no-change"
+                                                                 : "unevaluable";
+    if (!r.message.empty())
+        j["message"] = r.message;
+    if (r.outcome == WatchReport::Outcome::Found) {
+        j["before"] = {{"position", r.before}, {"value", r.value_before}};
+        j["after"] = {{"position", r.after}, {"value", r.value_after}};
+        j["changed_by"] = r.what;
+        j["thread"] = r.thread;
+        j["pc"] = r.pc;
+        j["instruction"] = r.instruction;
+        j["function"] = r.function;
+        j["file"] = r.file;
+        j["line"] = r.line;
+        j["source"] = r.source_line;
+        j["backtrace"] = r.backtrace;
+        nlohmann::json printed = nlohmann::json::object();
+        for (const auto& [e, v] : r.printed)
+            printed[e] = v;
+        j["printed"] = printed;
+        if (!r.later_change.empty())
+            j["same_value_at_start"] = true;
+    }
+    j["probes"] = r.probes;
+    j["unevaluable_probes"] = r.unevaluable;
+    j["seconds"] = r.seconds;
+    return j;
+}
+
+} // namespace
+
+void add_watch(CLI::App& app, Outcome& outcome)
+{
+    auto* cmd = app.add_subcommand("watch", "Find the instruction where an expression took its final value");
+    struct Args {
+        std::vector<std::string> positional; // [TRACE] EXPR
+        std::string at = "end";
+        bool json = false;
+        std::string gdb = "/usr/bin/gdb";
+        std::string connect;
+        std::vector<std::string> prints;
+    };
+    auto a = std::make_shared<Args>();
+    cmd->add_option("trace_expr", a->positional, "[TRACE] EXPR: a trace (default: latest) and a gdb expression")
+        ->required()
+        ->expected(1, 2);
+    cmd->add_option("--at", a->at,
+                    "Where the expression has the value to explain: end (default), an event, PCT%, or a position "
+                    "from `when`");
+    cmd->add_flag("--json", a->json, "Print the result as JSON");
+    cmd->add_option("--print", a->prints, "Also show this expression where the change happens (repeatable)");
+    cmd->add_option("--gdb", a->gdb, "The gdb that evaluates the expression (default: /usr/bin/gdb)");
+    cmd->add_option("--connect", a->connect,
+                    "Search in a replay already served on HOST:PORT (rewind serve --port), and leave it at the "
+                    "change");
+    cmd->footer("EXPR is anything gdb can evaluate in the program, function calls included; calls run in\n"
+                "throwaway copies. A probe where it cannot be evaluated counts as before the change.\n"
+                "Exit status: 0 found, 4 the expression never changes, 5 it cannot be evaluated at --at,\n"
+                "90-93 the replay failed (as for rewind replay). Examples:\n"
+                "  rewind watch latest 'has_cycle(g)'\n  rewind watch 'list_len(head) > 1000' --at 50%");
+    cmd->callback([a, &outcome] {
+        std::string trace_arg = a->positional.size() == 2 ? a->positional[0] : "";
+        std::string expr = a->positional.back();
+        if (expr.empty())
+            throw UsageError("the expression is empty");
+        Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
+        check_gdb(a->gdb);
+        GdbSupport support(t);
+        GdbMi gdb(a->gdb, {});
+        std::string target =
+            a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
+        for (const std::string& setup :
+             std::vector<std::string>{"set remotetimeout 100000", "set sysroot " + support.sysroot(), target}) {
+            MiResult r = gdb.console(setup);
+            if (!r.ok())
+                throw std::runtime_error("gdb: " + r.error());
+        }
+        ProgressLine progress(isatty(STDERR_FILENO));
+        WatchOptions options;
+        options.expr = expr;
+        options.at = a->at;
+        options.prints = a->prints;
+        options.progress = [&](const std::string& s) { progress.show(s); };
+        WatchSearch search(gdb, options);
+        WatchReport report = search.run();
+        if (a->json)
+            fmt::print("{}\n", to_json(expr, report).dump(2));
+        else
+            print_human(expr, report);
+        outcome.exit_code = report.outcome == WatchReport::Outcome::Found      ? 0
+                            : report.outcome == WatchReport::Outcome::NoChange ? kNoChange
+                                                                               : kUnevaluable;
+    });
+}
+
+} // namespace rw::cli

@@ -1,0 +1,496 @@
+#include "watch_search.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+
+#include "nlohmann/json.hpp"
+
+namespace rw::cli {
+namespace {
+
+std::string quote(const std::string& s)
+{
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+// Positions are handled as the server writes them: "EVENT" or "EVENT:seg/seg…".
+std::string with_segment(const std::string& position, const std::string& segment)
+{
+    return position + (position.find(':') == std::string::npos ? ":" : "/") + segment;
+}
+
+uint64_t event_of(const std::string& position)
+{
+    return std::stoull(position.substr(0, position.find(':')));
+}
+
+// The last segment of a position ("" for a boundary).
+std::string last_segment(const std::string& position)
+{
+    size_t cut = position.find_last_of(":/");
+    return cut == std::string::npos ? "" : position.substr(cut + 1);
+}
+
+std::string hex(uint64_t v)
+{
+    return fmt::format("{:x}", v);
+}
+
+struct NotDivisible {};
+
+} // namespace
+
+WatchSearch::WatchSearch(GdbMi& gdb, WatchOptions options) : gdb_(gdb), options_(std::move(options)) {}
+
+void WatchSearch::status(const std::string& what)
+{
+    if (options_.progress)
+        options_.progress(fmt::format("probe {}: {}", probes_, what));
+}
+
+std::string WatchSearch::tool(const std::string& command)
+{
+    MiResult r = gdb_.console("monitor " + command);
+    if (!r.ok())
+        throw std::runtime_error("the replay server failed on `" + command + "`: " + r.error());
+    // The reply is the last line of JSON the server printed.
+    std::string json;
+    size_t start = 0;
+    while (start < r.console.size()) {
+        size_t end = r.console.find('\n', start);
+        std::string line = r.console.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!line.empty() && line[0] == '{')
+            json = line;
+        if (end == std::string::npos)
+            break;
+        start = end + 1;
+    }
+    if (json.empty())
+        throw std::runtime_error("the replay server gave no answer to `" + command + "`: " + r.console);
+    auto j = nlohmann::json::parse(json);
+    if (j.contains("error"))
+        throw std::runtime_error(j["error"].get<std::string>());
+    return json;
+}
+
+std::string WatchSearch::go(const std::string& position)
+{
+    auto j = nlohmann::json::parse(tool("rw-goto " + position));
+    // gdb keeps registers, frames and stack memory of the last stop: the
+    // replay moved under it.
+    gdb_.console("maintenance flush register-cache");
+    gdb_.console("maintenance flush dcache");
+    return j["position"].get<std::string>();
+}
+
+WatchSearch::Value WatchSearch::probe(const std::string& position)
+{
+    go(position);
+    probes_++;
+    status("at " + position);
+    MiResult r = gdb_.command("-data-evaluate-expression " + quote(options_.expr));
+    if (!r.ok()) {
+        // Names resolve in the scope of the selected frame; inside a library
+        // the program's globals may be hidden. Try from the program's main.
+        MiResult frames = gdb_.command("-stack-list-frames 0 256");
+        const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
+        for (size_t i = 0; stack && i < stack->items.size(); i++) {
+            const MiValue& f = stack->items[i].second;
+            if (f.str("func") != "main" || i == 0)
+                continue;
+            gdb_.command("-stack-select-frame " + f.str("level"));
+            MiResult again = gdb_.command("-data-evaluate-expression " + quote(options_.expr));
+            gdb_.command("-stack-select-frame 0");
+            if (again.ok())
+                r = again;
+            break;
+        }
+    }
+    Value v;
+    v.ok = r.ok();
+    if (r.ok()) {
+        v.text = r.values.str("value");
+    } else {
+        // gdb's explanations run over several lines; the first says it.
+        std::string why = r.error().substr(0, r.error().find('\n'));
+        if (why.find("signaled while in a function called from GDB") != std::string::npos)
+            why = "a function it calls crashed";
+        v.text = "<cannot be evaluated: " + why + ">";
+        unevaluable_++;
+    }
+    return v;
+}
+
+std::optional<std::string> WatchSearch::end_position()
+{
+    const std::string& at = options_.at;
+    if (at == "end")
+        return go("end");
+    auto status = nlohmann::json::parse(tool("rw-status"));
+    uint64_t begin = event_of(status["begin"].get<std::string>());
+    uint64_t events = status["events"].get<uint64_t>();
+    if (!at.empty() && at.back() == '%') {
+        uint64_t pct = std::stoull(at.substr(0, at.size() - 1));
+        if (pct > 100)
+            return std::nullopt;
+        return std::to_string(begin + (events - 1 - begin) * pct / 100);
+    }
+    return go(at);
+}
+
+WatchReport WatchSearch::run()
+{
+    auto start = std::chrono::steady_clock::now();
+    WatchReport report;
+    auto finish = [&]() -> WatchReport {
+        report.probes = probes_;
+        report.unevaluable = unevaluable_;
+        report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return report;
+    };
+    for (const char* setting : {"set unwindonsignal on", "set confirm off", "set pagination off", "set width 0",
+                                "set print pretty off"})
+        gdb_.console(setting);
+
+    auto at = end_position();
+    if (!at)
+        throw std::runtime_error("--at " + options_.at + " is not a position of this recording");
+    std::string bad_position = go(*at);
+    gdb_.console("sharedlibrary");
+    Value end = probe(bad_position);
+    if (!end.ok) {
+        report.outcome = WatchReport::Outcome::Unevaluable;
+        report.message = "cannot evaluate " + options_.expr + " at " + bad_position + ": " + end.text;
+        return finish();
+    }
+    bad_ = end.text;
+    report.value_after = bad_;
+
+    auto status_json = nlohmann::json::parse(tool("rw-status"));
+    uint64_t begin = event_of(status_json["begin"].get<std::string>());
+    uint64_t bad_event = event_of(bad_position);
+
+    // The left end: the beginning, or the latest landmark where EXPR was good.
+    uint64_t good_event = begin;
+    Value first = probe(std::to_string(begin));
+    if (is_bad(first)) {
+        std::optional<uint64_t> latest_good;
+        constexpr int kLandmarks = 8;
+        for (int i = kLandmarks - 1; i >= 1 && !latest_good; i--) {
+            uint64_t e = begin + (bad_event - begin) * static_cast<uint64_t>(i) / kLandmarks;
+            if (e <= begin || e >= bad_event)
+                continue;
+            if (!is_bad(probe(std::to_string(e))))
+                latest_good = e;
+        }
+        if (!latest_good) {
+            report.outcome = WatchReport::Outcome::NoChange;
+            report.message = fmt::format("{} is {} at the start ({}), at the end ({}) and at every probe between: "
+                                         "no change to find",
+                                         options_.expr, bad_, std::to_string(begin), bad_position);
+            return finish();
+        }
+        report.later_change = std::to_string(*latest_good);
+        good_event = *latest_good;
+    }
+
+    // Event boundaries, then the code of one stretch.
+    Interval in = search_events(good_event, bad_position, bad_event);
+    if (in.bad.find(':') == std::string::npos && event_of(in.bad) == event_of(in.good) + 1) {
+        // The event between them made the change (in.good is its boundary).
+        auto ev = nlohmann::json::parse(tool("rw-event " + in.good));
+        std::string kind = ev["kind"].get<std::string>();
+        bool ours = ev["debugged"].get<bool>();
+        std::optional<std::string> at_event;
+        if (ours && kind == "syscall" && !ev["child_return"].get<bool>())
+            at_event = with_segment(in.good, "b" + hex(ev["ip"].get<uint64_t>() - 2) + "x1");
+        else if (ours && kind == "rdtsc")
+            at_event = with_segment(in.good, "b" + hex(ev["ip"].get<uint64_t>()) + "x1");
+        else if (ours && kind == "signal")
+            at_event = with_segment(in.good, "e");
+        if (at_event && is_bad(probe(*at_event))) {
+            in = search_code(search_anchors({in.good, *at_event}));
+            report.what = "instruction";
+        } else {
+            // The event itself: what the kernel did (a syscall's results, a
+            // signal's delivery), or another process or thread.
+            if (at_event)
+                in.good = *at_event;
+            report.what = kind == "syscall" ? "syscall " + ev["name"].get<std::string>() + "()"
+                          : kind == "signal" ? "signal " + ev["name"].get<std::string>() + " delivered"
+                                             : kind + " event " + ev["index"].dump() + " of thread " + ev["tid"].dump();
+        }
+    } else {
+        in = search_code(search_anchors(in));
+        report.what = "instruction";
+    }
+    report.outcome = WatchReport::Outcome::Found;
+    describe(report, in);
+    return finish();
+}
+
+WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event)
+{
+    uint64_t lo = good_event, hi = bad_event;
+    if (bad.find(':') != std::string::npos) {
+        // The bad position is inside a stretch: is its boundary already bad?
+        if (bad_event == good_event || !is_bad(probe(std::to_string(bad_event))))
+            return {std::to_string(bad_event), bad};
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        status(fmt::format("events {}..{}", lo, hi));
+        if (is_bad(probe(std::to_string(mid))))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return {std::to_string(lo), std::to_string(hi)};
+}
+
+std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, const std::vector<uint64_t>&)
+{
+    // Return addresses of the frames live at either end of the interval,
+    // the outermost first: their executions split the interval into calls.
+    std::vector<uint64_t> returns;
+    for (const std::string& end : {in.good, in.bad}) {
+        go(end);
+        MiResult frames = gdb_.command("-stack-list-frames 0 64");
+        const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
+        std::vector<uint64_t> here;
+        for (size_t i = 0; stack && i < stack->items.size(); i++) {
+            const MiValue& frame = stack->items[i].second;
+            std::string addr = frame.str("addr");
+            if (std::stoi(frame.str("level", "0")) == 0 || addr.empty())
+                continue;
+            uint64_t a = std::stoull(addr, nullptr, 16);
+            if (a != 0 && std::find(used_.begin(), used_.end(), a) == used_.end() &&
+                std::find(returns.begin(), returns.end(), a) == returns.end())
+                here.insert(here.begin(), a);
+        }
+        returns.insert(returns.end(), here.begin(), here.end());
+    }
+    std::optional<std::pair<uint64_t, uint64_t>> best; // address, count
+    for (size_t i = 0; i < returns.size() && !(best && best->second >= 2); i += 3) {
+        std::string cmd = "rw-count " + in.good + " " + in.bad;
+        std::vector<uint64_t> group(returns.begin() + static_cast<long>(i),
+                                    returns.begin() + static_cast<long>(std::min(i + 3, returns.size())));
+        for (uint64_t a : group)
+            cmd += " " + hex(a);
+        status("counting calls in " + in.good + " .. " + in.bad);
+        auto counts = nlohmann::json::parse(tool(cmd))["counts"];
+        for (size_t k = 0; k < group.size(); k++) {
+            uint64_t c = counts[k].get<uint64_t>();
+            if (c >= 1 && (!best || (best->second < 2 && c >= 2)))
+                best = std::make_pair(group[k], c);
+        }
+    }
+    if (!best)
+        return std::nullopt;
+    auto [x, c] = *best;
+    used_.push_back(x);
+    // Binary search over the executions of x: P(0) = good, P(k) its k-th execution, P(c+1) = bad.
+    auto at = [&](uint64_t k) { return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, "b" + hex(x) + "x" + std::to_string(k)); };
+    uint64_t lo = 0, hi = c + 1;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        status(fmt::format("calls {}..{} of {} returning to {:#x}", lo, hi, c, x));
+        if (is_bad(probe(at(mid))))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    // The next interval starts at its good end, so that its bad end is that and one segment.
+    Interval next{at(lo), ""};
+    if (hi <= c) {
+        next.bad = with_segment(next.good, "b" + hex(x) + "x1");
+        return next;
+    }
+    std::string b = last_segment(in.bad);
+    if (lo == 0) {
+        next.bad = in.bad;
+        return next;
+    }
+    unsigned long long y = 0, m = 0;
+    if (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2) {
+        // The bad end is the m-th execution of y after the old start: count those before the new one.
+        uint64_t before = y == x ? lo : 0;
+        if (y != x)
+            before = nlohmann::json::parse(tool("rw-count " + in.good + " " + next.good + " " + hex(y)))["counts"][0]
+                         .get<uint64_t>();
+        next.bad = with_segment(next.good, "b" + hex(y) + "x" + std::to_string(m - before));
+        return next;
+    }
+    if (b == "e") {
+        next.bad = with_segment(next.good, "e");
+        return next;
+    }
+    if (std::sscanf(b.c_str(), "s%llu", &m) == 1) {
+        uint64_t steps = nlohmann::json::parse(tool("rw-steps " + in.good + " " + next.good))["steps"].get<uint64_t>();
+        next.bad = with_segment(next.good, "s" + std::to_string(m - steps));
+        return next;
+    }
+    throw NotDivisible{};
+}
+
+std::optional<size_t> WatchSearch::bisect(const std::vector<std::string>& positions)
+{
+    // positions.front() is good, positions.back() bad: the last good one before a bad one.
+    size_t lo = 0, hi = positions.size() - 1;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (is_bad(probe(positions[mid])))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return lo;
+}
+
+WatchSearch::Interval WatchSearch::search_anchors(Interval in)
+{
+    // A bad end that means the same from any earlier point of its stretch:
+    // the first execution of an instruction, or the stretch's event.
+    std::string b = last_segment(in.bad);
+    unsigned long long y = 0, m = 0;
+    bool portable = b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2 && m == 1);
+    if (!portable)
+        return in;
+    double seconds = nlohmann::json::parse(tool("rw-count " + in.good + " " + in.bad))["seconds"].get<double>();
+    if (seconds < 100e-6)
+        return in; // short enough to count in
+    constexpr int kCoarse = 64, kFine = 32;
+    auto relative_bad = [&](const std::string& from) { return with_segment(from, b); };
+
+    status(fmt::format("sampling {:.1f} ms of execution", seconds * 1e3));
+    auto coarse = nlohmann::json::parse(tool(fmt::format("rw-sample {} {} {}", in.good, kCoarse,
+                                                          static_cast<uint64_t>(seconds * 1e6))))["anchors"]
+                      .get<std::vector<std::string>>();
+    std::vector<std::string> seq = {in.good};
+    seq.insert(seq.end(), coarse.begin(), coarse.end());
+    seq.push_back(in.bad);
+    size_t i = *bisect(seq);
+    std::string good = seq[i], bad = seq[i + 1];
+    if (i + 1 == seq.size() - 1)
+        return {good, good == in.good ? in.bad : relative_bad(good)};
+
+    // Finer anchors between the two, from a second run.
+    double spacing = seconds / (kCoarse + 1);
+    status(fmt::format("sampling {:.2f} ms of execution", spacing * 2e3));
+    auto fine = nlohmann::json::parse(tool(fmt::format("rw-sample {} {} {}", good, kFine,
+                                                        static_cast<uint64_t>(spacing * 2e6))))["anchors"]
+                    .get<std::vector<std::string>>();
+    std::vector<std::string> seq2 = {good};
+    seq2.insert(seq2.end(), fine.begin(), fine.end());
+    if (seq2.size() == 1 || !is_bad(probe(seq2.back())))
+        seq2.push_back(bad); // the coarse bad end, if the fine ones all came before it
+    size_t k = *bisect(seq2);
+    good = seq2[k];
+    bad = seq2[k + 1];
+    // Name the bad anchor from the good end: an instruction and its execution count.
+    status("naming " + bad);
+    std::string named = nlohmann::json::parse(tool("rw-label " + good + " " + bad))["position"].get<std::string>();
+    return {good, named};
+}
+
+WatchSearch::Interval WatchSearch::search_code(Interval in)
+{
+    for (;;) {
+        std::optional<Interval> next;
+        try {
+            next = divide(in, used_);
+        } catch (const NotDivisible&) {
+            next.reset();
+        }
+        if (!next)
+            return step_search(in);
+        in = *next;
+    }
+}
+
+WatchSearch::Interval WatchSearch::step_search(const Interval& in)
+{
+    status("counting instructions in " + in.good + " .. " + in.bad);
+    uint64_t n = nlohmann::json::parse(tool("rw-steps " + in.good + " " + in.bad))["steps"].get<uint64_t>();
+    auto at = [&](uint64_t j) { return j == 0 ? in.good : j >= n ? in.bad : with_segment(in.good, "s" + std::to_string(j)); };
+    uint64_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        status(fmt::format("instructions {}..{} of {}", lo, hi, n));
+        if (is_bad(probe(at(mid))))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return {at(lo), at(hi)};
+}
+
+void WatchSearch::describe(WatchReport& report, const Interval& found)
+{
+    report.before = found.good;
+    report.after = found.bad;
+    // Confirm both sides, as the search saw them.
+    Value after = probe(found.bad);
+    Value before = probe(found.good);
+    if (!is_bad(after) || is_bad(before))
+        throw std::runtime_error("the change did not reproduce at " + found.good + " / " + found.bad +
+                                 " (the expression depends on something outside the recording?)");
+    report.value_before = before.text;
+    auto st = nlohmann::json::parse(tool("rw-status"));
+    report.thread = st["thread"].get<uint64_t>();
+    MiResult frame = gdb_.command("-stack-info-frame");
+    if (const MiValue* f = frame.values.get("frame")) {
+        report.pc = std::stoull(f->str("addr", "0"), nullptr, 16);
+        report.function = f->str("func");
+        report.file = f->str("file");
+        report.line = std::stoi(f->str("line", "0"));
+        std::ifstream src(f->str("fullname"));
+        std::string text;
+        for (int i = 1; src && std::getline(src, text); i++)
+            if (i == report.line) {
+                report.source_line = text;
+                break;
+            }
+    }
+    MiResult dis = gdb_.command(fmt::format("-data-disassemble -s {:#x} -e {:#x} -- 0", report.pc, report.pc + 1));
+    if (const MiValue* insns = dis.values.get("asm_insns"); insns && !insns->items.empty())
+        report.instruction = insns->items[0].second.str("inst");
+    for (const auto& e : options_.prints) {
+        std::string value = "<not known in any frame>";
+        for (int level = 0; level < 16; level++) {
+            if (!gdb_.command("-stack-select-frame " + std::to_string(level)).ok())
+                break;
+            MiResult v = gdb_.command("-data-evaluate-expression " + quote(e));
+            if (v.ok()) {
+                value = v.values.str("value");
+                break;
+            }
+        }
+        gdb_.command("-stack-select-frame 0");
+        report.printed.emplace_back(e, value);
+    }
+    MiResult bt = gdb_.console("backtrace 8");
+    size_t start = 0;
+    while (start < bt.console.size()) {
+        size_t end = bt.console.find('\n', start);
+        std::string line = bt.console.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!line.empty() && line[0] == '#')
+            report.backtrace.push_back(line);
+        else if (!line.empty() && !report.backtrace.empty() && (line[0] == ' ' || line[0] == '\t'))
+            report.backtrace.back() += " " + line.substr(line.find_first_not_of(" \t"));
+        if (end == std::string::npos)
+            break;
+        start = end + 1;
+    }
+}
+
+} // namespace rw::cli

@@ -1,0 +1,94 @@
+// Reverse expression watchpoints: the point of a recording where an
+// expression took the value it has at the end (or at a given position),
+// found by binary search, the expression evaluated by gdb in throwaway
+// copies of the replayed process.
+//
+// The search narrows an interval [good, bad] level by level: event
+// boundaries first (the events are landmarks a replay reaches cheaply);
+// inside the stretch between two events, snapshots taken at interrupts of a
+// native run (twice, the second time finer), so that no long stretch is
+// counted instruction by instruction; then executions of return addresses of
+// the frames live at the interval's end (counted with hardware
+// breakpoints); then single steps. Rule for a probe where the
+// expression cannot be evaluated (a pointer not yet valid, a crash in a
+// called function): it counts as good, that is, not yet the bad value.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gdb_mi.h"
+
+namespace rw::cli {
+
+struct WatchOptions {
+    std::string expr;
+    std::string at = "end"; // "end", an event number, "PCT%", or a position ("38:b…x3")
+    std::vector<std::string> prints; // also shown where the change happens, from the innermost frame that knows them
+    std::function<void(const std::string&)> progress; // one-line status updates
+};
+
+struct WatchReport {
+    enum class Outcome { Found, NoChange, Unevaluable } outcome = Outcome::NoChange;
+    std::string message; // for NoChange and Unevaluable: what was seen
+
+    // Found: the last state where EXPR was good, and the next one.
+    std::string before, after; // positions
+    std::string value_before, value_after;
+    std::string what;           // "instruction", or the event that changed it ("syscall read", "signal SIGINT"…)
+    uint64_t thread = 0;
+    uint64_t pc = 0;
+    std::string instruction;    // disassembled
+    std::string function, file; // file as in the debug info
+    int line = 0;
+    std::string source_line;
+    std::vector<std::string> backtrace; // frames, innermost first
+    std::string later_change;           // NoChange: a position after which EXPR last changed, if one was seen
+    std::vector<std::pair<std::string, std::string>> printed; // --print expressions and their values
+
+    int probes = 0;
+    int unevaluable = 0; // probes that could not evaluate EXPR (counted as good)
+    double seconds = 0;
+};
+
+class WatchSearch {
+public:
+    WatchSearch(GdbMi& gdb, WatchOptions options);
+    WatchReport run();
+
+private:
+    struct Value {
+        bool ok = false;
+        std::string text; // the value, or why it could not be evaluated
+    };
+    struct Interval {
+        std::string good, bad; // positions: `bad` is `good` and one more segment
+    };
+
+    Value probe(const std::string& position);
+    bool is_bad(const Value& v) const { return v.ok && v.text == bad_; }
+    std::string go(const std::string& position); // returns the position reached
+    std::string tool(const std::string& command);  // a rw-* monitor command's JSON reply
+
+    std::optional<std::string> end_position();
+    Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);
+    Interval search_code(Interval in);
+    Interval search_anchors(Interval in);
+    std::optional<size_t> bisect(const std::vector<std::string>& positions); // last good index
+    std::optional<Interval> divide(const Interval& in, const std::vector<uint64_t>& used_out);
+    Interval step_search(const Interval& in);
+    void describe(WatchReport& report, const Interval& found);
+    void status(const std::string& what);
+
+    GdbMi& gdb_;
+    WatchOptions options_;
+    std::string bad_;
+    int probes_ = 0;
+    int unevaluable_ = 0;
+    std::vector<uint64_t> used_;
+};
+
+} // namespace rw::cli

@@ -1,0 +1,290 @@
+// Probes for tools that search the recording (rewind watch): going to the
+// end of history, counting how often instructions run between two
+// positions, counting the single steps between two positions. Each leaves
+// the replay at the second position and says what it found as JSON.
+#include <chrono>
+
+#include "debug_session.h"
+#include "nlohmann/json.hpp"
+
+namespace rw::replay {
+
+std::optional<uint64_t> DebugSession::final_exit_event()
+{
+    for (uint64_t i = total_events(); i-- > begin_.event;) {
+        auto e = event_at(i);
+        const auto* exit = e ? std::get_if<ExitEvent>(&*e) : nullptr;
+        if (exit && exit->tgid == debugged_tgid_ && exit->group_dead)
+            return i;
+    }
+    return std::nullopt;
+}
+
+void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
+{
+    probe_result_.clear();
+    switch (r.kind) {
+    case ResumeRequest::Kind::GotoEnd: {
+        if (end_) {
+            seek(*end_, report);
+            return;
+        }
+        auto exit = final_exit_event();
+        if (!exit)
+            throw ReplayError(ReplayErrorKind::Refused, position_.event, current_tid_,
+                              "the recording does not show the program's end");
+        seek(Position{*exit, {}}, report);
+        arrival_hook_ = [this] {
+            if (position_.path.empty())
+                if (auto insn = engine_.stop_before_exit_call())
+                    position_.extend(Segment::brk(*insn, 1));
+            end_ = position_;
+            return AfterArrival::Report;
+        };
+        return;
+    }
+    case ResumeRequest::Kind::Count:
+    case ResumeRequest::Kind::Steps: {
+        // FROM and TO share a prefix C; TO is C and one more segment, FROM
+        // is C or C and one segment. Seek C; from there TO is the target and
+        // FROM is trapped on the way, where counting starts.
+        const Position& from = *r.from;
+        const Position& to = *r.to;
+        Position common{to.event, {}};
+        size_t n = 0;
+        while (n < from.path.size() && n < to.path.size() && from.path[n] == to.path[n])
+            common.path.push_back(from.path[n++]);
+        bool shaped = from.event == to.event && to.path.size() == n + 1 && from.path.size() <= n + 1;
+        if (!shaped)
+            throw NoSuchPosition("a probe needs two positions of one stretch that differ in their last segment");
+        probe_ = std::make_unique<Probe>();
+        probe_->kind = r.kind;
+        probe_->addrs = r.addrs;
+        if (from.path.size() == n + 1)
+            probe_->from_segment = from.path[n];
+        probe_->from = from;
+        seek(common, report);
+        arrival_hook_ = [this, to] {
+            if (probe_->from_segment)
+                arm_probe_from(*probe_->from_segment);
+            else
+                start_probe();
+            retarget(to);
+            arrival_hook_ = [this] {
+                finish_probe();
+                return AfterArrival::Report;
+            };
+            return AfterArrival::Continue;
+        };
+        return;
+    }
+    case ResumeRequest::Kind::Sample: {
+        auto anchors = sample(*r.from, r.value, std::chrono::nanoseconds(r.span_ns));
+        nlohmann::json j;
+        j["anchors"] = anchors;
+        probe_result_ = j.dump();
+        seek(anchors.empty() ? *r.from : *Position::parse(anchors.back()), report);
+        return;
+    }
+    case ResumeRequest::Kind::Label: {
+        Position found = label(*r.from, *r.to);
+        probe_result_ = nlohmann::json{{"position", found.serialize()}}.dump();
+        seek(found, report);
+        return;
+    }
+    default: break;
+    }
+}
+
+} // namespace rw::replay
+
+namespace rw::replay {
+
+void DebugSession::arm_probe_from(const Segment& s)
+{
+    Task* t = debugged_task();
+    if (!t)
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
+    switch (s.kind) {
+    case Segment::Kind::Break:
+        probe_->from_trap.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8,
+                                  s.count + (s.addr == resting_on_ ? 1 : 0), kTagProbe);
+        probe_->from_resting = s.addr;
+        break;
+    case Segment::Kind::Step:
+        probe_->steps_to_from = s.count;
+        engine_.set_single_stepping(*t, true);
+        break;
+    default: throw NoSuchPosition("a probe cannot start at a watchpoint or event segment");
+    }
+}
+
+void DebugSession::start_probe()
+{
+    Task* t = debugged_task();
+    if (!t)
+        throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
+    probe_->started = true;
+    probe_->start = std::chrono::steady_clock::now();
+    probe_->from_trap.reset();
+    uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
+    if (probe_->kind == ResumeRequest::Kind::Count) {
+        for (uint64_t a : probe_->addrs) {
+            probe_->counters.emplace_back(t->tid(), perfclock::BreakpointKind::Execute, a, 8, 0, 0);
+            // Resting on it: the counter sees that execution, which the position counted already.
+            probe_->resting.push_back(a == resting ? 1 : 0);
+        }
+    } else {
+        engine_.set_single_stepping(*t, true);
+    }
+}
+
+DebugHook::Then DebugSession::probe_trap(bool step, bool from_reached)
+{
+    Probe& p = *probe_;
+    if (from_reached) {
+        start_probe();
+        return p.kind == ResumeRequest::Kind::Steps ? Then::Step : Then::Resume;
+    }
+    if (!step)
+        return Then::Resume;
+    if (p.started) {
+        if (p.kind == ResumeRequest::Kind::Steps)
+            p.steps++;
+    } else if (p.steps_to_from > 0 && --p.steps_to_from == 0) {
+        start_probe();
+    }
+    return Then::Step;
+}
+
+void DebugSession::finish_probe()
+{
+    Probe& p = *probe_;
+    nlohmann::json j;
+    if (!p.started) {
+        j["error"] = "the probe's end comes before its start";
+    } else if (p.kind == ResumeRequest::Kind::Count) {
+        nlohmann::json counts = nlohmann::json::array();
+        for (size_t i = 0; i < p.counters.size(); i++)
+            counts.push_back(p.counters[i].count() - p.resting[i]);
+        j["counts"] = counts;
+        j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+    } else {
+        j["steps"] = p.steps;
+        j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+    }
+    j["position"] = position_.serialize();
+    probe_result_ = j.dump();
+    if (Task* t = debugged_task())
+        engine_.set_single_stepping(*t, false);
+    probe_.reset();
+    snapshot_stop();
+}
+
+} // namespace rw::replay
+
+namespace rw::replay {
+
+std::vector<std::string> DebugSession::sample(const Position& from, uint64_t count, std::chrono::nanoseconds span)
+{
+    // Native running, interrupted now and then: each interrupt leaves a
+    // snapshot of the state it found, ordered, but with no count to name it.
+    debug_log("sample from %s: %llu anchors over %.3f ms", from.describe().c_str(),
+              static_cast<unsigned long long>(count), span.count() / 1e6);
+    restore_for(from);
+    sampling_ = std::make_unique<Sampling>();
+    sampling_->run = ++sampling_runs_;
+    sampling_->wanted = count;
+    sampling_->spacing = std::max<std::chrono::nanoseconds>(span / static_cast<int64_t>(count + 1),
+                                                            std::chrono::microseconds(20));
+    sampling_->event = from.event;
+    arrival_hook_ = [this] {
+        if (Task* t = debugged_task())
+            engine_.interrupt_after(*t, sampling_->spacing);
+        retarget(Position{sampling_->event + 1, {}});
+        arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };
+        return AfterArrival::Continue;
+    };
+    try {
+        execute();
+    } catch (const SamplingDone&) {
+    }
+    engine_.cancel_interrupt();
+    arrival_hook_ = nullptr;
+    std::vector<std::string> anchors = std::move(sampling_->anchors);
+    sampling_.reset();
+    mode_ = Mode::Forward;
+    debug_log("  %zu anchors", anchors.size());
+    return anchors;
+}
+
+void DebugSession::on_interrupt(Task& task)
+{
+    if (!sampling_ || position_.event != sampling_->event || !is_debugged(task))
+        return; // late: the sampling is over
+    if (engine_.can_snapshot()) {
+        const auto& e = timeline_.add_anchor(sampling_->event, sampling_->run, sampling_->anchors.size() + 1,
+                                             engine_.take_snapshot(false));
+        sampling_->anchors.push_back(e.pos.serialize());
+        if (sampling_->anchors.size() >= sampling_->wanted)
+            throw SamplingDone{};
+    }
+    engine_.interrupt_after(task, sampling_->spacing);
+}
+
+Position DebugSession::label(const Position& from, const Position& anchored)
+{
+    const Timeline::Entry* a = anchored.anchored() ? timeline_.anchor(anchored.path[0]) : nullptr;
+    if (!a || anchored.path.size() != 1 || from.event != anchored.event)
+        throw NoSuchPosition("cannot name " + anchored.describe() + " from " + from.describe());
+    const ReplaySnapshot::TaskCopy* copy = nullptr;
+    for (const auto& c : a->snapshot->tasks)
+        if (c.recorded_tid == current_tid_ || (!copy && c.recorded_tid == program_.tid))
+            copy = &c;
+    if (!copy)
+        throw NoSuchPosition("the snapshot of " + anchored.describe() + " has no debugged thread");
+    debug_log("label %s from %s", anchored.describe().c_str(), from.describe().c_str());
+    labelling_ = std::make_unique<Labelling>();
+    labelling_->want = copy->regs;
+    labelling_->rip = copy->regs[Registers::RIP];
+    labelling_->from = from;
+    restore_for(from);
+    arrival_hook_ = [this] {
+        Task* t = debugged_task();
+        if (!t)
+            throw NoSuchPosition("the debugged process is gone");
+        labelling_->skip_resting = resting_on_ == labelling_->rip;
+        labelling_->trap.emplace(t->tid(), perfclock::BreakpointKind::Execute, labelling_->rip, 8, 1, kTagLabel);
+        retarget(Position{labelling_->from.event + 1, {}});
+        arrival_hook_ = []() -> AfterArrival { throw NoSuchPosition("the snapshot's state never comes again"); };
+        return AfterArrival::Continue;
+    };
+    Position found;
+    try {
+        execute();
+    } catch (const LabelDone& d) {
+        found = d.found;
+    }
+    arrival_hook_ = nullptr;
+    labelling_.reset();
+    mode_ = Mode::Forward;
+    debug_log("  %s", found.describe().c_str());
+    return found;
+}
+
+DebugHook::Then DebugSession::label_trap(Task& task)
+{
+    Labelling& l = *labelling_;
+    if (l.skip_resting) {
+        l.skip_resting = false; // the execution the start rests on was counted already
+        return Then::Resume;
+    }
+    l.hits++;
+    Registers now = task.regs();
+    for (size_t i = 0; i < Registers::kCount; i++)
+        if (i != Registers::EFLAGS && i != Registers::ORIG_RAX && now.words[i] != l.want.words[i])
+            return Then::Resume;
+    throw LabelDone{l.from.with(Segment::brk(l.rip, l.hits))};
+}
+
+} // namespace rw::replay

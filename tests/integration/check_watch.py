@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""rewind watch: the graph example's cycle-closing add_edge, a list length
+that crosses a bound several times, a pointer overwritten by a memcpy
+overrun, an expression that never changes, one that cannot be evaluated,
+and reverse-watch inside rewind replay's gdb.
+
+  check_watch.py --rewind R --programs DIR --graph G --work W
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rwtest import Failure, Run, check, fresh_dir, require_root, skip
+
+NO_CHANGE, UNEVALUABLE = 4, 5
+
+
+def record(rw, work, name, argv):
+    trace = os.path.join(work, name + ".trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--"] + argv, cwd=work)
+    check(r.status in (0, 1), f"recording {name} failed\n{r.describe()}")
+    return trace, r
+
+
+def watch(rw, trace, expr, *extra):
+    r = Run([rw, "watch", trace, expr, "--json", *extra], timeout=900)
+    out = r.stdout.decode(errors="replace")
+    try:
+        return r, json.loads(out) if out.strip() else None
+    except json.JSONDecodeError:
+        raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
+
+
+def scenario_graph(rw, programs, graph, work):
+    log = os.path.join(work, "culprit.log")
+    trace, _ = record(rw, work, "graph", [graph, "--log", log])
+    with open(log) as f:
+        m = re.match(r"culprit edge (\d+): (\d+) -> (\d+)", f.read())
+    check(m is not None, "the graph program did not log its culprit edge")
+    index, frm, to = m.groups()
+    r, j = watch(rw, trace, "has_cycle(g)", "--print", "i", "--print", "from", "--print", "to")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(j["function"] == "add_edge", f"the change is not in add_edge: {j}")
+    check("a->out[a->n_out++] = to" in j["source"], f"not the line that stores the edge: {j}")
+    check(j["after"]["value"] == "1", f"has_cycle(g) is not 1 after the change: {j}")
+    check(j["printed"] == {"i": index, "from": frm, "to": to},
+          f"rewind watch names edge {j['printed']}, the program logged {index}: {frm} -> {to}")
+    return f"edge {index} ({frm} -> {to}) in {j['probes']} probes, {j['seconds']:.1f} s"
+
+
+def scenario_list(rw, programs, graph, work):
+    trace, _ = record(rw, work, "list", [os.path.join(programs, "list_bound")])
+    r, j = watch(rw, trace, "list_len(head) > 300")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    # Any of the crossings is a real change; the search verified it, and so do we.
+    check(j["function"] == "push" and "push-line" in j["source"], f"not a push that crosses the bound: {j}")
+    check(j["before"]["value"] == "0" and j["after"]["value"] == "1", f"values: {j}")
+    return f"{j['source'].strip()} in {j['probes']} probes"
+
+
+def scenario_memcpy(rw, programs, graph, work):
+    trace, rec = record(rw, work, "memcpy", [os.path.join(programs, "memcpy_overflow")])
+    out = rec.stdout.decode()
+    addr = re.search(r"rows pointer at (0x[0-9a-f]+)", out).group(1)
+    bad = re.search(r"rows pointer now (0x[0-9a-f]+)", out).group(1)
+    r, j = watch(rw, trace, f"*(long*){addr} == {bad}")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(re.search(r"mem(cpy|move)", j["function"]) is not None, f"the write is not in memcpy: {j}")
+    check(any("set_name" in f and "memcpy_overflow.c:19" in f for f in j["backtrace"]),
+          f"the caller is not the overflowing memcpy line: {j['backtrace']}")
+    return f"{j['function']} called from set_name, {j['probes']} probes"
+
+
+def scenario_never_changes(rw, programs, graph, work):
+    trace, _ = record(rw, work, "never", [os.path.join(programs, "memcpy_overflow")])
+    r, j = watch(rw, trace, "storage[0] == 12345")
+    check(r.status == NO_CHANGE and j["outcome"] == "no-change", f"expected exit {NO_CHANGE}\n{r.describe()}")
+    check("no change to find" in j["message"], f"unclear message: {j['message']}")
+    r, j = watch(rw, trace, "no_such_variable + 1")
+    check(r.status == UNEVALUABLE and j["outcome"] == "unevaluable", f"expected exit {UNEVALUABLE}\n{r.describe()}")
+    check("no_such_variable" in j["message"], f"unclear message: {j['message']}")
+    r = Run([rw, "watch", trace, ""])
+    check(r.status == 2 and b"empty" in r.stderr, f"an empty expression was accepted\n{r.describe()}")
+    return "exit statuses 4, 5 and 2"
+
+
+def scenario_reverse_watch_in_gdb(rw, programs, graph, work):
+    trace, _ = record(rw, work, "rwatch", [os.path.join(programs, "list_bound")])
+    r = Run([rw, "replay", trace, "--", "-nx", "-batch", "-ex", "continue", "-ex", "reverse-watch list_len(head) > 300",
+             "-ex", "print list_len(head) > 300", "-ex", "stepi", "-ex", "print list_len(head) > 300", "-ex",
+             "reverse-stepi", "-ex", "print list_len(head)"], timeout=900)
+    out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+    check(re.search(r"changed from 0 to 1", out) is not None, f"reverse-watch did not report the change\n{out}")
+    check(re.search(r"push-line", out) is not None, f"gdb is not at the push line\n{out}")
+    values = re.findall(r"^\$\d+ = (\d+)", out, re.M)
+    check(values[:3] == ["0", "1", "300"], f"expected 0 (before), 1 (one instruction later), 300 (back): {values}\n{out}")
+    return "gdb left just before the change"
+
+
+SCENARIOS = [scenario_graph, scenario_list, scenario_memcpy, scenario_never_changes, scenario_reverse_watch_in_gdb]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--graph", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only")
+    args = ap.parse_args()
+    require_root()
+    if not os.access("/usr/bin/gdb", os.X_OK):
+        skip("no gdb at /usr/bin/gdb")
+    failed = 0
+    for s in SCENARIOS:
+        if args.only and args.only not in s.__name__:
+            continue
+        work = fresh_dir(os.path.join(args.work, s.__name__))
+        start = time.time()
+        try:
+            what = s(args.rewind, args.programs, args.graph, work)
+            print(f"ok   {s.__name__}: {what} ({time.time() - start:.1f} s)")
+        except Failure as f:
+            print(f"FAIL {s.__name__}: {f}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,7 +48,9 @@ void print_human(const std::string& expr, const WatchReport& r)
 {
     switch (r.outcome) {
     case WatchReport::Outcome::NoChange:
-    case WatchReport::Outcome::Unevaluable: fmt::print("{}\n", r.message); break;
+    case WatchReport::Outcome::Unevaluable:
+        fmt::print("{}\n", r.message);
+        break;
     case WatchReport::Outcome::Found:
         fmt::print("{} changed from {} to {}", expr, r.value_before, r.value_after);
         if (r.what == "instruction")
@@ -151,8 +153,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         check_gdb(a->gdb);
         GdbSupport support(t);
         GdbMi gdb(a->gdb, {});
-        std::string target =
-            a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
+        std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
         for (const std::string& setup :
              std::vector<std::string>{"set remotetimeout 100000", "set sysroot " + support.sysroot(), target}) {
             MiResult r = gdb.console(setup);

@@ -47,10 +47,18 @@ std::string parse_mi_cstring(const std::string& s, size_t& pos)
             break;
         c = s[pos];
         switch (c) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'e': out += '\x1b'; break;
+        case 'n':
+            out += '\n';
+            break;
+        case 't':
+            out += '\t';
+            break;
+        case 'r':
+            out += '\r';
+            break;
+        case 'e':
+            out += '\x1b';
+            break;
         case '0':
         case '1':
         case '2':
@@ -65,7 +73,8 @@ std::string parse_mi_cstring(const std::string& s, size_t& pos)
             out += static_cast<char>(v);
             break;
         }
-        default: out += c;
+        default:
+            out += c;
         }
     }
     throw std::runtime_error("gdb/mi: unterminated string");

@@ -157,8 +157,8 @@ WatchReport WatchSearch::run()
         report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return report;
     };
-    for (const char* setting : {"set unwindonsignal on", "set confirm off", "set pagination off", "set width 0",
-                                "set print pretty off"})
+    for (const char* setting :
+         {"set unwindonsignal on", "set confirm off", "set pagination off", "set width 0", "set print pretty off"})
         gdb_.console(setting);
 
     auto at = end_position();
@@ -225,7 +225,7 @@ WatchReport WatchSearch::run()
             // signal's delivery), or another process or thread.
             if (at_event)
                 in.good = *at_event;
-            report.what = kind == "syscall" ? "syscall " + ev["name"].get<std::string>() + "()"
+            report.what = kind == "syscall"  ? "syscall " + ev["name"].get<std::string>() + "()"
                           : kind == "signal" ? "signal " + ev["name"].get<std::string>() + " delivered"
                                              : kind + " event " + ev["index"].dump() + " of thread " + ev["tid"].dump();
         }
@@ -299,7 +299,9 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     auto [x, c] = *best;
     used_.push_back(x);
     // Binary search over the executions of x: P(0) = good, P(k) its k-th execution, P(c+1) = bad.
-    auto at = [&](uint64_t k) { return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, "b" + hex(x) + "x" + std::to_string(k)); };
+    auto at = [&](uint64_t k) {
+        return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, "b" + hex(x) + "x" + std::to_string(k));
+    };
     uint64_t lo = 0, hi = c + 1;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
@@ -368,37 +370,39 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     double seconds = nlohmann::json::parse(tool("rw-count " + in.good + " " + in.bad))["seconds"].get<double>();
     if (seconds < 100e-6)
         return in; // short enough to count in
-    constexpr int kCoarse = 64, kFine = 32;
     auto relative_bad = [&](const std::string& from) { return with_segment(from, b); };
 
-    status(fmt::format("sampling {:.1f} ms of execution", seconds * 1e3));
-    auto coarse = nlohmann::json::parse(tool(fmt::format("rw-sample {} {} {}", in.good, kCoarse,
-                                                          static_cast<uint64_t>(seconds * 1e6))))["anchors"]
-                      .get<std::vector<std::string>>();
-    std::vector<std::string> seq = {in.good};
-    seq.insert(seq.end(), coarse.begin(), coarse.end());
-    seq.push_back(in.bad);
-    size_t i = *bisect(seq);
-    std::string good = seq[i], bad = seq[i + 1];
-    if (i + 1 == seq.size() - 1)
+    // Bisection in running time: run from the good end for half the time
+    // the interval takes and snapshot there (an anchor). One snapshot per
+    // run: right after a fork every page the program writes is copied on
+    // its first write, which would slow the rest of a run with many.
+    std::string good = in.good;
+    std::optional<std::string> bad_anchor;
+    double span = seconds;
+    while (span > 10e-6) {
+        double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
+        status(fmt::format("bisecting {:.0f} us of execution", span * 1e6));
+        auto anchors = nlohmann::json::parse(
+                           tool(fmt::format("rw-sample {} 1 {}", good, static_cast<uint64_t>(half * 2e6))))["anchors"]
+                           .get<std::vector<std::string>>();
+        if (anchors.empty()) { // the bad end came first
+            span = half;
+            continue;
+        }
+        if (is_bad(probe(anchors[0]))) {
+            bad_anchor = anchors[0];
+            span = half;
+        } else {
+            good = anchors[0];
+            span -= half;
+        }
+    }
+    if (!bad_anchor)
         return {good, good == in.good ? in.bad : relative_bad(good)};
-
-    // Finer anchors between the two, from a second run.
-    double spacing = seconds / (kCoarse + 1);
-    status(fmt::format("sampling {:.2f} ms of execution", spacing * 2e3));
-    auto fine = nlohmann::json::parse(tool(fmt::format("rw-sample {} {} {}", good, kFine,
-                                                        static_cast<uint64_t>(spacing * 2e6))))["anchors"]
-                    .get<std::vector<std::string>>();
-    std::vector<std::string> seq2 = {good};
-    seq2.insert(seq2.end(), fine.begin(), fine.end());
-    if (seq2.size() == 1 || !is_bad(probe(seq2.back())))
-        seq2.push_back(bad); // the coarse bad end, if the fine ones all came before it
-    size_t k = *bisect(seq2);
-    good = seq2[k];
-    bad = seq2[k + 1];
     // Name the bad anchor from the good end: an instruction and its execution count.
-    status("naming " + bad);
-    std::string named = nlohmann::json::parse(tool("rw-label " + good + " " + bad))["position"].get<std::string>();
+    status("naming " + *bad_anchor);
+    std::string named =
+        nlohmann::json::parse(tool("rw-label " + good + " " + *bad_anchor))["position"].get<std::string>();
     return {good, named};
 }
 
@@ -421,7 +425,9 @@ WatchSearch::Interval WatchSearch::step_search(const Interval& in)
 {
     status("counting instructions in " + in.good + " .. " + in.bad);
     uint64_t n = nlohmann::json::parse(tool("rw-steps " + in.good + " " + in.bad))["steps"].get<uint64_t>();
-    auto at = [&](uint64_t j) { return j == 0 ? in.good : j >= n ? in.bad : with_segment(in.good, "s" + std::to_string(j)); };
+    auto at = [&](uint64_t j) {
+        return j == 0 ? in.good : j >= n ? in.bad : with_segment(in.good, "s" + std::to_string(j));
+    };
     uint64_t lo = 0, hi = n;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;

@@ -26,7 +26,7 @@ namespace rw::cli {
 
 struct WatchOptions {
     std::string expr;
-    std::string at = "end"; // "end", an event number, "PCT%", or a position ("38:b…x3")
+    std::string at = "end";          // "end", an event number, "PCT%", or a position ("38:b…x3")
     std::vector<std::string> prints; // also shown where the change happens, from the innermost frame that knows them
     std::function<void(const std::string&)> progress; // one-line status updates
 };
@@ -38,7 +38,7 @@ struct WatchReport {
     // Found: the last state where EXPR was good, and the next one.
     std::string before, after; // positions
     std::string value_before, value_after;
-    std::string what;           // "instruction", or the event that changed it ("syscall read", "signal SIGINT"…)
+    std::string what; // "instruction", or the event that changed it ("syscall read", "signal SIGINT"…)
     uint64_t thread = 0;
     uint64_t pc = 0;
     std::string instruction;    // disassembled
@@ -70,8 +70,8 @@ private:
 
     Value probe(const std::string& position);
     bool is_bad(const Value& v) const { return v.ok && v.text == bad_; }
-    std::string go(const std::string& position); // returns the position reached
-    std::string tool(const std::string& command);  // a rw-* monitor command's JSON reply
+    std::string go(const std::string& position);  // returns the position reached
+    std::string tool(const std::string& command); // a rw-* monitor command's JSON reply
 
     std::optional<std::string> end_position();
     Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);

@@ -92,7 +92,8 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         seek(found, report);
         return;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -115,7 +116,8 @@ void DebugSession::arm_probe_from(const Segment& s)
         probe_->steps_to_from = s.count;
         engine_.set_single_stepping(*t, true);
         break;
-    default: throw NoSuchPosition("a probe cannot start at a watchpoint or event segment");
+    default:
+        throw NoSuchPosition("a probe cannot start at a watchpoint or event segment");
     }
 }
 
@@ -195,8 +197,8 @@ std::vector<std::string> DebugSession::sample(const Position& from, uint64_t cou
     sampling_ = std::make_unique<Sampling>();
     sampling_->run = ++sampling_runs_;
     sampling_->wanted = count;
-    sampling_->spacing = std::max<std::chrono::nanoseconds>(span / static_cast<int64_t>(count + 1),
-                                                            std::chrono::microseconds(20));
+    sampling_->spacing =
+        std::max<std::chrono::nanoseconds>(span / static_cast<int64_t>(count + 1), std::chrono::microseconds(20));
     sampling_->event = from.event;
     arrival_hook_ = [this] {
         if (Task* t = debugged_task())

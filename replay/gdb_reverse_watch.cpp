@@ -28,7 +28,8 @@ ReverseWatch::ReverseWatch(DebugSession& session, const std::string& expr, const
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(addr);
     if (!listener || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(listener.get(), 1) != 0 || ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+        ::listen(listener.get(), 1) != 0 ||
+        ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
         throw std::system_error(errno, std::generic_category(), "cannot listen on the loopback interface");
     int port = ntohs(addr.sin_port);
 
@@ -36,9 +37,14 @@ ReverseWatch::ReverseWatch(DebugSession& session, const std::string& expr, const
     if (::pipe2(out, O_CLOEXEC) != 0)
         throw std::system_error(errno, std::generic_category(), "pipe");
     std::string self = std::filesystem::read_symlink("/proc/self/exe");
-    std::vector<std::string> argv = {self,   "watch", std::filesystem::absolute(session.trace().dir()).string(),
-                                     expr,   "--at",  at,
-                                     "--connect", "localhost:" + std::to_string(port)};
+    std::vector<std::string> argv = {self,
+                                     "watch",
+                                     std::filesystem::absolute(session.trace().dir()).string(),
+                                     expr,
+                                     "--at",
+                                     at,
+                                     "--connect",
+                                     "localhost:" + std::to_string(port)};
     std::vector<char*> cargv;
     for (auto& a : argv)
         cargv.push_back(a.data());

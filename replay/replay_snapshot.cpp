@@ -267,6 +267,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
     in_flight_ = false;
     restartable_ = false;
     interrupt_deadline_.reset();
+    interrupt_delay_.reset();
     interrupt_sent_ = false;
 }
 

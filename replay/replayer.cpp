@@ -190,6 +190,7 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
         stop = waiter_.wait_until(t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog);
         if (!stop && interrupting && std::chrono::steady_clock::now() < watchdog) {
             interrupt_deadline_.reset();
+            interrupt_delay_.reset();
             interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
             continue;
         }
@@ -244,7 +245,8 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
 void Replayer::interrupt_after(Task& task, std::chrono::nanoseconds after)
 {
     interrupt_tid_ = task.tid();
-    interrupt_deadline_ = std::chrono::steady_clock::now() + after;
+    interrupt_delay_ = after;
+    interrupt_deadline_.reset();
 }
 
 void Replayer::resume(Task& t, Resume how, bool step)
@@ -260,6 +262,8 @@ void Replayer::resume(Task& t, Resume how, bool step)
             insn[1] == 0x05)
             step = false;
     }
+    if (interrupt_delay_ && !interrupt_deadline_ && t.tid() == interrupt_tid_)
+        interrupt_deadline_ = std::chrono::steady_clock::now() + *interrupt_delay_; // running from now
     if (how == Resume::Syscall && t.emulated_entry && t.at == Task::At::SyscallEntry) {
         // From a PTRACE_SYSEMU entry, PTRACE_SYSCALL first reports the
         // skipped syscall's exit.

@@ -69,7 +69,11 @@ public:
     // Stops `task` once it has run for `after` (while the replayer waits on
     // it) and reports that to the hook's on_interrupt; the task then goes on.
     void interrupt_after(Task& task, std::chrono::nanoseconds after);
-    void cancel_interrupt() { interrupt_deadline_.reset(); }
+    void cancel_interrupt()
+    {
+        interrupt_deadline_.reset();
+        interrupt_delay_.reset();
+    }
     // When the next event is a thread's exit or exit_group: runs it to just
     // before that syscall instruction (the last state of the program) and
     // returns the instruction's address. Replaying the exit goes on from there.
@@ -171,6 +175,7 @@ private:
     // An event is being replayed (a debugger stop inside it), and whether
     // replaying it again from the current state would be the same: true
     // while the only thing done so far is running towards its stop.
+    std::optional<std::chrono::nanoseconds> interrupt_delay_; // counted from the task's next resume
     std::optional<std::chrono::steady_clock::time_point> interrupt_deadline_;
     pid_t interrupt_tid_ = 0;
     bool interrupt_sent_ = false; // a SIGSTOP of ours is on its way

@@ -95,6 +95,8 @@ std::string WatchSearch::go(const std::string& position)
 WatchSearch::Value WatchSearch::probe(const std::string& position)
 {
     go(position);
+    if (auto it = seen_.find(position); it != seen_.end())
+        return it->second; // the replay is deterministic: same place, same value
     probes_++;
     status("at " + position);
     MiResult r = gdb_.command("-data-evaluate-expression " + quote(options_.expr));
@@ -127,6 +129,7 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         v.text = "<cannot be evaluated: " + why + ">";
         unevaluable_++;
     }
+    seen_[position] = v;
     return v;
 }
 
@@ -257,28 +260,61 @@ WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std:
     return {std::to_string(lo), std::to_string(hi)};
 }
 
+std::vector<WatchSearch::Frame> WatchSearch::frames_at(const std::string& position)
+{
+    go(position);
+    MiResult frames = gdb_.command("-stack-list-frames 0 64");
+    const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
+    std::vector<Frame> out;
+    for (size_t i = 0; stack && i < stack->items.size(); i++) {
+        const MiValue& frame = stack->items[i].second;
+        std::string addr = frame.str("addr");
+        out.push_back({frame.str("func"), addr.empty() ? 0 : std::stoull(addr, nullptr, 16)});
+    }
+    return out;
+}
+
+std::vector<uint64_t> WatchSearch::call_returns(const Interval& in)
+{
+    std::vector<Frame> at_good = frames_at(in.good), at_bad = frames_at(in.bad);
+    if (at_good.empty() || at_bad.empty() || at_good.back().function != at_bad.back().function)
+        return {};
+    auto& known = call_sites_[at_good.back().function];
+    if (known.empty()) {
+        MiResult r = gdb_.command("-data-disassemble -a 0x" + hex(at_good.back().pc) + " -- 0");
+        const MiValue* insns = r.ok() ? r.values.get("asm_insns") : nullptr;
+        for (size_t i = 0; insns && i + 1 < insns->items.size(); i++)
+            if (insns->items[i].second.str("inst").rfind("call", 0) == 0)
+                known.push_back(std::stoull(insns->items[i + 1].second.str("address"), nullptr, 16));
+    }
+    std::vector<uint64_t> out;
+    for (uint64_t a : known)
+        if (std::find(used_.begin(), used_.end(), a) == used_.end())
+            out.push_back(a);
+    return out;
+}
+
 std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, const std::vector<uint64_t>&)
 {
     // Return addresses of the frames live at either end of the interval,
     // the outermost first: their executions split the interval into calls.
     std::vector<uint64_t> returns;
     for (const std::string& end : {in.good, in.bad}) {
-        go(end);
-        MiResult frames = gdb_.command("-stack-list-frames 0 64");
-        const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
+        std::vector<Frame> frames = frames_at(end);
         std::vector<uint64_t> here;
-        for (size_t i = 0; stack && i < stack->items.size(); i++) {
-            const MiValue& frame = stack->items[i].second;
-            std::string addr = frame.str("addr");
-            if (std::stoi(frame.str("level", "0")) == 0 || addr.empty())
-                continue;
-            uint64_t a = std::stoull(addr, nullptr, 16);
+        // Frame 0's pc too: an end settled where a loop's call returns rests on it.
+        for (size_t i = 0; i < frames.size(); i++) {
+            uint64_t a = frames[i].pc;
             if (a != 0 && std::find(used_.begin(), used_.end(), a) == used_.end() &&
                 std::find(returns.begin(), returns.end(), a) == returns.end())
                 here.insert(here.begin(), a);
         }
         returns.insert(returns.end(), here.begin(), here.end());
     }
+    // Where the calls of the outermost function live at both ends return:
+    // the call that made the change may have returned before either end.
+    std::vector<uint64_t> sites = call_returns(in);
+    returns.insert(returns.begin(), sites.begin(), sites.end());
     std::optional<std::pair<uint64_t, uint64_t>> best; // address, count
     for (size_t i = 0; i < returns.size() && !(best && best->second >= 2); i += 3) {
         std::string cmd = "rw-count " + in.good + " " + in.bad;
@@ -377,33 +413,102 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     // run: right after a fork every page the program writes is copied on
     // its first write, which would slow the rest of a run with many.
     std::string good = in.good;
+    std::vector<std::string> goods{good}; // each sampled from the one before
     std::optional<std::string> bad_anchor;
+    // The calls live across the whole interval, outermost first.
+    std::vector<Frame> at_good = frames_at(in.good), at_bad = frames_at(in.bad), live;
+    for (size_t i = 0; i < at_good.size() && i < at_bad.size() &&
+                       at_good[at_good.size() - 1 - i].function == at_bad[at_bad.size() - 1 - i].function;
+         i++)
+        live.push_back(at_good[at_good.size() - 1 - i]);
+    // Running time after a restore is not the recording's: the pages a run
+    // writes are copied on first write, so an interrupt lands short of the
+    // time planned. Measure what is left when the plan says it is small.
+    auto name_bad = [&]() -> Interval {
+        // Name the bad anchor from the good end: an instruction and its
+        // execution count. Interrupts arrive late by varying amounts, so a
+        // good anchor sampled after the bad one may lie beyond it; the good
+        // end it was itself sampled from does not.
+        status("naming " + *bad_anchor);
+        size_t slash = bad_anchor->find('/');
+        std::string anchor = bad_anchor->substr(0, slash);
+        for (auto g = goods.rbegin(); g != goods.rend(); ++g) {
+            std::string named;
+            try {
+                named = nlohmann::json::parse(tool("rw-label " + *g + " " + anchor))["position"].get<std::string>();
+            } catch (const std::runtime_error&) {
+                continue; // after the bad anchor
+            }
+            if (slash != std::string::npos)
+                named = with_segment(named, bad_anchor->substr(slash + 1));
+            goods.erase(g.base(), goods.end());
+            return {*g, named};
+        }
+        throw std::runtime_error("cannot place " + *bad_anchor + " after " + in.good);
+    };
     double span = seconds;
-    while (span > 10e-6) {
-        double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
-        status(fmt::format("bisecting {:.0f} us of execution", span * 1e6));
-        auto anchors = nlohmann::json::parse(
-                           tool(fmt::format("rw-sample {} 1 {}", good, static_cast<uint64_t>(half * 2e6))))["anchors"]
-                           .get<std::vector<std::string>>();
-        if (anchors.empty()) { // the bad end came first
-            span = half;
-            continue;
+    Interval left = in, previous = in;
+    constexpr int kRounds = 1;
+    for (int round = 0; round < kRounds; round++) {
+        while (span > 10e-6) {
+            double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
+            status(fmt::format("bisecting {:.0f} us of execution", span * 1e6));
+            auto anchors = nlohmann::json::parse(tool(
+                fmt::format("rw-sample {} 1 {}", good, static_cast<uint64_t>(half * 2e6))))["anchors"]
+                               .get<std::vector<std::string>>();
+            if (anchors.empty()) { // the bad end came first
+                span = half;
+                continue;
+            }
+            std::string settled = settle(anchors[0], live);
+            if (is_bad(probe(settled))) {
+                bad_anchor = settled;
+                span = half;
+            } else {
+                good = settled;
+                goods.push_back(good);
+                span -= half;
+            }
         }
-        if (is_bad(probe(anchors[0]))) {
-            bad_anchor = anchors[0];
-            span = half;
-        } else {
-            good = anchors[0];
-            span -= half;
-        }
+        if (bad_anchor)
+            left = name_bad();
+        else
+            left = {good, good == in.good ? in.bad : relative_bad(good)};
+        if (left.good == previous.good && left.bad == previous.bad)
+            break; // no progress
+        previous = left;
+        span = nlohmann::json::parse(tool("rw-count " + left.good + " " + left.bad))["seconds"].get<double>();
+        if (span < 100e-6)
+            break;
+        good = left.good;
     }
-    if (!bad_anchor)
-        return {good, good == in.good ? in.bad : relative_bad(good)};
-    // Name the bad anchor from the good end: an instruction and its execution count.
-    status("naming " + *bad_anchor);
-    std::string named =
-        nlohmann::json::parse(tool("rw-label " + good + " " + *bad_anchor))["position"].get<std::string>();
-    return {good, named};
+    return left;
+}
+
+std::string WatchSearch::settle(const std::string& anchor, const std::vector<Frame>& live)
+{
+    // An interrupt stops the program anywhere, often in the middle of an
+    // update (a realloc under way, a counter bumped before the slot it
+    // counts is written), where EXPR may briefly take a value it never
+    // keeps. Evaluate instead where the innermost call live across the
+    // whole interval gets control back: the program is between two of its
+    // own steps there (a loop between two calls), as at the positions the
+    // later levels of the search count.
+    std::vector<Frame> frames = frames_at(anchor);
+    size_t common = 0; // frames shared with the interval's live calls, from the outermost
+    while (common < frames.size() && common < live.size() &&
+           frames[frames.size() - 1 - common].function == live[common].function)
+        common++;
+    if (common == 0 || common == frames.size())
+        return anchor;                                   // no shared caller, or the anchor is in that function itself
+    uint64_t resume = frames[frames.size() - common].pc; // where that function's callee returns
+    std::string settled = with_segment(anchor, "b" + hex(resume) + "x1");
+    try {
+        go(settled);
+    } catch (const std::runtime_error&) {
+        return anchor; // the call outlasts the stretch
+    }
+    return settled;
 }
 
 WatchSearch::Interval WatchSearch::search_code(Interval in)

@@ -6,16 +6,18 @@
 // The search narrows an interval [good, bad] level by level: event
 // boundaries first (the events are landmarks a replay reaches cheaply);
 // inside the stretch between two events, snapshots taken at interrupts of a
-// native run (twice, the second time finer), so that no long stretch is
-// counted instruction by instruction; then executions of return addresses of
-// the frames live at the interval's end (counted with hardware
-// breakpoints); then single steps. Rule for a probe where the
-// expression cannot be evaluated (a pointer not yet valid, a crash in a
-// called function): it counts as good, that is, not yet the bad value.
+// native run (one per run), each moved on to where the outermost call live
+// across the interval next gets control back, so that EXPR is never judged
+// in the middle of an update; then executions of the addresses calls return
+// to (in that function, and in the frames live at the interval's ends),
+// counted with hardware breakpoints; then single steps. Rule for a probe
+// where the expression cannot be evaluated (a pointer not yet valid, a crash
+// in a called function): it counts as good, that is, not yet the bad value.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +66,10 @@ private:
         bool ok = false;
         std::string text; // the value, or why it could not be evaluated
     };
+    struct Frame {
+        std::string function;
+        uint64_t pc = 0;
+    };
     struct Interval {
         std::string good, bad; // positions: `bad` is `good` and one more segment
     };
@@ -77,6 +83,9 @@ private:
     Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);
     Interval search_code(Interval in);
     Interval search_anchors(Interval in);
+    std::string settle(const std::string& anchor, const std::vector<Frame>& live); // live: outermost first
+    std::vector<Frame> frames_at(const std::string& position);                     // innermost first
+    std::vector<uint64_t> call_returns(const Interval& in); // of the outermost function live at both ends
     std::optional<size_t> bisect(const std::vector<std::string>& positions); // last good index
     std::optional<Interval> divide(const Interval& in, const std::vector<uint64_t>& used_out);
     Interval step_search(const Interval& in);
@@ -89,6 +98,8 @@ private:
     int probes_ = 0;
     int unevaluable_ = 0;
     std::vector<uint64_t> used_;
+    std::map<std::string, Value> seen_;                       // positions already evaluated
+    std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
 };
 
 } // namespace rw::cli

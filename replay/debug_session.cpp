@@ -413,7 +413,7 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
         } else if (hw && hw->kind == perfclock::BreakpointKind::Execute) {
             position_.extend(Segment::brk(rip, 1));
             r.kind = StopReport::Kind::HardwareBreak;
-            resting_on_ = rip;
+            rest_on(task, rip);
         } else if (hw) {
             uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
             position_.extend(Segment::watch(hw->addr, hw->len, access, 1));

@@ -245,6 +245,9 @@ private:
     void begin_search();
     AfterArrival arrived();
     void retarget(const Position& target);
+    void continue_from(const Position& snapshot);
+    void rest_on(Task& task, uint64_t addr);
+    void rest_after_restore();
     std::optional<Event> event_at(uint64_t index);
     Position position_of_event(uint64_t index);
 

@@ -125,21 +125,55 @@ void DebugSession::restore_for(const Position& target)
     step_pending_ = false;
     engine_.restore(*from->snapshot);
     position_ = from->pos;
-    resting_on_ = resting_address(position_);
+    rest_after_restore();
     segment_ = 0;
     if (from->pos.event != target.event || from->pos.path.empty())
         return; // execute() arms the path at the target's boundary
-    size_t n = from->pos.path.size();
-    const Segment& mine = from->pos.path[n - 1];
-    if (mine.kind == Segment::Kind::Step && target.path[n - 1].count > mine.count) {
-        // Part-way through a run of single steps.
+    continue_from(from->pos);
+}
+
+void DebugSession::continue_from(const Position& snapshot)
+{
+    // The snapshot's path is a prefix of the target's, or stops part-way
+    // through the target's segment there (fewer steps, or fewer executions
+    // of the same instruction): that segment goes on for the rest.
+    size_t n = snapshot.path.size();
+    const Segment& mine = snapshot.path[n - 1];
+    const Segment& theirs = target_.path[n - 1];
+    if (!(mine == theirs) && mine.kind == theirs.kind && theirs.count > mine.count) {
         segment_ = n - 1;
-        arm(Segment::step(target.path[n - 1].count - mine.count));
+        Segment rest = theirs;
+        rest.count = theirs.count - mine.count; // a Break rests on its address: the count goes on from there
+        arm(rest);
         return;
     }
     segment_ = n;
     if (segment_ < target_.path.size())
         arm_next_segment();
+}
+
+void DebugSession::rest_on(Task& task, uint64_t addr)
+{
+    // A hardware execution breakpoint sets the resume flag so that the
+    // instruction runs without trapping again; a task that arrived through
+    // an int3 or a single step has it clear. Clear it always: the execution
+    // the task rests before is then seen by every counter armed from here,
+    // however the task got here (or whichever snapshot it is restored from).
+    Registers regs = task.regs();
+    constexpr uint64_t kResumeFlag = 1u << 16;
+    if (regs[Registers::EFLAGS] & kResumeFlag) {
+        regs[Registers::EFLAGS] &= ~kResumeFlag;
+        task.set_regs(regs);
+    }
+    resting_on_ = addr;
+}
+
+void DebugSession::rest_after_restore()
+{
+    resting_on_ = 0;
+    if (uint64_t addr = resting_address(position_))
+        if (Task* t = debugged_task())
+            rest_on(*t, addr);
 }
 
 void DebugSession::arm_next_segment()
@@ -221,11 +255,16 @@ DebugHook::Then DebugSession::segment_reached()
     const Segment s = current_;
     if (s.kind == Segment::Kind::Step && --steps_left_ > 0)
         return Then::Step;
-    position_.extend(s);
-    resting_on_ = s.kind == Segment::Kind::Break ? s.addr : 0;
+    // The state is the target's path this far (a segment resumed part-way
+    // from a snapshot completes the target's own segment).
+    position_.path.assign(target_.path.begin(), target_.path.begin() + static_cast<long>(segment_) + 1);
+    resting_on_ = 0;
     segment_++;
-    if (Task* t = debugged_task())
+    if (Task* t = debugged_task()) {
+        if (s.kind == Segment::Kind::Break)
+            rest_on(*t, s.addr);
         engine_.set_single_stepping(*t, probe_ && probe_->stepping());
+    }
     disarm_targets();
     hit_counts_.clear();
     if (segment_ < target_.path.size()) {
@@ -262,22 +301,12 @@ std::vector<DebugSession::Hit> DebugSession::collect(const Timeline::Entry& from
     step_pending_ = false;
     engine_.restore(*from.snapshot);
     position_ = from.pos;
-    resting_on_ = resting_address(position_);
+    rest_after_restore();
     segment_ = 0;
     if (Task* t = debugged_task())
         breakpoints_.apply(*t);
-    if (from.pos.event == to.event && !from.pos.path.empty()) {
-        size_t n = from.pos.path.size();
-        const Segment& mine = from.pos.path[n - 1];
-        if (mine.kind == Segment::Kind::Step && to.path[n - 1].count > mine.count) {
-            segment_ = n - 1;
-            arm(Segment::step(to.path[n - 1].count - mine.count));
-        } else {
-            segment_ = n;
-            if (segment_ < target_.path.size())
-                arm_next_segment();
-        }
-    }
+    if (from.pos.event == to.event && !from.pos.path.empty())
+        continue_from(from.pos);
     try {
         execute();
     } catch (const CollectDone&) {

@@ -13,6 +13,12 @@ bool Position::at_or_before(const Position& other) const
     for (size_t i = 0; i < path.size(); i++) {
         if (i + 1 == path.size() && path[i].kind == Segment::Kind::Step && other.path[i].kind == Segment::Kind::Step)
             return path[i].count <= other.path[i].count;
+        // Fewer executions of the same instruction, or writes to the same place.
+        if (i + 1 == path.size() && path[i].kind == other.path[i].kind &&
+            (path[i].kind == Segment::Kind::Break || path[i].kind == Segment::Kind::Watch) &&
+            path[i].addr == other.path[i].addr && path[i].len == other.path[i].len &&
+            path[i].access == other.path[i].access)
+            return path[i].count <= other.path[i].count;
         if (i + 1 == path.size() && path[i].kind == Segment::Kind::Anchor &&
             other.path[i].kind == Segment::Kind::Anchor && path[i].len == other.path[i].len)
             return path[i].count <= other.path[i].count;

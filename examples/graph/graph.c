@@ -3,10 +3,12 @@
  * getrandom(), closes a cycle; the program keeps going and only notices at
  * the end, when its consistency check fails. Which add_edge() did it?
  *
- *   graph [--scale S] [--log FILE]
+ *   graph [--scale S] [--log FILE] [--assert-every K]
  *
  * At scale 1: 34,546 nodes and 421,578 edges. --log FILE records the
- * culprit edge (for tests that check a debugger's answer).
+ * culprit edge (for tests that check a debugger's answer). --assert-every K
+ * checks has_cycle() after every K edges and stops at the first failure: the
+ * way to find the culprit without a reverse debugger (K = 1 names it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,13 +107,16 @@ int main(int argc, char **argv)
 {
     int scale = 1;
     const char *log_path = NULL;
+    long assert_every = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scale") && i + 1 < argc)
             scale = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--log") && i + 1 < argc)
             log_path = argv[++i];
+        else if (!strcmp(argv[i], "--assert-every") && i + 1 < argc)
+            assert_every = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--scale S] [--log FILE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--scale S] [--log FILE] [--assert-every K]\n", argv[0]);
             return 2;
         }
     }
@@ -143,6 +148,10 @@ int main(int argc, char **argv)
                     fclose(f);
                 }
             }
+            if (assert_every > 0 && (i + 1) % assert_every == 0 && has_cycle(g)) {
+                fprintf(stderr, "assertion failed after edge %ld: the graph has a cycle\n", i);
+                return 1;
+            }
             continue;
         }
         /* Forward edges (lower index to higher) keep the graph acyclic. */
@@ -150,6 +159,10 @@ int main(int argc, char **argv)
         if (a == b)
             b = (b + 1) % n;
         add_edge(g, a < b ? a : b, a < b ? b : a);
+        if (assert_every > 0 && (i + 1) % assert_every == 0 && has_cycle(g)) {
+            fprintf(stderr, "assertion failed after edge %ld: the graph has a cycle\n", i);
+            return 1;
+        }
     }
 
     printf("built a graph of %d nodes and %ld edges\n", g->n_nodes, g->n_edges);

@@ -17,6 +17,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_watch  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 
@@ -265,7 +268,12 @@ DEBUG_NOTES = """\
   stopped copy."""
 
 
-SECTIONS = {"record": section_record, "replay": section_replay, "codec": section_codec, "debug": section_debug}
+def section_watch(ctx):
+    return compare_watch.section_watch(ctx, md_table)
+
+
+SECTIONS = {"record": section_record, "replay": section_replay, "codec": section_codec, "debug": section_debug,
+            "watch": section_watch}
 
 
 def md_table(header, rows):

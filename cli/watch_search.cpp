@@ -59,6 +59,7 @@ void WatchSearch::status(const std::string& what)
 
 std::string WatchSearch::tool(const std::string& command)
 {
+    here_.clear(); // every tool command may move the replay
     MiResult r = gdb_.console("monitor " + command);
     if (!r.ok())
         throw std::runtime_error("the replay server failed on `" + command + "`: " + r.error());
@@ -84,12 +85,15 @@ std::string WatchSearch::tool(const std::string& command)
 
 std::string WatchSearch::go(const std::string& position)
 {
+    if (!here_.empty() && position == here_)
+        return here_; // evaluations run in copies: the replay is still there
     auto j = nlohmann::json::parse(tool("rw-goto " + position));
     // gdb keeps registers, frames and stack memory of the last stop: the
     // replay moved under it.
     gdb_.console("maintenance flush register-cache");
     gdb_.console("maintenance flush dcache");
-    return j["position"].get<std::string>();
+    here_ = j["position"].get<std::string>();
+    return here_;
 }
 
 WatchSearch::Value WatchSearch::probe(const std::string& position)

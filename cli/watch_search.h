@@ -100,6 +100,7 @@ private:
     std::vector<uint64_t> used_;
     std::map<std::string, Value> seen_;                       // positions already evaluated
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
+    std::string here_;                                        // where the replay is, when known
 };
 
 } // namespace rw::cli

@@ -142,7 +142,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
     cmd->footer("EXPR is anything gdb can evaluate in the program, function calls included; calls run in\n"
                 "throwaway copies. A probe where it cannot be evaluated counts as before the change.\n"
                 "Exit status: 0 found, 4 the expression never changes, 5 it cannot be evaluated at --at,\n"
-                "90-93 the replay failed (as for rewind replay). Examples:\n"
+                "1 the search failed (the message says why). Examples:\n"
                 "  rewind watch latest 'has_cycle(g)'\n  rewind watch 'list_len(head) > 1000' --at 50%");
     cmd->callback([a, &outcome] {
         std::string trace_arg = a->positional.size() == 2 ? a->positional[0] : "";

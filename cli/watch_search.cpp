@@ -443,8 +443,15 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             } catch (const std::runtime_error&) {
                 continue; // after the bad anchor
             }
-            if (slash != std::string::npos)
-                named = with_segment(named, bad_anchor->substr(slash + 1));
+            if (slash != std::string::npos) {
+                // Settled: the next execution of the address after the label.
+                unsigned long long resume = 0;
+                std::sscanf(bad_anchor->substr(slash + 1).c_str(), "b%llx", &resume);
+                uint64_t before =
+                    nlohmann::json::parse(tool("rw-count " + *g + " " + named + " " + hex(resume)))["counts"][0]
+                        .get<uint64_t>();
+                named = with_segment(*g, "b" + hex(resume) + "x" + std::to_string(before + 1));
+            }
             goods.erase(g.base(), goods.end());
             return {*g, named};
         }
@@ -494,18 +501,16 @@ std::string WatchSearch::settle(const std::string& anchor, const std::vector<Fra
     // An interrupt stops the program anywhere, often in the middle of an
     // update (a realloc under way, a counter bumped before the slot it
     // counts is written), where EXPR may briefly take a value it never
-    // keeps. Evaluate instead where the innermost call live across the
-    // whole interval gets control back: the program is between two of its
-    // own steps there (a loop between two calls), as at the positions the
-    // later levels of the search count.
+    // keeps. Evaluate instead where the outermost function, running across
+    // the whole interval (main), gets control back: the program is between
+    // two of its own steps there (a loop between two calls), as at the
+    // positions the later levels of the search count. (Names alone cannot
+    // tell one call of add_edge from the next, so deeper functions shared
+    // by both ends are not known to be the same calls.)
     std::vector<Frame> frames = frames_at(anchor);
-    size_t common = 0; // frames shared with the interval's live calls, from the outermost
-    while (common < frames.size() && common < live.size() &&
-           frames[frames.size() - 1 - common].function == live[common].function)
-        common++;
-    if (common == 0 || common == frames.size())
-        return anchor;                                   // no shared caller, or the anchor is in that function itself
-    uint64_t resume = frames[frames.size() - common].pc; // where that function's callee returns
+    if (frames.size() < 2 || live.empty() || frames.back().function != live.front().function)
+        return anchor;                  // no shared caller, or the anchor is in that function itself
+    uint64_t resume = frames.back().pc; // where its callee returns
     std::string settled = with_segment(anchor, "b" + hex(resume) + "x1");
     try {
         go(settled);

@@ -19,7 +19,7 @@ std::string trim(std::string s)
 
 const char* kHelp = R"(rewind commands (also as gdb commands: when, goto, checkpoint, restart, info checkpoints):
   monitor when                  where the replay stands
-  monitor goto EVENT|PCT%       go to an event, or a percentage of the recording
+  monitor goto EVENT|PCT%|POS   go to an event, a percentage of the recording, or a position
   monitor checkpoint            remember this point
   monitor info checkpoints      list checkpoints
   monitor restart [N]           go to checkpoint N (none: the beginning)
@@ -33,7 +33,14 @@ std::optional<ResumeRequest> parse_goto(const std::string& where, std::string& e
     std::string w = trim(where);
     ResumeRequest r;
     try {
-        if (!w.empty() && w.back() == '%') {
+        if (w.find(':') != std::string::npos) {
+            // A position as `when` or rewind watch print it.
+            auto p = Position::parse(w);
+            if (!p)
+                throw std::invalid_argument("position");
+            r.kind = ResumeRequest::Kind::GotoPosition;
+            r.from = *p;
+        } else if (!w.empty() && w.back() == '%') {
             r.kind = ResumeRequest::Kind::GotoPercent;
             r.value = std::stoull(w.substr(0, w.size() - 1));
             if (r.value > 100)
@@ -46,7 +53,8 @@ std::optional<ResumeRequest> parse_goto(const std::string& where, std::string& e
                 throw std::invalid_argument("event");
         }
     } catch (const std::exception&) {
-        error = "goto needs an event number or a percentage, such as `goto 1200` or `goto 50%`";
+        error = "goto needs an event number, a percentage or a position, such as `goto 1200`, `goto 50%` or "
+                "`goto 1200:b401136x3`";
         return std::nullopt;
     }
     return r;
@@ -57,6 +65,10 @@ namespace {
 // Whether a move can be made; the reason it cannot otherwise.
 std::string check_travel(DebugSession& session, const ResumeRequest& r)
 {
+    if (r.kind == ResumeRequest::Kind::GotoPosition && r.from &&
+        (r.from->event < session.beginning().event ||
+         (session.total_events() && r.from->event >= session.total_events())))
+        return "the recording has no event " + std::to_string(r.from->event);
     if (r.kind == ResumeRequest::Kind::GotoEvent && session.total_events() && r.value >= session.total_events())
         return "the recording has " + std::to_string(session.total_events()) + " events (0 to " +
                std::to_string(session.total_events() - 1) + ")";

@@ -106,17 +106,19 @@ static int walk_forward(struct graph *gr, int start)
 int main(int argc, char **argv)
 {
     int scale = 1;
-    const char *log_path = NULL;
+    const char *log_path = NULL, *late_log_path = NULL;
     long assert_every = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scale") && i + 1 < argc)
             scale = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--log") && i + 1 < argc)
             log_path = argv[++i];
+        else if (!strcmp(argv[i], "--log-at-exit") && i + 1 < argc)
+            late_log_path = argv[++i];
         else if (!strcmp(argv[i], "--assert-every") && i + 1 < argc)
             assert_every = atol(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--scale S] [--log FILE] [--assert-every K]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--scale S] [--log FILE] [--log-at-exit FILE] [--assert-every K]\n", argv[0]);
             return 2;
         }
     }
@@ -132,6 +134,7 @@ int main(int argc, char **argv)
     long culprit = total / 10 + (long)(pick % (unsigned)(total * 8 / 10));
 
     g = graph_new(n);
+    int culprit_from = -1, culprit_to = -1;
     for (long i = 0; i < total; i++) {
         if (i == culprit) {
             /* A back edge from the end of a path to its start closes a cycle. */
@@ -141,6 +144,8 @@ int main(int argc, char **argv)
                 from = walk_forward(g, to);
             } while (from == to);
             add_edge(g, from, to);
+            culprit_from = from;
+            culprit_to = to;
             if (log_path) {
                 FILE *f = fopen(log_path, "w");
                 if (f) {
@@ -165,6 +170,14 @@ int main(int argc, char **argv)
         }
     }
 
+    if (late_log_path) {
+        /* Written only now: no event of the program follows the culprit closely. */
+        FILE *f = fopen(late_log_path, "w");
+        if (f) {
+            fprintf(f, "culprit edge %ld: %d -> %d\n", culprit, culprit_from, culprit_to);
+            fclose(f);
+        }
+    }
     printf("built a graph of %d nodes and %ld edges\n", g->n_nodes, g->n_edges);
     if (has_cycle(g)) {
         fprintf(stderr, "error: the graph has a cycle; it should be a DAG\n");

@@ -53,6 +53,21 @@ def scenario_graph(rw, programs, graph, work):
     return f"edge {index} ({frm} -> {to}) in {j['probes']} probes, {j['seconds']:.1f} s"
 
 
+def scenario_graph_logged_late(rw, programs, graph, work):
+    # The culprit is written down only at the end: no event follows it
+    # closely, and the stretch that holds it runs on through thousands of
+    # forward edges, where a probe landing in the middle of an add_edge could
+    # see a slot counted but not yet written.
+    log = os.path.join(work, "culprit-late.log")
+    trace, _ = record(rw, work, "graph-late", [graph, "--log-at-exit", log])
+    with open(log) as f:
+        index = re.match(r"culprit edge (\d+)", f.read()).group(1)
+    r, j = watch(rw, trace, "has_cycle(g)", "--print", "i")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(j["printed"] == {"i": index}, f"rewind watch names edge {j['printed']}, the program logged {index}")
+    return f"edge {index} in {j['probes']} probes, {j['seconds']:.1f} s"
+
+
 def scenario_list(rw, programs, graph, work):
     trace, _ = record(rw, work, "list", [os.path.join(programs, "list_bound")])
     r, j = watch(rw, trace, "list_len(head) > 300")
@@ -102,7 +117,7 @@ def scenario_reverse_watch_in_gdb(rw, programs, graph, work):
     return "gdb left just before the change"
 
 
-SCENARIOS = [scenario_graph, scenario_list, scenario_memcpy, scenario_never_changes, scenario_reverse_watch_in_gdb]
+SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_memcpy, scenario_never_changes, scenario_reverse_watch_in_gdb]
 
 
 def main():

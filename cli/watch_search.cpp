@@ -40,7 +40,8 @@ std::string last_segment(const std::string& position)
     return cut == std::string::npos ? "" : position.substr(cut + 1);
 }
 
-std::string hex(uint64_t v)
+// An address as positions and the rw-* commands spell it: bare hexadecimal.
+std::string addr_text(uint64_t v)
 {
     return fmt::format("{:x}", v);
 }
@@ -219,9 +220,9 @@ WatchReport WatchSearch::run()
         bool ours = ev["debugged"].get<bool>();
         std::optional<std::string> at_event;
         if (ours && kind == "syscall" && !ev["child_return"].get<bool>())
-            at_event = with_segment(in.good, "b" + hex(ev["ip"].get<uint64_t>() - 2) + "x1");
+            at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>() - 2) + "x1");
         else if (ours && kind == "rdtsc")
-            at_event = with_segment(in.good, "b" + hex(ev["ip"].get<uint64_t>()) + "x1");
+            at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>()) + "x1");
         else if (ours && kind == "signal")
             at_event = with_segment(in.good, "e");
         if (at_event && is_bad(probe(*at_event))) {
@@ -285,7 +286,7 @@ std::vector<uint64_t> WatchSearch::call_returns(const Interval& in)
         return {};
     auto& known = call_sites_[at_good.back().function];
     if (known.empty()) {
-        MiResult r = gdb_.command("-data-disassemble -a 0x" + hex(at_good.back().pc) + " -- 0");
+        MiResult r = gdb_.command("-data-disassemble -a 0x" + addr_text(at_good.back().pc) + " -- 0");
         const MiValue* insns = r.ok() ? r.values.get("asm_insns") : nullptr;
         for (size_t i = 0; insns && i + 1 < insns->items.size(); i++)
             if (insns->items[i].second.str("inst").rfind("call", 0) == 0)
@@ -325,7 +326,7 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         std::vector<uint64_t> group(returns.begin() + static_cast<long>(i),
                                     returns.begin() + static_cast<long>(std::min(i + 3, returns.size())));
         for (uint64_t a : group)
-            cmd += " " + hex(a);
+            cmd += " " + addr_text(a);
         status("counting calls in " + in.good + " .. " + in.bad);
         auto counts = nlohmann::json::parse(tool(cmd))["counts"];
         for (size_t k = 0; k < group.size(); k++) {
@@ -340,7 +341,7 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     used_.push_back(x);
     // Binary search over the executions of x: P(0) = good, P(k) its k-th execution, P(c+1) = bad.
     auto at = [&](uint64_t k) {
-        return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, "b" + hex(x) + "x" + std::to_string(k));
+        return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, "b" + addr_text(x) + "x" + std::to_string(k));
     };
     uint64_t lo = 0, hi = c + 1;
     while (hi - lo > 1) {
@@ -354,7 +355,7 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     // The next interval starts at its good end, so that its bad end is that and one segment.
     Interval next{at(lo), ""};
     if (hi <= c) {
-        next.bad = with_segment(next.good, "b" + hex(x) + "x1");
+        next.bad = with_segment(next.good, "b" + addr_text(x) + "x1");
         return next;
     }
     std::string b = last_segment(in.bad);
@@ -367,9 +368,10 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         // The bad end is the m-th execution of y after the old start: count those before the new one.
         uint64_t before = y == x ? lo : 0;
         if (y != x)
-            before = nlohmann::json::parse(tool("rw-count " + in.good + " " + next.good + " " + hex(y)))["counts"][0]
-                         .get<uint64_t>();
-        next.bad = with_segment(next.good, "b" + hex(y) + "x" + std::to_string(m - before));
+            before =
+                nlohmann::json::parse(tool("rw-count " + in.good + " " + next.good + " " + addr_text(y)))["counts"][0]
+                    .get<uint64_t>();
+        next.bad = with_segment(next.good, "b" + addr_text(y) + "x" + std::to_string(m - before));
         return next;
     }
     if (b == "e") {
@@ -448,9 +450,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                 unsigned long long resume = 0;
                 std::sscanf(bad_anchor->substr(slash + 1).c_str(), "b%llx", &resume);
                 uint64_t before =
-                    nlohmann::json::parse(tool("rw-count " + *g + " " + named + " " + hex(resume)))["counts"][0]
+                    nlohmann::json::parse(tool("rw-count " + *g + " " + named + " " + addr_text(resume)))["counts"][0]
                         .get<uint64_t>();
-                named = with_segment(*g, "b" + hex(resume) + "x" + std::to_string(before + 1));
+                named = with_segment(*g, "b" + addr_text(resume) + "x" + std::to_string(before + 1));
             }
             goods.erase(g.base(), goods.end());
             return {*g, named};
@@ -511,7 +513,7 @@ std::string WatchSearch::settle(const std::string& anchor, const std::vector<Fra
     if (frames.size() < 2 || live.empty() || frames.back().function != live.front().function)
         return anchor;                  // no shared caller, or the anchor is in that function itself
     uint64_t resume = frames.back().pc; // where its callee returns
-    std::string settled = with_segment(anchor, "b" + hex(resume) + "x1");
+    std::string settled = with_segment(anchor, "b" + addr_text(resume) + "x1");
     try {
         go(settled);
     } catch (const std::runtime_error&) {

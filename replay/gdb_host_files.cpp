@@ -1,3 +1,4 @@
+#include "text.h"
 #include "gdb_host_files.h"
 
 #include <elf.h>
@@ -70,19 +71,6 @@ std::string fio_stat(const struct stat& st)
     put(static_cast<uint64_t>(st.st_mtime), 4);
     put(static_cast<uint64_t>(st.st_ctime), 4);
     return out;
-}
-
-std::vector<std::string> split(const std::string& s, char sep)
-{
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (;;) {
-        size_t end = s.find(sep, start);
-        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        if (end == std::string::npos)
-            return out;
-        start = end + 1;
-    }
 }
 
 // The program interpreter an ELF executable names (PT_INTERP), if any.

@@ -1,3 +1,4 @@
+#include "text.h"
 #include "gdb_server.h"
 
 #include <elf.h>
@@ -47,19 +48,6 @@ std::string from_hex(std::string_view h)
 uint64_t parse_hex(const std::string& s)
 {
     return s.empty() ? 0 : std::stoull(s, nullptr, 16);
-}
-
-std::vector<std::string> split(const std::string& s, char sep)
-{
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (;;) {
-        size_t end = s.find(sep, start);
-        out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        if (end == std::string::npos)
-            return out;
-        start = end + 1;
-    }
 }
 
 // The name a packet is dispatched on.

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "text.h"
 #include "hw_breakpoint.h"
 #include "replayer.h"
 #include "trap_tags.h"
@@ -15,13 +16,6 @@ namespace {
 
 constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF: set or not by the CPU around breakpoints
 constexpr int kTrapPerf = 6;              // si_code of a perf event's SIGTRAP
-
-std::string hex(uint64_t v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 bool same_registers(const Registers& a, const Registers& b)
 {

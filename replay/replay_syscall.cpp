@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "text.h"
 #include "event_format.h"
 #include "remote_syscall.h"
 #include "replayer.h"
@@ -18,13 +19,6 @@ namespace rw::replay {
 namespace {
 
 constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514, kErestartRestartBlock = -516;
-
-std::string hex(uint64_t v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 std::string call_text(const SyscallEvent& e)
 {
@@ -184,6 +178,14 @@ void Replayer::check_outputs_match(Task& t, const SyscallEvent& e)
     }
 }
 
+void Replayer::write_recorded_result(Task& t, const SyscallEvent& e)
+{
+    write_outputs(t, e);
+    Registers r = t.regs();
+    r[Registers::RAX] = static_cast<uint64_t>(e.ret);
+    t.set_regs(r);
+}
+
 void Replayer::set_result(Task& t, const SyscallEvent& e)
 {
     write_outputs(t, e);
@@ -267,13 +269,9 @@ void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
                            format_return(e.nr, e.ret) + " in the recording");
         check_outputs_match(t, e);
         break;
-    case ReplayAction::ExecuteRestore: {
-        write_outputs(t, e);
-        Registers r = t.regs();
-        r[Registers::RAX] = static_cast<uint64_t>(e.ret);
-        t.set_regs(r);
+    case ReplayAction::ExecuteRestore:
+        write_recorded_result(t, e);
         break;
-    }
     case ReplayAction::Sigreturn:
         if (real != e.ret)
             diverge(t, "rt_sigreturn restored a different context (rax " + hex(static_cast<uint64_t>(real)) +
@@ -316,10 +314,7 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
         if (hook_ && was_vfork && (t.group().tasks.size() == 1))
             hook_->after_fork(t);
         // clone/fork: the child's thread id as the recording saw it.
-        write_outputs(t, e);
-        Registers r = t.regs();
-        r[Registers::RAX] = static_cast<uint64_t>(e.ret);
-        t.set_regs(r);
+        write_recorded_result(t, e);
     }
     after_syscall(t, e);
 }
@@ -327,10 +322,7 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
 void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
 {
     collect_fresh(t);
-    write_outputs(t, e);
-    Registers r = t.regs();
-    r[Registers::RAX] = static_cast<uint64_t>(e.ret);
-    t.set_regs(r);
+    write_recorded_result(t, e);
     after_syscall(t, e);
 }
 

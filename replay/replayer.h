@@ -132,6 +132,7 @@ private:
     void check_inputs(Task& t, const SyscallEvent& e);
     void check_outputs_match(Task& t, const SyscallEvent& e);
     void write_outputs(Task& t, const SyscallEvent& e);
+    void write_recorded_result(Task& t, const SyscallEvent& e); // the bytes it wrote, and its return value
     void set_result(Task& t, const SyscallEvent& e);
     void after_syscall(Task& t, const SyscallEvent& e);
     void echo(Task& t, const SyscallEvent& e);

@@ -1,3 +1,4 @@
+#include "text.h"
 #include "event_format.h"
 
 #include <fmt/core.h>
@@ -12,11 +13,6 @@
 
 namespace rw {
 namespace {
-
-std::string hex(uint64_t v)
-{
-    return fmt::format("{:#x}", v);
-}
 
 // The string an input buffer captured for argument `arg`, if any.
 const MemoryRange* string_for_arg(const SyscallEvent& e, const rw_sys_spec& spec, int arg)

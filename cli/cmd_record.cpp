@@ -20,7 +20,8 @@ void strip_record_separator(std::vector<char*>& args)
         }
         if (!a.starts_with("-"))
             return; // the program name: everything after it is the program's
-        if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms") && i + 1 < args.size())
+        if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms") &&
+            i + 1 < args.size())
             i++;
     }
 }
@@ -56,6 +57,14 @@ void add_record(CLI::App& app, Outcome& outcome)
                     "How long a signal that interrupts user code may wait for the thread's next syscall "
                     "before it is delivered where the thread stands (replay then searches for that point)")
         ->check(CLI::Range(1, 60000));
+    auto slice = std::make_shared<int>(50);
+    cmd->add_option("--time-slice-ms", *slice,
+                    "Threads of a process run one at a time; one that spins or computes without a syscall "
+                    "while others wait is preempted after this long")
+        ->check(CLI::Range(1, 60000));
+    cmd->add_flag("--chaos", options->chaos,
+                  "Hand the CPU to a random waiting thread instead of the longest waiting one, so that "
+                  "repeated recordings try other interleavings");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "rewind's exit status is the program's. Example:\n  rewind record -- ls -l /tmp");
@@ -68,6 +77,7 @@ void add_record(CLI::App& app, Outcome& outcome)
             throw UsageError("--ring-mib must be a power of two");
         options->ring_bytes = ring;
         options->signal_fallback = std::chrono::milliseconds(*signal_delay);
+        options->time_slice = std::chrono::milliseconds(*slice);
         RecordResult r = record(*options);
         if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",

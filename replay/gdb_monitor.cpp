@@ -174,6 +174,10 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
                 } else if constexpr (std::is_same_v<T, ForkEvent>) {
                     j["kind"] = "fork";
                     tgid = ev.parent_tgid;
+                } else if constexpr (std::is_same_v<T, PreemptEvent>) {
+                    j["kind"] = "preempt";
+                    j["ip"] = ev.regs[Registers::RIP];
+                    tgid = session.program().tgid; // like rdtsc, a preemption names only its thread
                 } else {
                     j["kind"] = "note";
                 }

@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "event_format.h"
+#include "text.h"
 #include "launcher.h"
 #include "process_image.h"
 
@@ -36,8 +37,11 @@ Replayer::~Replayer()
         if (t->at != Task::At::Gone)
             ::kill(t->tid(), SIGKILL);
     }
-    for (auto& [rec, t] : tasks_) {
-        if (t->at != Task::At::Gone) {
+    // A process leader is reported only once its other threads are reaped.
+    for (bool leaders : {false, true}) {
+        for (auto& [rec, t] : tasks_) {
+            if (t->at == Task::At::Gone || (t->tid() == t->group().tgid) != leaders)
+                continue;
             int status;
             while (waitpid(t->tid(), &status, __WALL) < 0 && errno == EINTR) {
             }
@@ -114,6 +118,8 @@ void Replayer::dispatch(const IndexedEvent& ie)
                 on_signal(e);
             else if constexpr (std::is_same_v<T, RdtscEvent>)
                 on_rdtsc(e);
+            else if constexpr (std::is_same_v<T, PreemptEvent>)
+                on_preempt(e);
             else
                 on_note(e);
         },
@@ -479,6 +485,47 @@ void Replayer::check_exec_image(Task& t, const ExecEvent& e)
     }
 }
 
+namespace {
+
+// Where a clone call asks the kernel to store the new thread's id:
+// CLONE_PARENT_SETTID and CLONE_CHILD_SETTID (0 when not given).
+struct SetTidAddresses {
+    uint64_t parent = 0, child = 0;
+};
+
+SetTidAddresses settid_addresses(const SyscallEvent& call)
+{
+    SetTidAddresses a;
+    if (call.nr == SYS_clone) {
+        a.parent = call.args[2];
+        a.child = call.args[3];
+    } else if (call.nr == SYS_clone3) {
+        for (const auto& m : call.memory)
+            if (m.dir == Direction::In && m.bytes.size() >= 32) {
+                std::memcpy(&a.child, m.bytes.data() + 16, 8);
+                std::memcpy(&a.parent, m.bytes.data() + 24, 8);
+            }
+    }
+    return a;
+}
+
+} // namespace
+
+void Replayer::store_recorded_tid(Task& t, const SyscallEvent& call, Tid recorded, bool parent_side)
+{
+    // The kernel stored the replay's own id; the program must see the recorded one.
+    uint64_t flags = clone_flags(call);
+    SetTidAddresses a = settid_addresses(call);
+    uint64_t addr =
+        parent_side ? ((flags & CLONE_PARENT_SETTID) ? a.parent : 0) : ((flags & CLONE_CHILD_SETTID) ? a.child : 0);
+    if (!addr)
+        return;
+    int32_t value = recorded;
+    if (!t.memory().write(RemoteAddr(addr), {reinterpret_cast<const uint8_t*>(&value), sizeof(value)}))
+        diverge(t, "cannot store the thread id " + std::to_string(recorded) + " where " + syscall_name(call.nr) +
+                       " asked (" + hex(addr) + ")");
+}
+
 uint64_t clone_flags(const SyscallEvent& call)
 {
     switch (call.nr) {
@@ -539,6 +586,7 @@ void Replayer::on_fork(const ForkEvent& e)
         vm->id = next_vm_id_++;
     }
     add_task(child, e.child_tid, group, vm);
+    store_recorded_tid(parent, *sc, e.child_tid, true);
     parent.at = Task::At::ExecutingCall;
     if (s.event == PTRACE_EVENT_VFORK)
         parent.vfork_child = e.child_tid;

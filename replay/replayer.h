@@ -115,6 +115,7 @@ private:
     void on_signal(const SignalEvent& e);
     void on_rdtsc(const RdtscEvent& e);
     void on_note(const NoteEvent& e);
+    void on_preempt(const PreemptEvent& e);
 
     // Launching and exec.
     void launch(const ExecEvent& first);
@@ -127,6 +128,7 @@ private:
     void replay_mmap(Task& t, const SyscallEvent& e);
     void finish_executing_call(Task& t, const SyscallEvent& e);
     void apply_child_return(Task& t, const SyscallEvent& e);
+    void store_recorded_tid(Task& t, const SyscallEvent& clone_call, Tid recorded, bool parent_side);
     void run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how);
     void check_call(Task& t, const SyscallEvent& e);
     void check_inputs(Task& t, const SyscallEvent& e);

@@ -187,6 +187,20 @@ struct RdtscEvent {
     bool operator==(const RdtscEvent&) const = default;
 };
 
+// A thread switch the recorder's scheduler made in user code: while other
+// threads of the process were ready, `tid` ran past its time slice without a
+// syscall (a spin-wait, a long computation) and was stopped here. Replay runs
+// the thread to the first execution of regs.rip with exactly these registers
+// where the pages it was writing also hold the same bytes.
+struct PreemptEvent {
+    uint64_t seq = 0;
+    Tid tid = 0;
+    Registers regs;
+    std::vector<uint64_t> pages; // pages the thread wrote in one round of its loop here
+    uint64_t pages_hash = 0;     // their content at this point (page_digest)
+    bool operator==(const PreemptEvent&) const = default;
+};
+
 enum class NoteKind : uint8_t {
     Incomplete = 1, // from here on the recording may be wrong; readers say so
     Info = 2,
@@ -200,7 +214,8 @@ struct NoteEvent {
     bool operator==(const NoteEvent&) const = default;
 };
 
-using Event = std::variant<SyscallEvent, ForkEvent, ExecEvent, ExitEvent, SignalEvent, RdtscEvent, NoteEvent>;
+using Event =
+    std::variant<SyscallEvent, ForkEvent, ExecEvent, ExitEvent, SignalEvent, RdtscEvent, NoteEvent, PreemptEvent>;
 
 uint64_t event_seq(const Event& e);
 Tid event_tid(const Event& e);

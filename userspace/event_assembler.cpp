@@ -99,6 +99,9 @@ void EventAssembler::on_record(std::span<const uint8_t> rec)
         std::copy(std::begin(x.pending_args), std::end(x.pending_args), e.pending_args.begin());
         e.time_ns = x.ktime_ns;
         partial_.erase(tid);
+        // A thread killed inside a syscall (a sibling's exit_group): the call
+        // never returns, and the exit happens where the kernel reported it.
+        cancel_places(tid);
         sink_.emit(std::move(e));
         return;
     }
@@ -134,8 +137,52 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         e.file = files_.resolve(e.tid, static_cast<int>(s.args[4]), s.file);
     e.memory = std::move(memory);
     finalize_memory(e);
+    auto place = place_for(e.tid, e.nr);
+    if (place)
+        e.seq = *place;
     last_syscall_[e.tid] = e.seq;
-    sink_.emit(std::move(e));
+    if (place)
+        sink_.fill(std::move(e));
+    else
+        sink_.emit(std::move(e));
+}
+
+void EventAssembler::expect_syscall(Tid tid, int nr, std::optional<uint64_t> place)
+{
+    if (place)
+        sink_.reserve(*place);
+    expected_[tid].push_back({nr, place});
+}
+
+std::optional<uint64_t> EventAssembler::place_for(Tid tid, int nr)
+{
+    auto it = expected_.find(tid);
+    if (it == expected_.end())
+        return std::nullopt;
+    auto& queue = it->second;
+    while (!queue.empty()) {
+        Expected x = queue.front();
+        queue.pop_front();
+        if (x.nr == nr)
+            return x.place;
+        // An entry the kernel side did not report: its place stays empty.
+        problems_.push_back("thread " + std::to_string(tid) + ": " + syscall_name(x.nr) +
+                            " was entered but never reported");
+        if (x.place)
+            sink_.cancel(*x.place);
+    }
+    return std::nullopt;
+}
+
+void EventAssembler::cancel_places(Tid tid)
+{
+    auto it = expected_.find(tid);
+    if (it == expected_.end())
+        return;
+    for (const auto& x : it->second)
+        if (x.place)
+            sink_.cancel(*x.place);
+    expected_.erase(it);
 }
 
 std::optional<uint64_t> EventAssembler::last_syscall_seq(Tid tid) const

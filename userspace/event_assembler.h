@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,15 +11,10 @@
 #include <vector>
 
 #include "event.h"
+#include "event_orderer.h"
 #include "rewind_abi.h"
 
 namespace rw {
-
-class EventSink {
-public:
-    virtual ~EventSink() = default;
-    virtual void emit(Event event) = 0;
-};
 
 // Finds (or makes) the trace's copy of a file a thread just mapped.
 class MappedFileResolver {
@@ -29,7 +25,7 @@ public:
 
 class EventAssembler {
 public:
-    EventAssembler(EventSink& sink, MappedFileResolver& files) : sink_(sink), files_(files) {}
+    EventAssembler(EventOrderer& sink, MappedFileResolver& files) : sink_(sink), files_(files) {}
 
     void on_record(std::span<const uint8_t> record);
 
@@ -39,6 +35,11 @@ public:
 
     // Emits a syscall from a kernel-side record and its memory.
     void emit_syscall(const rw_rec_syscall& rec, std::vector<MemoryRange> memory, uint32_t extra_flags = 0);
+
+    // The thread entered syscall `nr`. With `place`, its event goes to that
+    // place in the stream (the thread gave up the CPU there); without, it
+    // keeps the seq the kernel side gives it.
+    void expect_syscall(Tid tid, int nr, std::optional<uint64_t> place);
 
     // seq of the thread's most recent syscall event.
     std::optional<uint64_t> last_syscall_seq(Tid tid) const;
@@ -51,7 +52,17 @@ private:
         uint64_t seq = 0;
         std::vector<MemoryRange> memory;
     };
-    EventSink& sink_;
+    struct Expected {
+        int nr;
+        std::optional<uint64_t> place;
+    };
+    // Where the syscall event goes (cancelling places of entries the kernel
+    // never reported).
+    std::optional<uint64_t> place_for(Tid tid, int nr);
+    void cancel_places(Tid tid);
+
+    EventOrderer& sink_;
+    std::unordered_map<Tid, std::deque<Expected>> expected_;
     MappedFileResolver& files_;
     std::unordered_map<Tid, Partial> partial_;
     std::unordered_map<Tid, uint64_t> last_syscall_;

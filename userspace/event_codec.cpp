@@ -5,7 +5,7 @@
 namespace rw {
 namespace {
 
-enum Tag : uint8_t { kSyscall = 1, kFork = 2, kExec = 3, kExit = 4, kSignal = 5, kRdtsc = 6, kNote = 7 };
+enum Tag : uint8_t { kSyscall = 1, kFork = 2, kExec = 3, kExit = 4, kSignal = 5, kRdtsc = 6, kNote = 7, kPreempt = 8 };
 
 enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
 
@@ -328,6 +328,34 @@ NoteEvent decode_note(ByteReader& r)
     return e;
 }
 
+void encode(ByteWriter& w, const PreemptEvent& e)
+{
+    w.u8(kPreempt);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    put_regs(w, e.regs);
+    w.varint(e.pages.size());
+    for (uint64_t p : e.pages)
+        w.varint(p);
+    w.varint(e.pages_hash);
+}
+
+PreemptEvent decode_preempt(ByteReader& r)
+{
+    PreemptEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.regs = get_regs(r);
+    uint64_t n = r.varint();
+    if (n > (uint64_t(1) << 24))
+        throw FormatError("a preemption event with " + std::to_string(n) + " pages");
+    e.pages.reserve(n);
+    for (uint64_t i = 0; i < n; i++)
+        e.pages.push_back(r.varint());
+    e.pages_hash = r.varint();
+    return e;
+}
+
 } // namespace
 
 void encode_event(const Event& event, std::vector<uint8_t>& out)
@@ -354,6 +382,8 @@ Event decode_event(ByteReader& in)
         return decode_rdtsc(in);
     case kNote:
         return decode_note(in);
+    case kPreempt:
+        return decode_preempt(in);
     }
     throw FormatError("unknown event tag " + std::to_string(tag));
 }

@@ -193,6 +193,9 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                                           e.anchor_seq);
             } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                 return head + fmt::format("{} at {:#x} = {}", e.rdtscp ? "rdtscp" : "rdtsc", e.ip, e.tsc);
+            } else if constexpr (std::is_same_v<T, PreemptEvent>) {
+                return head + fmt::format("preempted at rip {:#x} (checked: registers, {} pages it writes)",
+                                          e.regs[Registers::RIP], e.pages.size());
             } else {
                 return head + fmt::format("{}: {}", e.kind == NoteKind::Incomplete ? "INCOMPLETE" : "note", e.message);
             }
@@ -311,6 +314,11 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 j["tsc"] = e.tsc;
                 j["aux"] = e.aux;
                 j["rdtscp"] = e.rdtscp;
+            } else if constexpr (std::is_same_v<T, PreemptEvent>) {
+                j["tid"] = e.tid;
+                j["regs"] = regs_json(e.regs);
+                j["pages"] = e.pages;
+                j["pages_hash"] = e.pages_hash;
             } else {
                 j["tid"] = e.tid;
                 j["note"] = e.kind == NoteKind::Incomplete ? "incomplete" : "info";

@@ -150,7 +150,8 @@ RecordResult record(const RecordOptions& options)
     write_meta(dir, make_meta(program, options.command, envp, options.ring_bytes));
 
     EventStreamWriter writer(dir / trace_files::kEvents, options.zstd_level);
-    TraceSink sink(writer);
+    TraceSink trace_sink(writer);
+    EventOrderer sink(trace_sink);
     FileStore store(dir / trace_files::kFiles);
     EventAssembler* assembler_ptr = nullptr;
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096)},
@@ -178,6 +179,8 @@ RecordResult record(const RecordOptions& options)
 
     Supervisor::Options sup_options;
     sup_options.signal_fallback = options.signal_fallback;
+    sup_options.time_slice = options.time_slice;
+    sup_options.chaos = options.chaos;
     Supervisor supervisor(capture, assembler, sink, files, sup_options);
     int status = supervisor.run(launcher.pid(), [&] { writer.flush(); });
     capture.drain();
@@ -192,8 +195,10 @@ RecordResult record(const RecordOptions& options)
         end.problems.insert(end.problems.end(), list->begin(), list->end());
     if (uint64_t missed = capture.missed_runs())
         end.problems.push_back("the kernel skipped " + std::to_string(missed) + " runs of the capture programs");
+    if (size_t unfilled = sink.finish())
+        end.problems.push_back(std::to_string(unfilled) + " syscalls were entered and never reported");
     writer.flush();
-    sink.fill(end);
+    trace_sink.fill(end);
     end.stream_bytes = writer.file_bytes();
     end.complete = end.problems.empty();
     write_end(dir, end);

@@ -25,6 +25,8 @@ struct RecordOptions {
     uint32_t ring_bytes = 64u << 20;
     int zstd_level = 1;
     std::chrono::milliseconds signal_fallback{10};
+    std::chrono::milliseconds time_slice{50}; // a thread others wait for runs this long before preemption
+    bool chaos = false;                       // pick the next thread at random (races show up more)
 };
 
 struct RecordResult {

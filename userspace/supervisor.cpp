@@ -59,7 +59,8 @@ bool is_fault(int signo, const siginfo_t& si)
 
 Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
                        const Options& options)
-    : capture_(capture), assembler_(assembler), sink_(sink), files_(files), options_(options)
+    : capture_(capture), assembler_(assembler), sink_(sink), files_(files), options_(options),
+      scheduler_(options.time_slice, options.chaos)
 {}
 
 Supervisor::Thread& Supervisor::thread(Tid tid)
@@ -144,6 +145,7 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
             on_stop(tid, status);
         }
         check_deadlines();
+        check_slices();
         if (uint64_t r = capture_.ring_refusals(); r != refusals_seen_) {
             problem("the kernel side could not record " + std::to_string(r - refusals_seen_) +
                         " fork or exit records (ring buffer full)",
@@ -164,9 +166,11 @@ void Supervisor::on_stop(pid_t tid, int status)
 {
     StopInfo s = decode_wait_status(status);
     if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled) {
+        Tid tgid = threads_.count(tid) ? threads_[tid].tgid : tid;
         threads_.erase(tid);
         if (tid == initial_)
             initial_status_ = status;
+        on_thread_gone(tid, tgid);
         return;
     }
     Thread& t = thread(tid);
@@ -195,12 +199,14 @@ void Supervisor::on_stop(pid_t tid, int status)
     }
 }
 
-void Supervisor::resume(Thread& t, int signo)
+bool Supervisor::resume(Thread& t, int signo)
 {
-    long request = t.syscall_stops ? PTRACE_SYSCALL : PTRACE_CONT;
-    if (::ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, reinterpret_cast<void*>(long(signo))) != 0 &&
-        errno != ESRCH)
+    long request = t.syscall_stops || serialized(t) ? PTRACE_SYSCALL : PTRACE_CONT;
+    if (::ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, reinterpret_cast<void*>(long(signo))) == 0)
+        return true;
+    if (errno != ESRCH)
         throw std::system_error(errno, std::generic_category(), "resuming thread " + std::to_string(t.tid));
+    return false;
 }
 
 void Supervisor::on_ptrace_event(Thread& t, int event)
@@ -208,9 +214,12 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     switch (event) {
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-    case PTRACE_EVENT_CLONE:
-        thread(static_cast<Tid>(get_event_msg(t.tid)));
+    case PTRACE_EVENT_CLONE: {
+        Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
+        if (child.tgid == t.tgid)
+            serialize(t.tgid, t.tid);
         break;
+    }
     case PTRACE_EVENT_EXEC:
         on_exec(t);
         break;
@@ -228,6 +237,20 @@ void Supervisor::on_event_stop(Thread& t, int signal)
         return;
     }
     // A new task's first stop, or the interrupt we asked for.
+    if (!t.started) {
+        t.started = true;
+        if (t.tid != t.tgid) {
+            on_new_thread_stop(t);
+            return;
+        }
+    }
+    if (t.preempt_requested) {
+        t.preempt_requested = false;
+        if (!t.interrupt_requested) {
+            start_preemption(t);
+            return;
+        }
+    }
     if (t.interrupt_requested) {
         t.interrupt_requested = false;
         if (!t.deferred.empty()) {
@@ -241,6 +264,10 @@ void Supervisor::on_event_stop(Thread& t, int signal)
 
 void Supervisor::on_syscall_stop(Thread& t)
 {
+    if (serialized(t)) {
+        on_serialized_syscall_stop(t);
+        return;
+    }
     // Only threads with deferred signals run with syscall stops, and they
     // leave that mode at the first entry, so this is a syscall entry.
     if (!t.deferred.empty())
@@ -287,6 +314,8 @@ void Supervisor::on_signal(Thread& t, int signo)
         }
     }
     if (signo == SIGSEGV && si.si_code == SI_KERNEL && emulate_tsc(t))
+        return;
+    if (signo == SIGTRAP && t.probe && on_probe_trap(t))
         return;
 
     Registers regs = get_registers(t.tid);
@@ -388,6 +417,8 @@ void Supervisor::on_exec(Thread& t)
     Tid former = static_cast<Tid>(get_event_msg(t.tid));
     if (former != t.tid)
         threads_.erase(former);
+    // The other threads are gone: the process runs freely again.
+    scheduler_.forget(t.tgid);
     t.tgid = t.tid; // the exec'ing thread now leads its process
     capture_.drain();
 

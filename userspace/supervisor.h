@@ -13,6 +13,9 @@
 //  - a thread that makes no syscall within the fallback delay is
 //    interrupted and the signal delivered where it stands; the event then
 //    records the full register state of that point (SignalKind::AtPosition).
+//
+// The threads of a multithreaded process run one at a time under the
+// ThreadScheduler, with syscall stops (supervisor_threads.cpp).
 #pragma once
 
 #include <sys/types.h>
@@ -22,11 +25,15 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "event.h"
+#include "hw_breakpoint.h"
 #include "rewind_abi.h"
+#include "thread_scheduler.h"
 
 namespace rw {
 
@@ -41,6 +48,8 @@ public:
     struct Options {
         std::chrono::milliseconds signal_fallback{10};
         std::chrono::milliseconds flush_interval{250};
+        std::chrono::milliseconds time_slice{50}; // before a thread that others wait for is preempted
+        bool chaos = false;                       // the next thread to run is picked at random
     };
 
     Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
@@ -53,6 +62,8 @@ public:
     uint64_t stalls() const { return stalls_; }
     uint64_t rdtsc_traps() const { return rdtsc_traps_; }
     uint64_t deferred_signals() const { return deferred_signals_; }
+    uint64_t thread_switches() const { return scheduler_.switches(); }
+    uint64_t preemptions() const { return preemptions_; }
 
 private:
     struct Thread {
@@ -65,6 +76,14 @@ private:
         Registers position;              // … this one
         std::chrono::steady_clock::time_point deadline{};
         bool interrupt_requested = false;
+        // Scheduling (serialized processes only).
+        bool started = false;                                // its first stop was seen
+        bool in_syscall = false;                             // between a syscall's entry and exit stops
+        bool waiting_cpu = false;                            // stopped until the scheduler picks it
+        bool preempt_requested = false;                      // a PTRACE_INTERRUPT of ours is on its way
+        std::unique_ptr<perfclock::BreakpointCounter> probe; // where a preemption lands
+        std::chrono::steady_clock::time_point probe_deadline{};
+        Registers probe_from; // registers where the probe started
     };
 
     Thread& thread(Tid tid);
@@ -78,8 +97,22 @@ private:
     bool emulate_tsc(Thread& t);
     void resend_deferred(Thread& t);
     void record_signal(Thread& t, const siginfo_t& info, SignalKind kind, const Registers& regs);
-    void resume(Thread& t, int signo);
+    bool resume(Thread& t, int signo); // false: the thread is gone
     void check_deadlines();
+
+    // Scheduling the threads of multithreaded processes (supervisor_threads.cpp).
+    bool serialized(const Thread& t) const { return scheduler_.serialized(t.tgid); }
+    void serialize(Tid tgid, Tid runner);
+    void on_new_thread_stop(Thread& t);
+    void on_serialized_syscall_stop(Thread& t);
+    void want_cpu(Thread& t);
+    void give_up_cpu(Thread& t);
+    void run_next(std::optional<Tid> next);
+    void on_thread_gone(Tid tid, Tid tgid);
+    void check_slices();
+    void start_preemption(Thread& t);
+    bool on_probe_trap(Thread& t);
+    void preempt_here(Thread& t);
     void emit(Event event);
     void problem(std::string message, Tid tid);
 
@@ -89,6 +122,7 @@ private:
     MappedFiles& files_;
     Options options_;
     std::map<Tid, Thread> threads_;
+    ThreadScheduler scheduler_;
     pid_t initial_ = -1;
     int initial_status_ = 0;
     std::vector<std::string> problems_;
@@ -96,6 +130,7 @@ private:
     uint64_t rdtsc_traps_ = 0;
     uint64_t deferred_signals_ = 0;
     uint64_t refusals_seen_ = 0;
+    uint64_t preemptions_ = 0;
 };
 
 } // namespace rw

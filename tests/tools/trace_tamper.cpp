@@ -1,12 +1,15 @@
-// Rewrites a trace's event stream with one recorded read() made shorter:
-// the return value and the captured bytes shrink together and every chunk
-// is re-checksummed, so the trace is consistent but no longer true. Replay
-// must report a divergence, not succeed or hang.
+// Rewrites a trace's event stream so that it is consistent (every chunk
+// re-checksummed) but no longer true. Replay must report a divergence, not
+// succeed or hang.
 //
-//   trace_tamper TRACE_DIR [MIN_BYTES]
+//   trace_tamper TRACE_DIR [MIN_BYTES]   one read() made shorter: the return
+//                                        value and the bytes shrink together
+//   trace_tamper TRACE_DIR --preempt     the first thread preemption moved:
+//                                        one register changed
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <sys/syscall.h>
 
 #include "event_stream.h"
@@ -20,7 +23,8 @@ int main(int argc, char** argv)
         return 2;
     }
     std::filesystem::path dir = argv[1];
-    int64_t min_bytes = argc > 2 ? std::atoll(argv[2]) : 2;
+    bool preempt = argc > 2 && std::string(argv[2]) == "--preempt";
+    int64_t min_bytes = argc > 2 && !preempt ? std::atoll(argv[2]) : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -30,7 +34,12 @@ int main(int argc, char** argv)
         EventStreamWriter out(tampered);
         Event e;
         while (in.next(e)) {
-            auto* sc = std::get_if<SyscallEvent>(&e);
+            if (auto* p = std::get_if<PreemptEvent>(&e); preempt && p && !done) {
+                p->regs[Registers::RAX] ^= 1;
+                done = true;
+                std::printf("moved preemption #%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
+            }
+            auto* sc = preempt ? nullptr : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
             if (!done && sc && sc->nr == SYS_read && sc->ret >= min_bytes && !sc->memory.empty() &&
                 sc->memory[0].bytes.size() == static_cast<size_t>(sc->ret)) {
@@ -49,7 +58,10 @@ int main(int argc, char** argv)
         }
     }
     if (!done) {
-        std::fprintf(stderr, "trace_tamper: no read() of at least %lld bytes\n", static_cast<long long>(min_bytes));
+        if (preempt)
+            std::fprintf(stderr, "trace_tamper: no preemption in the trace\n");
+        else
+            std::fprintf(stderr, "trace_tamper: no read() of at least %lld bytes\n", static_cast<long long>(min_bytes));
         return 1;
     }
     std::filesystem::rename(tampered, events);

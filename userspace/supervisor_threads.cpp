@@ -1,0 +1,233 @@
+// The supervisor's side of thread scheduling: syscall stops of serialized
+// processes, handing the CPU from thread to thread, and preemption.
+//
+// Preempting a thread in user code needs a point replay can find again
+// without a branch counter. The thread is interrupted wherever it is (rip A),
+// then run on to the next execution of A under a hardware breakpoint, with
+// the process's soft-dirty bits cleared just before. That second stop is the
+// preemption point: replay looks for the first execution of A with the same
+// registers at which the pages written during that round hold the same
+// bytes. A spin-wait writes nothing and keeps its registers, so any round is
+// the same state; a loop that counts in registers has one matching round; a
+// loop that counts in memory is told apart by the page content.
+//
+// Replay pays one breakpoint hit per execution of that instruction since the
+// thread last stopped, so only a thread that is waiting (same registers, no
+// writes from one round to the next: a spin-wait) is preempted at once. One
+// that makes progress keeps the CPU until it makes a syscall, or until it
+// has run for kComputeBudget while others wait (a spin-wait that counts its
+// rounds), which can make that point slow to replay.
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "bpf_capture.h"
+#include "event_assembler.h"
+#include "page_digest.h"
+#include "supervisor.h"
+#include "tracee.h"
+
+namespace rw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long the probe waits for the interrupted instruction to run again
+// before it tries another one (straight-line code that is not a loop).
+constexpr auto kProbeWait = std::chrono::milliseconds(20);
+// More pages than this written in one round: keep the first ones.
+constexpr size_t kMaxProbePages = 4096;
+constexpr auto kComputeBudget = std::chrono::seconds(2);
+constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF, set around breakpoint stops
+constexpr int kTrapPerf = 6; // si_code of a perf event's SIGTRAP
+constexpr uint64_t kProbeTag = 0x7277'0000'0000'0010;
+
+} // namespace
+
+void Supervisor::serialize(Tid tgid, Tid runner)
+{
+    if (scheduler_.serialized(tgid))
+        return;
+    scheduler_.serialize(tgid, runner, Clock::now());
+}
+
+void Supervisor::on_new_thread_stop(Thread& t)
+{
+    // The new thread's first stop can come before its creator's clone
+    // stop: the creator is the process's other thread, which runs.
+    if (!serialized(t)) {
+        for (const auto& [tid, other] : threads_)
+            if (other.tgid == t.tgid && tid != t.tid) {
+                serialize(t.tgid, tid);
+                break;
+            }
+    }
+    want_cpu(t);
+}
+
+void Supervisor::want_cpu(Thread& t)
+{
+    if (scheduler_.want(t.tgid, t.tid, Clock::now())) {
+        t.waiting_cpu = false;
+        if (!resume(t, 0))
+            on_thread_gone(t.tid, t.tgid);
+        return;
+    }
+    t.waiting_cpu = true;
+}
+
+void Supervisor::give_up_cpu(Thread& t)
+{
+    run_next(scheduler_.yield(t.tgid, t.tid, Clock::now()));
+}
+
+void Supervisor::run_next(std::optional<Tid> next)
+{
+    while (next) {
+        auto it = threads_.find(*next);
+        if (it == threads_.end()) {
+            next = scheduler_.gone(0, *next, Clock::now());
+            continue;
+        }
+        Thread& x = it->second;
+        x.waiting_cpu = false;
+        if (resume(x, 0))
+            return;
+        next = scheduler_.gone(x.tgid, x.tid, Clock::now());
+    }
+}
+
+void Supervisor::on_thread_gone(Tid tid, Tid tgid)
+{
+    run_next(scheduler_.gone(tgid, tid, Clock::now()));
+    bool any = false;
+    for (const auto& [other, th] : threads_)
+        any = any || th.tgid == tgid;
+    if (!any)
+        scheduler_.forget(tgid);
+}
+
+void Supervisor::on_serialized_syscall_stop(Thread& t)
+{
+    __ptrace_syscall_info info{};
+    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0)
+        throw std::system_error(errno, std::generic_category(), "reading the syscall of thread " + std::to_string(t.tid));
+    if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+        t.in_syscall = true;
+        t.probe.reset(); // it reached a syscall: no preemption needed
+        if (!t.deferred.empty())
+            resend_deferred(t);
+        int nr = static_cast<int>(info.entry.nr);
+        std::array<uint64_t, 6> args;
+        std::copy(std::begin(info.entry.args), std::end(info.entry.args), args.begin());
+        if (keeps_cpu(nr, args)) {
+            assembler_.expect_syscall(t.tid, nr, std::nullopt);
+            resume(t, 0);
+            return;
+        }
+        // Its place in the stream is here, whenever the kernel reports it.
+        assembler_.expect_syscall(t.tid, nr, capture_.next_seq());
+        resume(t, 0);
+        give_up_cpu(t);
+        return;
+    }
+    // A syscall returned (or an injected stop without entry: treat alike).
+    t.in_syscall = false;
+    want_cpu(t);
+}
+
+void Supervisor::check_slices()
+{
+    auto now = Clock::now();
+    for (Tid tid : scheduler_.overdue(now)) {
+        auto it = threads_.find(tid);
+        if (it == threads_.end())
+            continue;
+        Thread& t = it->second;
+        if (t.in_syscall || t.preempt_requested || t.interrupt_requested)
+            continue;
+        if (t.probe) {
+            if (now < t.probe_deadline)
+                continue;
+            t.probe.reset(); // the instruction did not come round again: try another
+        }
+        if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0)
+            t.preempt_requested = true;
+    }
+}
+
+void Supervisor::start_preemption(Thread& t)
+{
+    Registers regs = get_registers(t.tid);
+    if (static_cast<int64_t>(regs[Registers::ORIG_RAX]) >= 0 || t.in_syscall) {
+        resume(t, 0); // inside a syscall after all: its exit stop decides
+        return;
+    }
+    t.probe_from = regs;
+    uint64_t rip = regs[Registers::RIP];
+    try {
+        t.probe = std::make_unique<perfclock::BreakpointCounter>(t.tid, perfclock::BreakpointKind::Execute, rip, 8, 1,
+                                                                 kProbeTag);
+    } catch (const std::system_error& e) {
+        problem("thread " + std::to_string(t.tid) + " cannot be preempted (no hardware breakpoint: " + e.what() +
+                    "); it runs on",
+                t.tid);
+        scheduler_.extend(t.tgid, std::chrono::hours(1));
+        resume(t, 0);
+        return;
+    }
+    clear_soft_dirty(t.tgid);
+    t.probe_deadline = Clock::now() + kProbeWait;
+    resume(t, 0);
+}
+
+bool Supervisor::on_probe_trap(Thread& t)
+{
+    siginfo_t si = get_siginfo(t.tid);
+    if (si.si_code != kTrapPerf)
+        return false;
+    t.probe.reset();
+    Registers now = get_registers(t.tid), before = t.probe_from;
+    now[Registers::EFLAGS] &= ~kResumeFlag;
+    before[Registers::EFLAGS] &= ~kResumeFlag;
+    auto written = soft_dirty_pages(t.tgid, kMaxProbePages);
+    bool waiting = now == before && written && written->empty();
+    if (!waiting && Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
+        // Making progress: let it run on towards a syscall; look again later.
+        scheduler_.extend(t.tgid, 4 * options_.time_slice);
+        resume(t, 0);
+        return true;
+    }
+    preempt_here(t);
+    return true;
+}
+
+void Supervisor::preempt_here(Thread& t)
+{
+    capture_.drain();
+    PreemptEvent e;
+    e.tid = t.tid;
+    e.regs = get_registers(t.tid);
+    auto pages = soft_dirty_pages(t.tgid, kMaxProbePages);
+    if (!pages) {
+        problem("cannot read the page map of process " + std::to_string(t.tgid) +
+                    "; a preemption point cannot be checked",
+                t.tid);
+        pages.emplace();
+    }
+    e.pages = std::move(*pages);
+    e.pages_hash = page_digest(t.tid, e.pages);
+    e.seq = capture_.next_seq();
+    emit(std::move(e));
+    preemptions_++;
+    // The trap is ours: the thread waits, stopped here, for its next turn.
+    Tid tid = t.tid;
+    give_up_cpu(t);
+    auto it = threads_.find(tid);
+    if (it != threads_.end())
+        want_cpu(it->second);
+}
+
+} // namespace rw

@@ -1,0 +1,80 @@
+// The recorder's scheduler for multithreaded processes: one thread of a
+// process runs at a time, so the order in which threads touch shared memory
+// is the order of the event stream, and replay reproduces even data races.
+//
+// A thread gives up the CPU when it enters a syscall that may block, and
+// waits for it again when the syscall returns. Syscalls that never block and
+// whose order matters to other threads (memory maps, clone, exit…) keep the
+// CPU. A thread that runs past its time slice while others wait is preempted
+// (the supervisor decides where). Processes run in parallel with each other.
+//
+// This class is only the bookkeeping; the supervisor stops and resumes.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "event.h"
+
+namespace rw {
+
+// True when a thread keeps the CPU through this syscall.
+bool keeps_cpu(int nr, const std::array<uint64_t, 6>& args);
+
+class ThreadScheduler {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    // `chaos`: the next thread is a random waiting one rather than the one
+    // that waited longest, so that recordings explore other interleavings.
+    ThreadScheduler(std::chrono::milliseconds slice, bool chaos)
+        : slice_(slice), chaos_(chaos), random_(std::random_device{}())
+    {}
+
+    bool serialized(Tid tgid) const { return procs_.count(tgid) != 0; }
+    // The process has a second thread; `runner` is the one running now.
+    void serialize(Tid tgid, Tid runner, Clock::time_point now);
+    // The process exec'd or ended: its one thread runs freely again.
+    void forget(Tid tgid) { procs_.erase(tgid); }
+
+    // `tid` is stopped and wants to run. True: it has the CPU now (resume
+    // it). False: it waits its turn.
+    bool want(Tid tgid, Tid tid, Clock::time_point now);
+    // The running thread gives up the CPU; the thread to resume next, if any.
+    std::optional<Tid> yield(Tid tgid, Tid tid, Clock::time_point now);
+    // A thread is gone; if it had the CPU, the thread to resume next.
+    std::optional<Tid> gone(Tid tgid, Tid tid, Clock::time_point now);
+
+    std::optional<Tid> running(Tid tgid) const;
+    // Since when the running thread has had the CPU.
+    Clock::time_point running_since(Tid tgid) const;
+    size_t waiting(Tid tgid) const;
+    // Running threads past their slice while another thread of theirs waits.
+    std::vector<Tid> overdue(Clock::time_point now) const;
+    // Gives the running thread more time before it counts as overdue.
+    void extend(Tid tgid, Clock::duration more);
+    uint64_t switches() const { return switches_; }
+
+private:
+    struct Process {
+        std::optional<Tid> running;
+        Clock::time_point deadline;
+        Clock::time_point since;
+        std::deque<Tid> waiting;
+    };
+    std::optional<Tid> next(Process& p, Clock::time_point now);
+
+    std::chrono::milliseconds slice_;
+    bool chaos_;
+    std::minstd_rand random_;
+    std::map<Tid, Process> procs_;
+    uint64_t switches_ = 0;
+};
+
+} // namespace rw

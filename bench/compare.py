@@ -159,6 +159,39 @@ replays at native speed; syscall-heavy work is bound by ptrace round trips,
 which are slow on our VMs."""
 
 
+def section_threads(ctx):
+    """Multithreaded programs: threads of a process run one at a time while recording."""
+    prog = os.path.join(ctx.build, "bench", "bench_threads")
+    cases = [("4 threads, lock-heavy (2,000,000 mutex rounds each)", [prog, "lock", "2000000"]),
+             ("4 threads, compute-bound (3e8 xorshift steps each)", [prog, "compute", "300000000"])]
+    rows = []
+    for name, argv in cases:
+        trace = os.path.join(ctx.tmp, "threads-trace")
+        natives, records, replays = [], [], []
+        for _ in range(ctx.runs):
+            shutil.rmtree(trace, ignore_errors=True)
+            natives.append(wall(argv, ctx.env)[0])
+            records.append(wall([ctx.rewind, "record", "-q", "-o", trace, "--"] + argv, ctx.env)[0])
+            replays.append(wall([ctx.rewind, "replay", "--autopilot", "-q", trace], ctx.env)[0])
+        info = json.loads(subprocess.run([ctx.rewind, "info", "--json", trace], env=ctx.env,
+                                         stdout=subprocess.PIPE).stdout)
+        native, record, replay = (statistics.median(v) for v in (natives, records, replays))
+        rows.append([name, f"{native:.3f}", f"{record:.3f}", f"{record / native:.2f}", f"{replay:.3f}",
+                     f"{replay / native:.2f}", f"{info['events']:,}"])
+    return ("Threads", md_table(["workload", "native s", "record s", "record ÷ native", "replay s",
+                                 "replay ÷ native", "events"], rows) + "\n\n" + THREADS_NOTES)
+
+
+THREADS_NOTES = """\
+While recording, the threads of a process take turns on one CPU (as under
+rr): a thread gives the CPU up at a syscall that may block and is preempted
+only when it spins. Compute-bound threads therefore run one after another:
+with two CPUs here, record ÷ native is close to 2 (4 on a machine with four
+or more CPUs). Lock-heavy code becomes uncontended (a thread keeps the lock
+for its whole turn), so it makes fewer futex calls than natively. Replay
+runs one thread at a time too."""
+
+
 def section_codec(ctx):
     """Google Benchmark results for the trace format."""
     exe = os.path.join(ctx.build, "bench", "trace_codec_bench")
@@ -273,7 +306,7 @@ def section_watch(ctx):
 
 
 SECTIONS = {"record": section_record, "replay": section_replay, "codec": section_codec, "debug": section_debug,
-            "watch": section_watch}
+            "watch": section_watch, "threads": section_threads}
 
 
 def md_table(header, rows):

@@ -36,10 +36,12 @@ std::optional<HardwareBreakpoint> BreakpointSet::hardware_for_tag(uint64_t tag) 
 void BreakpointSet::apply(Task& task)
 {
     TraceeMemory mem = task.memory();
-    if (applied_pid_ != task.tid()) {
+    pid_t process = task.group().tgid;
+    if (applied_pid_ != process) {
         // A new process (restored from a snapshot): nothing of ours is in it.
         shadow_.clear();
         armed_.clear();
+        armed_tids_.clear();
     }
     // Software: remove what is no longer wanted, insert what is missing.
     for (auto it = shadow_.begin(); it != shadow_.end();) {
@@ -61,15 +63,21 @@ void BreakpointSet::apply(Task& task)
         if (mem.write(RemoteAddr(addr), {&int3, 1}))
             shadow_[addr] = original;
     }
-    if (applied_pid_ != task.tid() || hardware_changed_) {
+    // Debug registers are per thread: every thread of the process gets them.
+    std::set<pid_t> tids;
+    for (Task* t : task.group().tasks)
+        tids.insert(t->tid());
+    if (applied_pid_ != process || hardware_changed_ || tids != armed_tids_) {
         hardware_changed_ = false;
         armed_.clear();
-        for (size_t i = 0; i < hardware_.size(); i++) {
-            const auto& h = hardware_[i];
-            armed_.emplace_back(task.tid(), h.kind, h.addr, h.len, 1, kTagUserBase + i);
-        }
+        for (pid_t tid : tids)
+            for (size_t i = 0; i < hardware_.size(); i++) {
+                const auto& h = hardware_[i];
+                armed_.emplace_back(tid, h.kind, h.addr, h.len, 1, kTagUserBase + i);
+            }
+        armed_tids_ = tids;
     }
-    applied_pid_ = task.tid();
+    applied_pid_ = process;
 }
 
 void BreakpointSet::hide(uint64_t addr, std::span<uint8_t> data) const
@@ -80,13 +88,14 @@ void BreakpointSet::hide(uint64_t addr, std::span<uint8_t> data) const
 
 void BreakpointSet::lift(Task& task)
 {
-    if (applied_pid_ != task.tid())
+    if (applied_pid_ != task.group().tgid)
         return;
     TraceeMemory mem = task.memory();
     for (const auto& [addr, original] : shadow_)
         mem.write(RemoteAddr(addr), {&original, 1});
     shadow_.clear();
     armed_.clear();
+    armed_tids_.clear();
     applied_pid_ = 0;
 }
 

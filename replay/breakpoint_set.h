@@ -53,14 +53,15 @@ public:
     // Takes every software breakpoint out of the process and disarms the
     // hardware ones (before its memory is copied, or while seeking).
     void lift(Task& task);
-    bool applied_to(pid_t tid) const { return applied_pid_ == tid; }
+    bool applied_to(pid_t process) const { return applied_pid_ == process; }
     // Puts the original bytes back in memory read from the process at `addr`.
     void hide(uint64_t addr, std::span<uint8_t> data) const;
 
 private:
     std::set<uint64_t> software_;
     std::vector<HardwareBreakpoint> hardware_;
-    pid_t applied_pid_ = 0;
+    pid_t applied_pid_ = 0; // the process (real tgid) holding them
+    std::set<pid_t> armed_tids_;
     bool hardware_changed_ = false;
     std::map<uint64_t, uint8_t> shadow_; // original byte under each inserted int3
     std::vector<perfclock::BreakpointCounter> armed_;

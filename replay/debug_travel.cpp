@@ -196,7 +196,9 @@ void DebugSession::arm(const Segment& s)
     case Segment::Kind::Break: {
         // Resting on the address: the counter sees that execution too.
         uint64_t count = s.count + (s.addr == resting_on_ ? 1 : 0);
-        bool shared = mode_ == Mode::Collect && breakpoints_.has_software(s.addr);
+        // An int3 in memory other threads share would stop them too: their
+        // counters are the debug registers, which are per thread.
+        bool shared = (mode_ == Mode::Collect && breakpoints_.has_software(s.addr)) || t->vm()->tasks.size() > 1;
         if (count <= kSoftTargetMostHits && !shared)
             arm_soft_target(*t, s.addr, count);
         else

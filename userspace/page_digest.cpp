@@ -34,7 +34,8 @@ std::vector<WritableRange> writable_ranges(pid_t pid)
         auto dash = range.find('-');
         if (dash == std::string::npos || perms.size() < 2 || perms[1] != 'w')
             continue;
-        out.push_back({std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16)});
+        out.push_back(
+            {std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16)});
     }
     return out;
 }

@@ -41,7 +41,7 @@ constexpr auto kProbeWait = std::chrono::milliseconds(20);
 constexpr size_t kMaxProbePages = 4096;
 constexpr auto kComputeBudget = std::chrono::seconds(2);
 constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF, set around breakpoint stops
-constexpr int kTrapPerf = 6; // si_code of a perf event's SIGTRAP
+constexpr int kTrapPerf = 6;              // si_code of a perf event's SIGTRAP
 constexpr uint64_t kProbeTag = 0x7277'0000'0000'0010;
 
 } // namespace
@@ -113,7 +113,8 @@ void Supervisor::on_serialized_syscall_stop(Thread& t)
 {
     __ptrace_syscall_info info{};
     if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0)
-        throw std::system_error(errno, std::generic_category(), "reading the syscall of thread " + std::to_string(t.tid));
+        throw std::system_error(errno, std::generic_category(),
+                                "reading the syscall of thread " + std::to_string(t.tid));
     if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
         t.in_syscall = true;
         t.probe.reset(); // it reached a syscall: no preemption needed
@@ -168,7 +169,9 @@ void Supervisor::start_preemption(Thread& t)
     t.probe_from = regs;
     uint64_t rip = regs[Registers::RIP];
     try {
-        t.probe = std::make_unique<perfclock::BreakpointCounter>(t.tid, perfclock::BreakpointKind::Execute, rip, 8, 1,
+        // The thread stands before A: the first hit is A right away, the
+        // second is the next round.
+        t.probe = std::make_unique<perfclock::BreakpointCounter>(t.tid, perfclock::BreakpointKind::Execute, rip, 8, 2,
                                                                  kProbeTag);
     } catch (const std::system_error& e) {
         problem("thread " + std::to_string(t.tid) + " cannot be preempted (no hardware breakpoint: " + e.what() +

@@ -144,6 +144,7 @@ public:
     const std::string& probe_result() const { return probe_result_; }
     // Why the last move in time could not be made (empty: it was).
     const std::string& travel_error() const { return travel_error_; }
+    void clear_travel_error() { travel_error_.clear(); }
 
     // Passing signals: reported only if the debugger wants to stop at them.
     void set_passed_signals(std::set<int> signals) { passed_ = std::move(signals); }

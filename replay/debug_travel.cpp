@@ -17,6 +17,15 @@ void DebugSession::begin_travel(const ResumeRequest& r)
 {
     StopReport report = stop(StopReport::Kind::Signal);
     Position target = begin_;
+    if (r.kind == ResumeRequest::Kind::ReverseContinue || r.kind == ResumeRequest::Kind::ReverseStep) {
+        // Finding the previous stop replays forward from a snapshot, and
+        // snapshots copy single-threaded processes only: rather than a wrong
+        // answer, none.
+        Task* t = debugged_task();
+        if (t && t->group().tasks.size() > 1)
+            throw NoSuchPosition("reverse execution is not supported yet while the process has several threads "
+                                 "(snapshots copy single-threaded processes); `monitor goto EVENT` moves to an event");
+    }
     switch (r.kind) {
     case ResumeRequest::Kind::ReverseContinue: {
         auto hit = last_hit_before(position_);

@@ -258,6 +258,10 @@ ResumeRequest GdbServer::on_stop(const StopReport& report)
         }
         reply("OK");
     } else if (reply_pending_) {
+        // A refused reverse-continue/step stops where it was: say why.
+        if (!session_.travel_error().empty())
+            reply("O" + to_hex("rewind: " + session_.travel_error() + "\n"));
+        session_.clear_travel_error();
         reply(stop_reply(report));
         reply_pending_ = false;
     }

@@ -213,6 +213,23 @@ def scenario_tcp_loopback(rw, trace):
             server.wait()
 
 
+def scenario_threads(rw, programs, work):
+    """A multithreaded replay: every thread listed, a breakpoint stops the
+    thread that reaches it, `thread N` and its backtrace, and going back is
+    refused rather than answered wrongly."""
+    trace = os.path.join(work, "threads_barrier.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "threads_barrier")])
+    check(r.status == 0, f"recording threads_barrier\n{r.describe()}")
+    out = Session(rw, trace).run("break work", "continue", "continue", "info threads", "thread 1", "bt",
+                                 "reverse-continue", "monitor when", "continue", "print (long)arg")
+    no_divergence(out)
+    expect(out, r"Thread 2 hit Breakpoint 1, work \(arg=0x0\)", r"Thread 3 hit Breakpoint 1, work \(arg=0x1\)",
+           r"^  1 +Thread \d+ +.*futex", r"^\* 3 +Thread \d+ +work \(arg=0x1\)",
+           r"^  [45] +Thread \d+", r"#\d+ .* main \(\) at .*threads_barrier.c",
+           r"rewind: reverse execution is not supported yet while the process has several threads",
+           r"At event \d+ > 1 x 0x[0-9a-f]+ ", r"Thread 4 hit Breakpoint 1, work \(arg=0x2\)", r"\$1 = 2")
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
@@ -250,6 +267,7 @@ def main():
     tests = [(f.__name__, lambda f=f: f(session, args.sources)) for f in SCENARIOS]
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
+    tests.append(("scenario_threads", lambda: scenario_threads(args.rewind, args.programs, work)))
     for name, run in tests:
         if args.only and args.only not in name:
             continue

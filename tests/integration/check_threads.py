@@ -77,6 +77,14 @@ def check_tampered_preemption(rw, tamper, work):
     return f"divergence reported at #{index}"
 
 
+def check_watch_refuses(rw, work):
+    """rewind watch cannot step between snapshots of a multithreaded process yet: it says so."""
+    r = Run([rw, "watch", os.path.join(work, "threads_barrier"), "cell[5][0] == 0"])
+    check(r.status == 1 and "cannot search this recording yet" in r.stderr.decode(),
+          f"rewind watch on a multithreaded recording must refuse clearly\n{r.describe()}")
+    return "refused with a reason"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -100,7 +108,8 @@ def main():
             failures += 1
             print(f"FAIL {name}: {f}")
     for what, fn in [("races", lambda: check_races(args.rewind, args.programs, work)),
-                     ("tampered preemption", lambda: check_tampered_preemption(args.rewind, args.tamper, work))]:
+                     ("tampered preemption", lambda: check_tampered_preemption(args.rewind, args.tamper, work)),
+                     ("rewind watch", lambda: check_watch_refuses(args.rewind, work))]:
         try:
             print(f"ok   {what}: {fn()}")
         except Failure as f:

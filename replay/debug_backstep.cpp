@@ -12,7 +12,6 @@
 namespace rw::replay {
 namespace {
 
-constexpr int kTrapPerf = 6;
 constexpr size_t kMaxCandidates = 3; // debug registers besides the arrival's counter
 
 perfclock::BreakpointKind counter_kind(const Segment& s)

@@ -19,8 +19,6 @@ namespace rw::replay {
 namespace {
 
 constexpr int kTrapTrace = 2;
-constexpr int kTrapPerf = 6;
-constexpr uint64_t kResumeFlag = 0x10000;
 
 // What a diverted copy may run for real: its own memory, identity and
 // clocks. Anything else could reach outside (files, sockets, other

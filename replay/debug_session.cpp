@@ -15,7 +15,6 @@ namespace rw::replay {
 namespace {
 
 constexpr int kTrapTrace = 2; // si_code of a single step
-constexpr int kTrapPerf = 6;  // si_code of a perf event's SIGTRAP
 
 // Forward replay time between automatic snapshots at event boundaries.
 constexpr auto kBoundarySnapshotEvery = std::chrono::milliseconds(100);

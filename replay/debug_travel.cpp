@@ -169,7 +169,6 @@ void DebugSession::rest_on(Task& task, uint64_t addr)
     // the task rests before is then seen by every counter armed from here,
     // however the task got here (or whichever snapshot it is restored from).
     Registers regs = task.regs();
-    constexpr uint64_t kResumeFlag = 1u << 16;
     if (regs[Registers::EFLAGS] & kResumeFlag) {
         regs[Registers::EFLAGS] &= ~kResumeFlag;
         task.set_regs(regs);

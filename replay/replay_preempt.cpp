@@ -10,27 +10,20 @@
 #include "trap_tags.h"
 
 namespace rw::replay {
-namespace {
-
-constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF: set by the CPU around breakpoints
-constexpr int kTrapPerf = 6;              // si_code of a perf event's SIGTRAP
-
-} // namespace
-
 void Replayer::on_preempt(const PreemptEvent& e)
 {
     Task& t = task(e.tid);
     collect_fresh(t);
     uint64_t rip = e.regs[Registers::RIP];
     perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
-    uint64_t hits = 0, same_registers = 0;
+    uint64_t hits = 0, with_registers = 0;
     // Every execution is a stop, so the watchdog alone would never fire:
     // the whole search gets the watchdog's time.
     auto give_up = std::chrono::steady_clock::now() + options_.watchdog;
     auto missed = [&](const std::string& instead) {
         diverge(t, "thread " + std::to_string(e.tid) + " never reached the point where the recording switched threads",
                 "  expected rip " + hex(rip) + " (" + std::to_string(hits) + " executions, " +
-                    std::to_string(same_registers) + " with the recorded registers, none also with the recorded " +
+                    std::to_string(with_registers) + " with the recorded registers, none also with the recorded " +
                     std::to_string(e.pages.size()) + " pages)\n  instead: " + instead);
     };
     for (;;) {
@@ -45,17 +38,15 @@ void Replayer::on_preempt(const PreemptEvent& e)
         hits++;
         if (std::chrono::steady_clock::now() > give_up)
             missed("still searching after " + std::to_string(options_.watchdog.count()) + " s");
-        Registers r = t.regs();
-        Registers expected = e.regs;
-        r[Registers::EFLAGS] &= ~kResumeFlag;
-        expected[Registers::EFLAGS] &= ~kResumeFlag;
-        if (r != expected)
+        if (!same_registers(t.regs(), e.regs))
             continue;
-        same_registers++;
+        with_registers++;
         if (page_digest(t.tid(), e.pages) != e.pages_hash)
             continue;
         // The thread rests here until its next event; nothing skips the
         // instruction's next execution.
+        Registers r = t.regs();
+        r[Registers::EFLAGS] &= ~kResumeFlag;
         t.set_regs(r);
         return;
     }

@@ -12,27 +12,6 @@
 #include "tsc.h"
 
 namespace rw::replay {
-namespace {
-
-constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF: set or not by the CPU around breakpoints
-constexpr int kTrapPerf = 6;              // si_code of a perf event's SIGTRAP
-
-bool same_registers(const Registers& a, const Registers& b)
-{
-    for (size_t i = 0; i < Registers::kCount; i++) {
-        uint64_t x = a.words[i], y = b.words[i];
-        if (i == Registers::EFLAGS) {
-            x &= ~kResumeFlag;
-            y &= ~kResumeFlag;
-        }
-        if (x != y)
-            return false;
-    }
-    return true;
-}
-
-} // namespace
-
 void Replayer::check_registers(Task& t, const Registers& expected, const std::string& what)
 {
     const Registers& actual = t.regs();

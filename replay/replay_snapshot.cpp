@@ -199,7 +199,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
         if (hook_)
             hook_->after_fork(*t);
         snap->tasks.push_back({t->recorded_tid(), copy, t->regs(), git->second, vit->second, t->last_syscall_seq,
-                               t->vfork_child, t->last_resume});
+                               t->vfork_child, t->last_resume, t->child_settid});
         snap->vms[vit->second].syscall_insn = t->vm()->syscall_insn;
     }
     snap->finished = finished_;
@@ -255,6 +255,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
         t.at = Task::At::EventStop;
         t.last_syscall_seq = c.last_syscall_seq;
         t.vfork_child = c.vfork_child;
+        t.child_settid = c.child_settid;
         t.last_resume = c.last_resume;
         groups[c.group]->tgid = live;
     }

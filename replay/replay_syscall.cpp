@@ -322,7 +322,7 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
 void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
 {
     collect_fresh(t);
-    store_recorded_tid(t, e, e.tid, false);
+    store_recorded_tid(t, t.child_settid, e.tid);
     write_recorded_result(t, e);
     after_syscall(t, e);
 }

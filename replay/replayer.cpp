@@ -511,19 +511,13 @@ SetTidAddresses settid_addresses(const SyscallEvent& call)
 
 } // namespace
 
-void Replayer::store_recorded_tid(Task& t, const SyscallEvent& call, Tid recorded, bool parent_side)
+void Replayer::store_recorded_tid(Task& t, uint64_t addr, Tid recorded)
 {
-    // The kernel stored the replay's own id; the program must see the recorded one.
-    uint64_t flags = clone_flags(call);
-    SetTidAddresses a = settid_addresses(call);
-    uint64_t addr =
-        parent_side ? ((flags & CLONE_PARENT_SETTID) ? a.parent : 0) : ((flags & CLONE_CHILD_SETTID) ? a.child : 0);
-    if (!addr)
-        return;
+    // The kernel stored the replay's own id there; the program must see the recorded one.
     int32_t value = recorded;
-    if (!t.memory().write(RemoteAddr(addr), {reinterpret_cast<const uint8_t*>(&value), sizeof(value)}))
-        diverge(t, "cannot store the thread id " + std::to_string(recorded) + " where " + syscall_name(call.nr) +
-                       " asked (" + hex(addr) + ")");
+    if (addr && !t.memory().write(RemoteAddr(addr), {reinterpret_cast<const uint8_t*>(&value), sizeof(value)}))
+        diverge(t, "cannot store the thread id " + std::to_string(recorded) + " where its clone asked (" + hex(addr) +
+                       ")");
 }
 
 uint64_t clone_flags(const SyscallEvent& call)
@@ -585,8 +579,14 @@ void Replayer::on_fork(const ForkEvent& e)
         vm = std::make_shared<AddressSpace>();
         vm->id = next_vm_id_++;
     }
-    add_task(child, e.child_tid, group, vm);
-    store_recorded_tid(parent, *sc, e.child_tid, true);
+    Task& created = add_task(child, e.child_tid, group, vm);
+    // Only the parent's call says where: the child's own record of it reads
+    // the arguments when the child first runs, after the parent moved on.
+    SetTidAddresses settid = settid_addresses(*sc);
+    if (flags & CLONE_PARENT_SETTID)
+        store_recorded_tid(parent, settid.parent, e.child_tid);
+    if (flags & CLONE_CHILD_SETTID)
+        created.child_settid = settid.child; // written once the child has started
     parent.at = Task::At::ExecutingCall;
     if (s.event == PTRACE_EVENT_VFORK)
         parent.vfork_child = e.child_tid;

@@ -128,7 +128,7 @@ private:
     void replay_mmap(Task& t, const SyscallEvent& e);
     void finish_executing_call(Task& t, const SyscallEvent& e);
     void apply_child_return(Task& t, const SyscallEvent& e);
-    void store_recorded_tid(Task& t, const SyscallEvent& clone_call, Tid recorded, bool parent_side);
+    void store_recorded_tid(Task& t, uint64_t addr, Tid recorded);
     void run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how);
     void check_call(Task& t, const SyscallEvent& e);
     void check_inputs(Task& t, const SyscallEvent& e);

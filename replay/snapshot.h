@@ -28,6 +28,7 @@ struct ReplaySnapshot {
         uint64_t last_syscall_seq = 0;
         Tid vfork_child = 0;
         Resume last_resume = Resume::Cont;
+        uint64_t child_settid = 0;
     };
     struct GroupCopy {
         Tid recorded_tgid = 0;

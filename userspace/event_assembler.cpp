@@ -159,19 +159,15 @@ std::optional<uint64_t> EventAssembler::place_for(Tid tid, int nr)
     auto it = expected_.find(tid);
     if (it == expected_.end())
         return std::nullopt;
+    // The supervisor reads the ring before it expects a thread's next
+    // syscall, so the front is this record's entry, unless the call was
+    // entered before the thread's process was serialized.
     auto& queue = it->second;
-    while (!queue.empty()) {
-        Expected x = queue.front();
-        queue.pop_front();
-        if (x.nr == nr)
-            return x.place;
-        // An entry the kernel side did not report: its place stays empty.
-        problems_.push_back("thread " + std::to_string(tid) + ": " + syscall_name(x.nr) +
-                            " was entered but never reported");
-        if (x.place)
-            sink_.cancel(*x.place);
-    }
-    return std::nullopt;
+    if (queue.empty() || queue.front().nr != nr)
+        return std::nullopt;
+    auto place = queue.front().place;
+    queue.pop_front();
+    return place;
 }
 
 void EventAssembler::cancel_places(Tid tid)

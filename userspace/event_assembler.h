@@ -38,7 +38,8 @@ public:
 
     // The thread entered syscall `nr`. With `place`, its event goes to that
     // place in the stream (the thread gave up the CPU there); without, it
-    // keeps the seq the kernel side gives it.
+    // keeps the seq the kernel side gives it. Every record the kernel side
+    // made before this entry must have been read already.
     void expect_syscall(Tid tid, int nr, std::optional<uint64_t> place);
 
     // seq of the thread's most recent syscall event.

@@ -6,10 +6,9 @@
 #include <xxhash.h>
 
 #include <array>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "process_image.h"
 #include "tracee.h"
 #include "unique_fd.h"
 
@@ -17,28 +16,6 @@ namespace rw {
 namespace {
 
 constexpr uint64_t kSoftDirtyBit = uint64_t(1) << 55;
-
-struct WritableRange {
-    uint64_t start, end;
-};
-
-std::vector<WritableRange> writable_ranges(pid_t pid)
-{
-    std::vector<WritableRange> out;
-    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-        std::istringstream in(line);
-        std::string range, perms;
-        in >> range >> perms;
-        auto dash = range.find('-');
-        if (dash == std::string::npos || perms.size() < 2 || perms[1] != 'w')
-            continue;
-        out.push_back(
-            {std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16)});
-    }
-    return out;
-}
 
 } // namespace
 
@@ -55,7 +32,9 @@ std::optional<std::vector<uint64_t>> soft_dirty_pages(pid_t pid, size_t limit)
         return std::nullopt;
     std::vector<uint64_t> pages;
     std::array<uint64_t, 512> entries;
-    for (const auto& r : writable_ranges(pid)) {
+    for (const auto& r : read_mappings(pid)) {
+        if (r.perms.size() < 2 || r.perms[1] != 'w')
+            continue;
         for (uint64_t page = r.start; page < r.end && pages.size() < limit;) {
             size_t n = std::min<uint64_t>(entries.size(), (r.end - page) / kPageSize);
             ssize_t got = ::pread(fd.get(), entries.data(), n * sizeof(uint64_t),

@@ -166,8 +166,10 @@ void Supervisor::on_stop(pid_t tid, int status)
 {
     StopInfo s = decode_wait_status(status);
     if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled) {
-        Tid tgid = threads_.count(tid) ? threads_[tid].tgid : tid;
-        threads_.erase(tid);
+        auto it = threads_.find(tid);
+        Tid tgid = it != threads_.end() ? it->second.tgid : tid;
+        if (it != threads_.end())
+            threads_.erase(it);
         if (tid == initial_)
             initial_status_ = status;
         on_thread_gone(tid, tgid);
@@ -217,7 +219,7 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_CLONE: {
         Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
         if (child.tgid == t.tgid)
-            serialize(t.tgid, t.tid);
+            scheduler_.serialize(t.tgid, t.tid, std::chrono::steady_clock::now());
         break;
     }
     case PTRACE_EVENT_EXEC:
@@ -315,7 +317,7 @@ void Supervisor::on_signal(Thread& t, int signo)
     }
     if (signo == SIGSEGV && si.si_code == SI_KERNEL && emulate_tsc(t))
         return;
-    if (signo == SIGTRAP && t.probe && on_probe_trap(t))
+    if (signo == SIGTRAP && on_probe_trap(t))
         return;
 
     Registers regs = get_registers(t.tid);

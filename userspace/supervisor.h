@@ -62,8 +62,6 @@ public:
     uint64_t stalls() const { return stalls_; }
     uint64_t rdtsc_traps() const { return rdtsc_traps_; }
     uint64_t deferred_signals() const { return deferred_signals_; }
-    uint64_t thread_switches() const { return scheduler_.switches(); }
-    uint64_t preemptions() const { return preemptions_; }
 
 private:
     struct Thread {
@@ -79,7 +77,6 @@ private:
         // Scheduling (serialized processes only).
         bool started = false;                                // its first stop was seen
         bool in_syscall = false;                             // between a syscall's entry and exit stops
-        bool waiting_cpu = false;                            // stopped until the scheduler picks it
         bool preempt_requested = false;                      // a PTRACE_INTERRUPT of ours is on its way
         std::unique_ptr<perfclock::BreakpointCounter> probe; // where a preemption lands
         std::chrono::steady_clock::time_point probe_deadline{};
@@ -102,12 +99,11 @@ private:
 
     // Scheduling the threads of multithreaded processes (supervisor_threads.cpp).
     bool serialized(const Thread& t) const { return scheduler_.serialized(t.tgid); }
-    void serialize(Tid tgid, Tid runner);
     void on_new_thread_stop(Thread& t);
     void on_serialized_syscall_stop(Thread& t);
     void want_cpu(Thread& t);
     void give_up_cpu(Thread& t);
-    void run_next(std::optional<Tid> next);
+    void run_next(Tid tgid, std::optional<Tid> next);
     void on_thread_gone(Tid tid, Tid tgid);
     void check_slices();
     void start_preemption(Thread& t);
@@ -130,7 +126,6 @@ private:
     uint64_t rdtsc_traps_ = 0;
     uint64_t deferred_signals_ = 0;
     uint64_t refusals_seen_ = 0;
-    uint64_t preemptions_ = 0;
 };
 
 } // namespace rw

@@ -27,6 +27,7 @@
 #include "event_assembler.h"
 #include "page_digest.h"
 #include "supervisor.h"
+#include "syscall_table.h"
 #include "tracee.h"
 
 namespace rw {
@@ -40,18 +41,9 @@ constexpr auto kProbeWait = std::chrono::milliseconds(20);
 // More pages than this written in one round: keep the first ones.
 constexpr size_t kMaxProbePages = 4096;
 constexpr auto kComputeBudget = std::chrono::seconds(2);
-constexpr uint64_t kResumeFlag = 0x10000; // EFLAGS.RF, set around breakpoint stops
-constexpr int kTrapPerf = 6;              // si_code of a perf event's SIGTRAP
 constexpr uint64_t kProbeTag = 0x7277'0000'0000'0010;
 
 } // namespace
-
-void Supervisor::serialize(Tid tgid, Tid runner)
-{
-    if (scheduler_.serialized(tgid))
-        return;
-    scheduler_.serialize(tgid, runner, Clock::now());
-}
 
 void Supervisor::on_new_thread_stop(Thread& t)
 {
@@ -60,7 +52,7 @@ void Supervisor::on_new_thread_stop(Thread& t)
     if (!serialized(t)) {
         for (const auto& [tid, other] : threads_)
             if (other.tgid == t.tgid && tid != t.tid) {
-                serialize(t.tgid, tid);
+                scheduler_.serialize(t.tgid, tid, Clock::now());
                 break;
             }
     }
@@ -69,39 +61,29 @@ void Supervisor::on_new_thread_stop(Thread& t)
 
 void Supervisor::want_cpu(Thread& t)
 {
-    if (scheduler_.want(t.tgid, t.tid, Clock::now())) {
-        t.waiting_cpu = false;
-        if (!resume(t, 0))
-            on_thread_gone(t.tid, t.tgid);
-        return;
-    }
-    t.waiting_cpu = true;
+    if (scheduler_.want(t.tgid, t.tid, Clock::now()) && !resume(t, 0))
+        on_thread_gone(t.tid, t.tgid);
 }
 
 void Supervisor::give_up_cpu(Thread& t)
 {
-    run_next(scheduler_.yield(t.tgid, t.tid, Clock::now()));
+    run_next(t.tgid, scheduler_.yield(t.tgid, t.tid, Clock::now()));
 }
 
-void Supervisor::run_next(std::optional<Tid> next)
+void Supervisor::run_next(Tid tgid, std::optional<Tid> next)
 {
+    // A thread that died while it waited passes its turn on.
     while (next) {
         auto it = threads_.find(*next);
-        if (it == threads_.end()) {
-            next = scheduler_.gone(0, *next, Clock::now());
-            continue;
-        }
-        Thread& x = it->second;
-        x.waiting_cpu = false;
-        if (resume(x, 0))
+        if (it != threads_.end() && resume(it->second, 0))
             return;
-        next = scheduler_.gone(x.tgid, x.tid, Clock::now());
+        next = scheduler_.gone(tgid, *next, Clock::now());
     }
 }
 
 void Supervisor::on_thread_gone(Tid tid, Tid tgid)
 {
-    run_next(scheduler_.gone(tgid, tid, Clock::now()));
+    run_next(tgid, scheduler_.gone(tgid, tid, Clock::now()));
     bool any = false;
     for (const auto& [other, th] : threads_)
         any = any || th.tgid == tgid;
@@ -116,13 +98,16 @@ void Supervisor::on_serialized_syscall_stop(Thread& t)
         throw std::system_error(errno, std::generic_category(),
                                 "reading the syscall of thread " + std::to_string(t.tid));
     if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+        // The thread's previous syscall was reported before it got here:
+        // read it now, so that this entry's place cannot be given to it.
+        capture_.drain();
         t.in_syscall = true;
         t.probe.reset(); // it reached a syscall: no preemption needed
         if (!t.deferred.empty())
             resend_deferred(t);
         int nr = static_cast<int>(info.entry.nr);
-        std::array<uint64_t, 6> args;
-        std::copy(std::begin(info.entry.args), std::end(info.entry.args), args.begin());
+        uint64_t args[RW_MAX_ARGS];
+        std::copy(std::begin(info.entry.args), std::end(info.entry.args), args);
         if (keeps_cpu(nr, args)) {
             assembler_.expect_syscall(t.tid, nr, std::nullopt);
             resume(t, 0);
@@ -189,14 +174,17 @@ void Supervisor::start_preemption(Thread& t)
 bool Supervisor::on_probe_trap(Thread& t)
 {
     siginfo_t si = get_siginfo(t.tid);
-    if (si.si_code != kTrapPerf)
+    if (si.si_code != kTrapPerf || perf_data(si) != kProbeTag)
         return false;
+    if (!t.probe) {
+        // Queued before its probe was given up (the thread made a syscall,
+        // or the probe timed out): not the program's.
+        resume(t, 0);
+        return true;
+    }
     t.probe.reset();
-    Registers now = get_registers(t.tid), before = t.probe_from;
-    now[Registers::EFLAGS] &= ~kResumeFlag;
-    before[Registers::EFLAGS] &= ~kResumeFlag;
     auto written = soft_dirty_pages(t.tgid, kMaxProbePages);
-    bool waiting = now == before && written && written->empty();
+    bool waiting = same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
     if (!waiting && Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
         // Making progress: let it run on towards a syscall; look again later.
         scheduler_.extend(t.tgid, 4 * options_.time_slice);
@@ -224,7 +212,6 @@ void Supervisor::preempt_here(Thread& t)
     e.pages_hash = page_digest(t.tid, e.pages);
     e.seq = capture_.next_seq();
     emit(std::move(e));
-    preemptions_++;
     // The trap is ours: the thread waits, stopped here, for its next turn.
     Tid tid = t.tid;
     give_up_cpu(t);

@@ -144,6 +144,14 @@ SyscallInfo with(FdEffect effect, SyscallInfo info)
     return info;
 }
 
+// The syscall never blocks, and other threads must see it in order (maps,
+// clone, exit…): a thread keeps the CPU through it (thread_scheduler.h).
+SyscallInfo keeps(SyscallInfo info)
+{
+    info.keeps_cpu = true;
+    return info;
+}
+
 constexpr FdEffect kNewFd = FdEffect::NewFd;
 
 // Sizes of kernel structures on x86-64.
@@ -170,12 +178,12 @@ const std::vector<SyscallInfo>& table()
         with(kNewFd, sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)})),
         with(kNewFd, sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)})),
         with(kNewFd, sys(SYS_creat, "creat", "so", R::Emulate, {in_str(0)})),
-        with(FdEffect::Close, sys(SYS_close, "close", "f", R::Emulate)),
+        keeps(with(FdEffect::Close, sys(SYS_close, "close", "f", R::Emulate))),
         with(FdEffect::CloseRange, sys(SYS_close_range, "close_range", "uux", R::Emulate)),
-        sys(SYS_lseek, "lseek", "fld", R::Emulate),
-        with(FdEffect::Dup, sys(SYS_dup, "dup", "f", R::Emulate)),
-        with(FdEffect::Dup2, sys(SYS_dup2, "dup2", "ff", R::Emulate)),
-        with(FdEffect::Dup2, sys(SYS_dup3, "dup3", "ffx", R::Emulate)),
+        keeps(sys(SYS_lseek, "lseek", "fld", R::Emulate)),
+        keeps(with(FdEffect::Dup, sys(SYS_dup, "dup", "f", R::Emulate))),
+        keeps(with(FdEffect::Dup2, sys(SYS_dup2, "dup2", "ff", R::Emulate))),
+        keeps(with(FdEffect::Dup2, sys(SYS_dup3, "dup3", "ffx", R::Emulate))),
         with(FdEffect::NewFdPair, sys(SYS_pipe, "pipe", "p", R::Emulate, {out_fixed(0, 8)})),
         with(FdEffect::NewFdPair, sys(SYS_pipe2, "pipe2", "px", R::Emulate, {out_fixed(0, 8)})),
         sys(SYS_sendfile, "sendfile", "ffpu", R::Emulate, {out_fixed(2, 8)}),
@@ -202,9 +210,9 @@ const std::vector<SyscallInfo>& table()
         // ---- file metadata --------------------------------------------------
         sys(SYS_stat, "stat", "sp", R::Emulate, {in_str(0), out_fixed(1, kStat)}),
         sys(SYS_lstat, "lstat", "sp", R::Emulate, {in_str(0), out_fixed(1, kStat)}),
-        sys(SYS_fstat, "fstat", "fp", R::Emulate, {out_fixed(1, kStat)}),
-        sys(SYS_newfstatat, "newfstatat", "fspx", R::Emulate, {in_str(1), out_fixed(2, kStat)}),
-        sys(SYS_statx, "statx", "fsxxp", R::Emulate, {in_str(1), out_fixed(4, kStatx)}),
+        keeps(sys(SYS_fstat, "fstat", "fp", R::Emulate, {out_fixed(1, kStat)})),
+        keeps(sys(SYS_newfstatat, "newfstatat", "fspx", R::Emulate, {in_str(1), out_fixed(2, kStat)})),
+        keeps(sys(SYS_statx, "statx", "fsxxp", R::Emulate, {in_str(1), out_fixed(4, kStatx)})),
         sys(SYS_statfs, "statfs", "sp", R::Emulate, {in_str(0), out_fixed(1, kStatfs)}),
         sys(SYS_fstatfs, "fstatfs", "fp", R::Emulate, {out_fixed(1, kStatfs)}),
         sys(SYS_access, "access", "so", R::Emulate, {in_str(0)}),
@@ -212,7 +220,7 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_faccessat2, "faccessat2", "fsox", R::Emulate, {in_str(1)}),
         sys(SYS_readlink, "readlink", "spu", R::Emulate, {in_str(0), out_ret(1)}),
         sys(SYS_readlinkat, "readlinkat", "fspu", R::Emulate, {in_str(1), out_ret(2)}),
-        sys(SYS_getcwd, "getcwd", "pu", R::Emulate, {out_ret(0)}),
+        keeps(sys(SYS_getcwd, "getcwd", "pu", R::Emulate, {out_ret(0)})),
         sys(SYS_chdir, "chdir", "s", R::Emulate, {in_str(0)}),
         sys(SYS_fchdir, "fchdir", "f", R::Emulate),
         sys(SYS_chroot, "chroot", "s", R::Emulate, {in_str(0)}),
@@ -308,12 +316,12 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_shutdown, "shutdown", "fd", R::Emulate),
 
         // ---- memory ---------------------------------------------------------
-        sys_spec(SYS_mmap, "mmap", "pupxfl", R::Mmap, spec({}, RW_SYS_MAPS_FILE)),
-        sys(SYS_munmap, "munmap", "pu", R::ExecuteCheck),
-        sys(SYS_mprotect, "mprotect", "pux", R::ExecuteCheck),
-        sys(SYS_mremap, "mremap", "puuxp", R::ExecuteCheck),
-        sys(SYS_madvise, "madvise", "pud", R::ExecuteCheck),
-        sys(SYS_brk, "brk", "p", R::ExecuteCheck),
+        keeps(sys_spec(SYS_mmap, "mmap", "pupxfl", R::Mmap, spec({}, RW_SYS_MAPS_FILE))),
+        keeps(sys(SYS_munmap, "munmap", "pu", R::ExecuteCheck)),
+        keeps(sys(SYS_mprotect, "mprotect", "pux", R::ExecuteCheck)),
+        keeps(sys(SYS_mremap, "mremap", "puuxp", R::ExecuteCheck)),
+        keeps(sys(SYS_madvise, "madvise", "pud", R::ExecuteCheck)),
+        keeps(sys(SYS_brk, "brk", "p", R::ExecuteCheck)),
         sys(SYS_msync, "msync", "pux", R::Emulate),
         sys(SYS_mlock, "mlock", "pu", R::Emulate),
         sys(SYS_mlock2, "mlock2", "pux", R::Emulate),
@@ -340,29 +348,29 @@ const std::vector<SyscallInfo>& table()
         sys_spec(SYS_shmctl, "shmctl", "ddp", R::Emulate, dispatch(1)),
 
         // ---- processes and threads ------------------------------------------
-        sys(SYS_clone, "clone", "xpppp", R::Clone, {out_fixed_always(2, 4), out_fixed_always(3, 4)}),
-        sys(SYS_clone3, "clone3", "pu", R::Clone, {in_arg(0, 1)}),
-        sys(SYS_fork, "fork", "", R::Clone),
-        sys(SYS_vfork, "vfork", "", R::Clone),
-        sys(SYS_execve, "execve", "spp", R::Exec, {in_str_on_error(0)}),
-        sys(SYS_execveat, "execveat", "fsppx", R::Exec, {in_str_on_error(1)}),
-        sys(SYS_exit, "exit", "d", R::Exit),
-        sys(SYS_exit_group, "exit_group", "d", R::Exit),
+        keeps(sys(SYS_clone, "clone", "xpppp", R::Clone, {out_fixed_always(2, 4), out_fixed_always(3, 4)})),
+        keeps(sys(SYS_clone3, "clone3", "pu", R::Clone, {in_arg(0, 1)})),
+        keeps(sys(SYS_fork, "fork", "", R::Clone)),
+        keeps(sys(SYS_vfork, "vfork", "", R::Clone)),
+        keeps(sys(SYS_execve, "execve", "spp", R::Exec, {in_str_on_error(0)})),
+        keeps(sys(SYS_execveat, "execveat", "fsppx", R::Exec, {in_str_on_error(1)})),
+        keeps(sys(SYS_exit, "exit", "d", R::Exit)),
+        keeps(sys(SYS_exit_group, "exit_group", "d", R::Exit)),
         sys(SYS_wait4, "wait4", "dpxp", R::Emulate, {out_fixed(1, 4), out_fixed(3, kRusage)}),
         sys(SYS_waitid, "waitid", "ddpxp", R::Emulate, {out_fixed(2, kSiginfo), out_fixed(4, kRusage)}),
-        sys(SYS_set_tid_address, "set_tid_address", "p", R::ExecuteRestore),
-        sys(SYS_set_robust_list, "set_robust_list", "pu", R::ExecuteCheck),
-        sys(SYS_get_robust_list, "get_robust_list", "dpp", R::Emulate, {out_fixed(1, 8), out_fixed(2, 8)}),
-        sys(SYS_rseq, "rseq", "puxx", R::Emulate),
-        sys_spec(SYS_arch_prctl, "arch_prctl", "xp", R::ExecuteCheck, dispatch(0)),
-        sys_spec(SYS_prctl, "prctl", "xxxxx", R::Emulate, dispatch(0)),
-        sys(SYS_getpid, "getpid", "", R::Emulate),
-        sys(SYS_getppid, "getppid", "", R::Emulate),
-        sys(SYS_gettid, "gettid", "", R::Emulate),
-        sys(SYS_getuid, "getuid", "", R::Emulate),
-        sys(SYS_geteuid, "geteuid", "", R::Emulate),
-        sys(SYS_getgid, "getgid", "", R::Emulate),
-        sys(SYS_getegid, "getegid", "", R::Emulate),
+        keeps(sys(SYS_set_tid_address, "set_tid_address", "p", R::ExecuteRestore)),
+        keeps(sys(SYS_set_robust_list, "set_robust_list", "pu", R::ExecuteCheck)),
+        keeps(sys(SYS_get_robust_list, "get_robust_list", "dpp", R::Emulate, {out_fixed(1, 8), out_fixed(2, 8)})),
+        keeps(sys(SYS_rseq, "rseq", "puxx", R::Emulate)),
+        keeps(sys_spec(SYS_arch_prctl, "arch_prctl", "xp", R::ExecuteCheck, dispatch(0))),
+        keeps(sys_spec(SYS_prctl, "prctl", "xxxxx", R::Emulate, dispatch(0))),
+        keeps(sys(SYS_getpid, "getpid", "", R::Emulate)),
+        keeps(sys(SYS_getppid, "getppid", "", R::Emulate)),
+        keeps(sys(SYS_gettid, "gettid", "", R::Emulate)),
+        keeps(sys(SYS_getuid, "getuid", "", R::Emulate)),
+        keeps(sys(SYS_geteuid, "geteuid", "", R::Emulate)),
+        keeps(sys(SYS_getgid, "getgid", "", R::Emulate)),
+        keeps(sys(SYS_getegid, "getegid", "", R::Emulate)),
         sys(SYS_getresuid, "getresuid", "ppp", R::Emulate, {out_fixed(0, 4), out_fixed(1, 4), out_fixed(2, 4)}),
         sys(SYS_getresgid, "getresgid", "ppp", R::Emulate, {out_fixed(0, 4), out_fixed(1, 4), out_fixed(2, 4)}),
         sys(SYS_getgroups, "getgroups", "dp", R::Emulate, {out_ret(1, 4)}),
@@ -400,33 +408,35 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_process_mrelease, "process_mrelease", "fx", R::Emulate),
 
         // ---- signals --------------------------------------------------------
-        sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck,
-            {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)}),
-        sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck, {in_arg(1, 3), out_arg(2, 3)}),
+        keeps(sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck,
+                  {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)})),
+        keeps(sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck, {in_arg(1, 3), out_arg(2, 3)})),
         sys(SYS_rt_sigreturn, "rt_sigreturn", "", R::Sigreturn),
-        sys(SYS_sigaltstack, "sigaltstack", "pp", R::ExecuteCheck, {in_fixed(0, kStackT), out_fixed(1, kStackT)}),
+        keeps(
+            sys(SYS_sigaltstack, "sigaltstack", "pp", R::ExecuteCheck, {in_fixed(0, kStackT), out_fixed(1, kStackT)})),
         sys(SYS_rt_sigpending, "rt_sigpending", "pu", R::Emulate, {out_arg(0, 1)}),
         sys(SYS_rt_sigsuspend, "rt_sigsuspend", "pu", R::Emulate, {in_arg(0, 1)}),
         sys(SYS_rt_sigtimedwait, "rt_sigtimedwait", "pppu", R::Emulate, {in_arg(0, 3), out_fixed(1, kSiginfo)}),
         sys(SYS_rt_sigqueueinfo, "rt_sigqueueinfo", "dSp", R::Emulate, {in_fixed(2, kSiginfo)}),
         sys(SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", "ddSp", R::Emulate, {in_fixed(3, kSiginfo)}),
         sys(SYS_kill, "kill", "dS", R::Emulate),
-        sys(SYS_tkill, "tkill", "dS", R::Emulate),
-        sys(SYS_tgkill, "tgkill", "ddS", R::Emulate),
+        keeps(sys(SYS_tkill, "tkill", "dS", R::Emulate)),
+        keeps(sys(SYS_tgkill, "tgkill", "ddS", R::Emulate)),
         sys(SYS_pause, "pause", "", R::Emulate),
         sys(SYS_restart_syscall, "restart_syscall", "", R::Emulate),
 
         // ---- time -----------------------------------------------------------
-        sys(SYS_clock_gettime, "clock_gettime", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
-        sys(SYS_clock_getres, "clock_getres", "dp", R::Emulate, {out_fixed(1, kTimespec)}),
+        keeps(sys(SYS_clock_gettime, "clock_gettime", "dp", R::Emulate, {out_fixed(1, kTimespec)})),
+        keeps(sys(SYS_clock_getres, "clock_getres", "dp", R::Emulate, {out_fixed(1, kTimespec)})),
         sys(SYS_clock_settime, "clock_settime", "dp", R::Emulate, {in_fixed(1, kTimespec)}),
         sys(SYS_clock_nanosleep, "clock_nanosleep", "dxpp", R::Emulate,
             {in_fixed(2, kTimespec), out_fixed_on_error(3, kTimespec)}),
         sys(SYS_clock_adjtime, "clock_adjtime", "dp", R::Emulate, {out_fixed_always(1, 208)}),
         sys(SYS_adjtimex, "adjtimex", "p", R::Emulate, {out_fixed_always(0, 208)}),
-        sys(SYS_gettimeofday, "gettimeofday", "pp", R::Emulate, {out_fixed(0, kTimeval), out_fixed(1, kTimezone)}),
+        keeps(
+            sys(SYS_gettimeofday, "gettimeofday", "pp", R::Emulate, {out_fixed(0, kTimeval), out_fixed(1, kTimezone)})),
         sys(SYS_settimeofday, "settimeofday", "pp", R::Emulate, {in_fixed(0, kTimeval)}),
-        sys(SYS_time, "time", "p", R::Emulate, {out_fixed(0, 8)}),
+        keeps(sys(SYS_time, "time", "p", R::Emulate, {out_fixed(0, 8)})),
         sys(SYS_times, "times", "p", R::Emulate, {out_fixed(0, kTms)}),
         sys(SYS_nanosleep, "nanosleep", "pp", R::Emulate, {in_fixed(0, kTimespec), out_fixed_on_error(1, kTimespec)}),
         sys(SYS_alarm, "alarm", "u", R::Emulate),
@@ -442,8 +452,8 @@ const std::vector<SyscallInfo>& table()
         sys_spec(SYS_futex, "futex", "pxdppd", R::Emulate, dispatch(1, 7)),
         sys(SYS_futex_waitv, "futex_waitv", "puxpd", R::Emulate),
         sys(SYS_sched_yield, "sched_yield", "", R::Emulate),
-        sys(SYS_sched_getaffinity, "sched_getaffinity", "dup", R::Emulate, {out_ret(2)}),
-        sys(SYS_sched_setaffinity, "sched_setaffinity", "dup", R::Emulate, {in_arg(2, 1)}),
+        keeps(sys(SYS_sched_getaffinity, "sched_getaffinity", "dup", R::Emulate, {out_ret(2)})),
+        keeps(sys(SYS_sched_setaffinity, "sched_setaffinity", "dup", R::Emulate, {in_arg(2, 1)})),
         sys(SYS_sched_getparam, "sched_getparam", "dp", R::Emulate, {out_fixed(1, 4)}),
         sys(SYS_sched_setparam, "sched_setparam", "dp", R::Emulate, {in_fixed(1, 4)}),
         sys(SYS_sched_getscheduler, "sched_getscheduler", "d", R::Emulate),
@@ -456,13 +466,13 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_getcpu, "getcpu", "ppp", R::Emulate, {out_fixed(0, 4), out_fixed(1, 4)}),
 
         // ---- system information ---------------------------------------------
-        sys(SYS_uname, "uname", "p", R::Emulate, {out_fixed(0, kUtsname)}),
-        sys(SYS_sysinfo, "sysinfo", "p", R::Emulate, {out_fixed(0, kSysinfo)}),
-        sys(SYS_getrlimit, "getrlimit", "dp", R::Emulate, {out_fixed(1, kRlimit)}),
+        keeps(sys(SYS_uname, "uname", "p", R::Emulate, {out_fixed(0, kUtsname)})),
+        keeps(sys(SYS_sysinfo, "sysinfo", "p", R::Emulate, {out_fixed(0, kSysinfo)})),
+        keeps(sys(SYS_getrlimit, "getrlimit", "dp", R::Emulate, {out_fixed(1, kRlimit)})),
         sys(SYS_setrlimit, "setrlimit", "dp", R::Emulate, {in_fixed(1, kRlimit)}),
-        sys(SYS_prlimit64, "prlimit64", "ddpp", R::Emulate, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)}),
-        sys(SYS_getrusage, "getrusage", "dp", R::Emulate, {out_fixed(1, kRusage)}),
-        sys(SYS_getrandom, "getrandom", "pux", R::Emulate, {out_ret(0)}),
+        keeps(sys(SYS_prlimit64, "prlimit64", "ddpp", R::Emulate, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)})),
+        keeps(sys(SYS_getrusage, "getrusage", "dp", R::Emulate, {out_fixed(1, kRusage)})),
+        keeps(sys(SYS_getrandom, "getrandom", "pux", R::Emulate, {out_ret(0)})),
         sys(SYS_sethostname, "sethostname", "pu", R::Emulate, {in_arg(0, 1)}),
         sys(SYS_setdomainname, "setdomainname", "pu", R::Emulate, {in_arg(0, 1)}),
     };
@@ -473,6 +483,12 @@ SubcommandInfo sub(int nr, uint64_t value, std::string_view name, std::initializ
                    FdEffect effect = FdEffect::None)
 {
     return SubcommandInfo{nr, value, name, spec(bufs), effect};
+}
+
+SubcommandInfo keeps(SubcommandInfo info)
+{
+    info.keeps_cpu = true;
+    return info;
 }
 
 const std::vector<SubcommandInfo>& subcommand_table()
@@ -579,16 +595,16 @@ const std::vector<SubcommandInfo>& subcommand_table()
 
         // futex operations (the low 7 bits; private and clock flags masked).
         sub(SYS_futex, 0, "FUTEX_WAIT", {in_fixed(3, kTimespec)}),
-        sub(SYS_futex, 1, "FUTEX_WAKE"),
+        keeps(sub(SYS_futex, 1, "FUTEX_WAKE")),
         sub(SYS_futex, 2, "FUTEX_FD"),
-        sub(SYS_futex, 3, "FUTEX_REQUEUE"),
-        sub(SYS_futex, 4, "FUTEX_CMP_REQUEUE"),
-        sub(SYS_futex, 5, "FUTEX_WAKE_OP", {out_fixed_always(4, 4)}),
+        keeps(sub(SYS_futex, 3, "FUTEX_REQUEUE")),
+        keeps(sub(SYS_futex, 4, "FUTEX_CMP_REQUEUE")),
+        keeps(sub(SYS_futex, 5, "FUTEX_WAKE_OP", {out_fixed_always(4, 4)})),
         sub(SYS_futex, 6, "FUTEX_LOCK_PI", {out_fixed_always(0, 4)}),
         sub(SYS_futex, 7, "FUTEX_UNLOCK_PI", {out_fixed_always(0, 4)}),
         sub(SYS_futex, 8, "FUTEX_TRYLOCK_PI", {out_fixed_always(0, 4)}),
         sub(SYS_futex, 9, "FUTEX_WAIT_BITSET", {in_fixed(3, kTimespec)}),
-        sub(SYS_futex, 10, "FUTEX_WAKE_BITSET"),
+        keeps(sub(SYS_futex, 10, "FUTEX_WAKE_BITSET")),
         sub(SYS_futex, 11, "FUTEX_WAIT_REQUEUE_PI", {out_fixed_always(0, 4), out_fixed_always(4, 4)}),
         sub(SYS_futex, 12, "FUTEX_CMP_REQUEUE_PI", {out_fixed_always(4, 4)}),
         sub(SYS_futex, 13, "FUTEX_LOCK_PI2", {out_fixed_always(0, 4)}),
@@ -717,6 +733,15 @@ FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS])
         return r.subcommand->fd_effect;
     const SyscallInfo* info = find_syscall(nr);
     return info ? info->fd_effect : FdEffect::None;
+}
+
+bool keeps_cpu(int nr, const uint64_t (&args)[RW_MAX_ARGS])
+{
+    const SyscallInfo* info = find_syscall(nr);
+    if (!info)
+        return false;
+    ResolvedSpec r = resolve_spec(nr, args);
+    return info->keeps_cpu || (r.subcommand && r.subcommand->keeps_cpu);
 }
 
 ResolvedSpec resolve_spec(int nr, const uint64_t (&args)[RW_MAX_ARGS])

@@ -50,6 +50,7 @@ struct SyscallInfo {
     rw_sys_spec spec;
     int8_t fd_arg; // descriptor argument whose data is kept in full, or -1
     FdEffect fd_effect = FdEffect::None;
+    bool keeps_cpu = false; // never blocks, and order matters to other threads (see keeps_cpu below)
 };
 
 // ioctl requests, prctl options, fcntl commands…: the buffers depend on one
@@ -60,10 +61,17 @@ struct SubcommandInfo {
     std::string_view name;
     rw_sys_spec spec;
     FdEffect fd_effect = FdEffect::None;
+    bool keeps_cpu = false;
 };
 
 // The descriptor effect of one call (resolving fcntl's commands).
 FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
+
+// While recording a multithreaded process, a thread keeps the CPU through
+// this call (it never blocks, and its order matters to the other threads:
+// memory maps, clone, exit, futex wake…); any other call may block, so the
+// thread gives the CPU up at its entry.
+bool keeps_cpu(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 
 std::span<const SyscallInfo> all_syscalls();
 std::span<const SubcommandInfo> all_subcommands();

@@ -5,13 +5,12 @@
 // A thread gives up the CPU when it enters a syscall that may block, and
 // waits for it again when the syscall returns. Syscalls that never block and
 // whose order matters to other threads (memory maps, clone, exit…) keep the
-// CPU. A thread that runs past its time slice while others wait is preempted
+// CPU: the syscall table says which (keeps_cpu). A thread that runs past its time slice while others wait is preempted
 // (the supervisor decides where). Processes run in parallel with each other.
 //
 // This class is only the bookkeeping; the supervisor stops and resumes.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -23,9 +22,6 @@
 #include "event.h"
 
 namespace rw {
-
-// True when a thread keeps the CPU through this syscall.
-bool keeps_cpu(int nr, const std::array<uint64_t, 6>& args);
 
 class ThreadScheduler {
 public:
@@ -59,7 +55,6 @@ public:
     std::vector<Tid> overdue(Clock::time_point now) const;
     // Gives the running thread more time before it counts as overdue.
     void extend(Tid tgid, Clock::duration more);
-    uint64_t switches() const { return switches_; }
 
 private:
     struct Process {
@@ -74,7 +69,6 @@ private:
     bool chaos_;
     std::minstd_rand random_;
     std::map<Tid, Process> procs_;
-    uint64_t switches_ = 0;
 };
 
 } // namespace rw

@@ -161,6 +161,20 @@ StopInfo decode_wait_status(int status)
     return s;
 }
 
+bool same_registers(const Registers& a, const Registers& b)
+{
+    for (size_t i = 0; i < Registers::kCount; i++) {
+        uint64_t x = a.words[i], y = b.words[i];
+        if (i == Registers::EFLAGS) {
+            x &= ~kResumeFlag;
+            y &= ~kResumeFlag;
+        }
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
 uint64_t perf_data(const siginfo_t& info)
 {
     // _sigfault: si_addr at offset 16, then the _perf union member whose

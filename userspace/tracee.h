@@ -73,5 +73,12 @@ std::string signal_name(int signo);
 // The sig_data of a perf event's SIGTRAP (si_code TRAP_PERF); the C
 // library's siginfo_t predates the field.
 uint64_t perf_data(const siginfo_t& info);
+inline constexpr int kTrapPerf = 6; // si_code of a perf event's SIGTRAP
+
+// EFLAGS.RF: the CPU sets it or not around breakpoint stops, so two states
+// of one execution may differ in it alone.
+inline constexpr uint64_t kResumeFlag = 0x10000;
+// Equal registers, but for the resume flag.
+bool same_registers(const Registers& a, const Registers& b);
 
 } // namespace rw

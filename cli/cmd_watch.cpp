@@ -45,28 +45,6 @@ private:
     bool shown_ = false;
 };
 
-// The search steps between snapshots, and snapshots copy single-threaded
-// processes only: a program that starts threads is refused up front rather
-// than searched wrongly.
-void refuse_threads(const Trace& trace)
-{
-    EventStreamReader reader = trace.events();
-    Event event;
-    std::optional<Tid> program;
-    uint64_t index = 0;
-    for (; reader.next(event); index++) {
-        if (const auto* exec = std::get_if<ExecEvent>(&event); exec && !program)
-            program = exec->tgid;
-        const auto* fork = std::get_if<ForkEvent>(&event);
-        if (program && fork && fork->is_thread() && fork->parent_tgid == *program)
-            throw std::runtime_error(
-                "rewind watch cannot search this recording yet: the program starts a second thread at event #" +
-                std::to_string(index) +
-                ", and the search steps between snapshots, which copy single-threaded processes only. "
-                "`rewind replay` replays and debugs it forward, in every thread.");
-    }
-}
-
 void print_human(const std::string& expr, const WatchReport& r)
 {
     switch (r.outcome) {
@@ -174,7 +152,6 @@ void add_watch(CLI::App& app, Outcome& outcome)
             throw UsageError("the expression is empty");
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
         if (a->connect.empty())
-            refuse_threads(t);
         check_gdb(a->gdb);
         GdbSupport support(t);
         GdbMi gdb(a->gdb, {});

@@ -75,7 +75,7 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
 
 void DebugSession::begin_backstep()
 {
-    Task* t = debugged_task();
+    Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone at " + position_.describe());

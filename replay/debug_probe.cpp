@@ -11,11 +11,22 @@ namespace rw::replay {
 
 std::optional<uint64_t> DebugSession::final_exit_event()
 {
-    for (uint64_t i = total_events(); i-- > begin_.event;) {
+    auto exit_of_program = [&](uint64_t i) -> std::optional<ExitEvent> {
         auto e = event_at(i);
         const auto* exit = e ? std::get_if<ExitEvent>(&*e) : nullptr;
-        if (exit && exit->tgid == debugged_tgid_ && exit->group_dead)
-            return i;
+        if (exit && exit->tgid == debugged_tgid_)
+            return *exit;
+        return std::nullopt;
+    };
+    for (uint64_t i = total_events(); i-- > begin_.event;) {
+        auto exit = exit_of_program(i);
+        if (!exit || !exit->group_dead)
+            continue;
+        // The other threads' exits just before it ended with it (a fatal
+        // signal, exit_group): before the first of them, all still exist.
+        while (i > begin_.event && exit_of_program(i - 1))
+            i--;
+        return i;
     }
     return std::nullopt;
 }
@@ -103,7 +114,7 @@ namespace rw::replay {
 
 void DebugSession::arm_probe_from(const Segment& s)
 {
-    Task* t = debugged_task();
+    Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     switch (s.kind) {
@@ -123,7 +134,7 @@ void DebugSession::arm_probe_from(const Segment& s)
 
 void DebugSession::start_probe()
 {
-    Task* t = debugged_task();
+    Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     probe_->started = true;
@@ -177,8 +188,7 @@ void DebugSession::finish_probe()
     }
     j["position"] = position_.serialize();
     probe_result_ = j.dump();
-    if (Task* t = debugged_task())
-        engine_.set_single_stepping(*t, false);
+    stop_single_stepping();
     probe_.reset();
     snapshot_stop();
 }
@@ -201,7 +211,7 @@ std::vector<std::string> DebugSession::sample(const Position& from, uint64_t cou
         std::max<std::chrono::nanoseconds>(span / static_cast<int64_t>(count + 1), std::chrono::microseconds(20));
     sampling_->event = from.event;
     arrival_hook_ = [this] {
-        if (Task* t = debugged_task())
+        if (Task* t = runner())
             engine_.interrupt_after(*t, sampling_->spacing);
         retarget(Position{sampling_->event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };
@@ -252,7 +262,7 @@ Position DebugSession::label(const Position& from, const Position& anchored)
     labelling_->from = from;
     restore_for(from);
     arrival_hook_ = [this] {
-        Task* t = debugged_task();
+        Task* t = runner();
         if (!t)
             throw NoSuchPosition("the debugged process is gone");
         labelling_->skip_resting = resting_on_ == labelling_->rip;

@@ -145,6 +145,24 @@ DebugHook::Then DebugSession::ask(const StopReport& report)
             continue;
         }
         apply_request(req);
+        if (locked_tid_ && locked_tid_ != report.tid && engine_.find_task(report.tid)) {
+            // Thread report.tid is part-way to its next event: no other
+            // thread runs before it gets there.
+            travel_error_ = "scheduler-locking is on: thread " + std::to_string(locked_tid_) +
+                            " cannot go on alone, the recording runs thread " + std::to_string(report.tid) +
+                            " until its next event first; `set scheduler-locking off` to let it";
+            locked_tid_ = 0;
+            step_pending_ = false;
+            r = stop(StopReport::Kind::Signal); // in the thread the debugger wanted to move: nothing moved
+            r.signal = SIGINT;
+            continue;
+        }
+        if (req.kind == ResumeRequest::Kind::Step && step_tid_ != report.tid) {
+            // Another thread steps: this one goes on until that one has.
+            if (Task* t = engine_.find_task(step_tid_))
+                engine_.request_step(*t);
+            return Then::Resume;
+        }
         return req.kind == ResumeRequest::Kind::Step ? Then::Step : Then::Resume;
     }
 }
@@ -153,6 +171,10 @@ void DebugSession::apply_request(const ResumeRequest& r)
 {
     mode_ = Mode::Forward;
     step_pending_ = r.kind == ResumeRequest::Kind::Step;
+    if (r.thread && engine_.find_task(r.thread) && (step_pending_ || r.only_thread))
+        current_tid_ = r.thread;
+    step_tid_ = current_tid_;
+    locked_tid_ = r.only_thread ? current_tid_ : 0;
     // The debugger may have changed its breakpoints while stopped.
     if (Task* t = debugged_task())
         breakpoints_.apply(*t);
@@ -162,7 +184,7 @@ void DebugSession::begin_search()
 {
     mode_ = Mode::Search;
     search_steps_ = 0;
-    Task* t = debugged_task();
+    Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone at " + position_.describe());
@@ -178,6 +200,9 @@ void DebugSession::begin_search()
 
 StopReport DebugSession::stop(StopReport::Kind kind)
 {
+    // The debugger's thread may have exited meanwhile: another of the process stands in.
+    if (Task* t = debugged_task())
+        current_tid_ = t->recorded_tid();
     StopReport r;
     r.kind = kind;
     r.tid = current_tid_;
@@ -186,7 +211,7 @@ StopReport DebugSession::stop(StopReport::Kind kind)
 
 StopReport DebugSession::execute()
 {
-    if (Task* t = debugged_task(); t && step_pending_ && mode_ == Mode::Forward)
+    if (Task* t = engine_.find_task(step_tid_); t && step_pending_ && mode_ == Mode::Forward)
         engine_.request_step(*t);
     for (;;) {
         if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && position_ == target_ &&
@@ -196,15 +221,10 @@ StopReport DebugSession::execute()
                 throw CollectDone{};
             AfterArrival next = arrived();
             if (next == AfterArrival::Step) {
-                if (Task* t = debugged_task())
+                if (Task* t = runner())
                     engine_.request_step(*t);
             } else if (next == AfterArrival::Report) {
-                mode_ = Mode::Forward;
-                if (Task* t = debugged_task())
-                    breakpoints_.apply(*t);
-                StopReport r = seek_report_.value_or(stop(StopReport::Kind::Signal));
-                seek_report_.reset();
-                return r;
+                return arrival_report();
             }
             continue;
         }
@@ -238,11 +258,18 @@ StopReport DebugSession::execute()
             }
             if (Task* t = debugged_task())
                 breakpoints_.apply(*t);
+            if (auto other = locked_out()) {
+                StopReport r = stop(StopReport::Kind::Signal);
+                r.signal = SIGINT;
+                travel_error_ = *other;
+                step_pending_ = false;
+                return r;
+            }
         }
         if (mode_ == Mode::Forward || mode_ == Mode::Seek)
             maybe_snapshot_boundary();
         const IndexedEvent* next = engine_.peek_next_event();
-        bool ours = next && event_tid(next->event) == current_tid_;
+        bool ours = next && event_tid(next->event) == step_tid_;
         const auto* signal = next ? std::get_if<SignalEvent>(&next->event) : nullptr;
         bool costly = signal && signal->kind == SignalKind::AtPosition;
         if (!engine_.step())
@@ -263,6 +290,24 @@ StopReport DebugSession::execute()
             return stop(StopReport::Kind::Step);
         }
     }
+}
+
+std::optional<std::string> DebugSession::locked_out()
+{
+    // With scheduler-locking, only the debugger's thread may move; the
+    // recording says which thread runs next, and if it is another thread
+    // of the program, the replay stops rather than move it.
+    if (!locked_tid_)
+        return std::nullopt;
+    Task* next = runner();
+    if (!next || next->recorded_tid() == locked_tid_ || !is_debugged(*next) ||
+        !engine_.find_task(locked_tid_))
+        return std::nullopt;
+    Tid other = next->recorded_tid();
+    locked_tid_ = 0;
+    return "scheduler-locking is on: thread " + std::to_string(current_tid_) +
+           " cannot go on alone, the recording runs thread " + std::to_string(other) + " next (at event " +
+           std::to_string(engine_.next_event_index()) + "); `set scheduler-locking off` to let it";
 }
 
 bool DebugSession::at_end_of_history()
@@ -307,6 +352,19 @@ Task* DebugSession::debugged_task()
         if (candidate->group().recorded_tgid == debugged_tgid_)
             return candidate;
     return nullptr;
+}
+
+Task* DebugSession::runner()
+{
+    if (Task* t = engine_.find_task(engine_.running_thread()); t && is_debugged(*t))
+        return t;
+    return debugged_task();
+}
+
+void DebugSession::stop_single_stepping()
+{
+    for (Task* t : engine_.live_tasks())
+        engine_.set_single_stepping(*t, false);
 }
 
 bool DebugSession::is_debugged(Task& t)

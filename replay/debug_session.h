@@ -78,6 +78,8 @@ struct ResumeRequest {
     Kind kind = Kind::Continue;
     uint64_t value = 0;
     int signal = 0; // Continue/Step: a signal to deliver (code the debugger runs in a copy)
+    Tid thread = 0; // Step, ReverseStep: the thread that steps (0: the current one)
+    bool only_thread = false; // Continue, Step: no other thread may run (gdb's scheduler-locking)
     std::optional<Position> from, to;
     std::optional<Segment> arrival;
     std::vector<uint64_t> addrs;
@@ -234,6 +236,9 @@ private:
     std::optional<Hit> hit_at(const Position& p) const; // a breakpoint's arrival, as a hit
     std::vector<Hit> collect(const Timeline::Entry& from, const Position& to);
     std::optional<Position> previous_instruction(const Position& p, const std::optional<Arrival>& at);
+    // The same for one thread: it may have last run several events back.
+    std::optional<Position> previous_instruction_of(Tid tid, const Position& p, const std::optional<Arrival>& at);
+    Tid thread_of_event(uint64_t index);
     std::optional<Arrival> arrival_here(); // the current state, as an Arrival
 
     // Backstep (debug_backstep.cpp).
@@ -245,6 +250,7 @@ private:
     uint64_t search_steps(const Position& base, const Segment& arrival);
     void begin_search();
     AfterArrival arrived();
+    StopReport arrival_report(); // a seek arrived: what the debugger is told
     void retarget(const Position& target);
     void continue_from(const Position& snapshot);
     void rest_on(Task& task, uint64_t addr);
@@ -276,9 +282,15 @@ private:
     StopReport run_diversion(bool step, int signal);
 
     // Helpers.
-    Task* debugged_task();
+    Task* debugged_task(); // the thread the debugger looks at
+    // The thread that runs from the current event boundary to the next
+    // event. The replay runs one thread at a time, so the path of a
+    // position (counted from its boundary) is this thread's alone.
+    Task* runner();
+    void stop_single_stepping();
     bool is_debugged(Task& t);
     bool at_end_of_history();
+    std::optional<std::string> locked_out(); // why the locked thread cannot go on (another must run first)
     StopReport stop(StopReport::Kind kind);
 
     const Trace& trace_;
@@ -369,6 +381,8 @@ private:
     uint64_t resting_on_ = 0;                 // the task is at this address, where its position's last Break arrived
     // Forward.
     bool step_pending_ = false;
+    Tid step_tid_ = 0;   // the thread a pending step moves
+    Tid locked_tid_ = 0; // the only thread allowed to run (scheduler-locking), or 0
 
     std::chrono::steady_clock::time_point last_boundary_snapshot_{};
     std::optional<EventStreamReader> random_reader_; // events by index, for reverse steps

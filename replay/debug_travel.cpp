@@ -17,15 +17,6 @@ void DebugSession::begin_travel(const ResumeRequest& r)
 {
     StopReport report = stop(StopReport::Kind::Signal);
     Position target = begin_;
-    if (r.kind == ResumeRequest::Kind::ReverseContinue || r.kind == ResumeRequest::Kind::ReverseStep) {
-        // Finding the previous stop replays forward from a snapshot, and
-        // snapshots copy single-threaded processes only: rather than a wrong
-        // answer, none.
-        Task* t = debugged_task();
-        if (t && t->group().tasks.size() > 1)
-            throw NoSuchPosition("reverse execution is not supported yet while the process has several threads "
-                                 "(snapshots copy single-threaded processes); `monitor goto EVENT` moves to an event");
-    }
     switch (r.kind) {
     case ResumeRequest::Kind::ReverseContinue: {
         auto hit = last_hit_before(position_);
@@ -46,7 +37,8 @@ void DebugSession::begin_travel(const ResumeRequest& r)
         break;
     }
     case ResumeRequest::Kind::ReverseStep: {
-        auto prev = previous_instruction(position_, arrival_here());
+        Tid tid = r.thread > 0 && engine_.find_task(r.thread) ? r.thread : current_tid_;
+        auto prev = previous_instruction_of(tid, position_, arrival_here());
         if (prev) {
             report.kind = StopReport::Kind::Step;
             target = *prev;
@@ -84,6 +76,22 @@ void DebugSession::begin_travel(const ResumeRequest& r)
         break;
     }
     seek(target, report);
+}
+
+StopReport DebugSession::arrival_report()
+{
+    mode_ = Mode::Forward;
+    // Inside a stretch between events, the thread that runs it stands at
+    // the position; at a boundary, the debugger's thread stays its choice.
+    if (!position_.path.empty())
+        if (Task* t = runner())
+            current_tid_ = t->recorded_tid();
+    if (Task* t = debugged_task())
+        breakpoints_.apply(*t);
+    StopReport r = seek_report_.value_or(stop(StopReport::Kind::Signal));
+    r.tid = current_tid_;
+    seek_report_.reset();
+    return r;
 }
 
 DebugSession::AfterArrival DebugSession::arrived()
@@ -180,7 +188,7 @@ void DebugSession::rest_after_restore()
 {
     resting_on_ = 0;
     if (uint64_t addr = resting_address(position_))
-        if (Task* t = debugged_task())
+        if (Task* t = runner())
             rest_on(*t, addr);
 }
 
@@ -191,7 +199,7 @@ void DebugSession::arm_next_segment()
 
 void DebugSession::arm(const Segment& s)
 {
-    Task* t = debugged_task();
+    Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone before " + target_.describe());
@@ -270,7 +278,7 @@ DebugHook::Then DebugSession::segment_reached()
     position_.path.assign(target_.path.begin(), target_.path.begin() + static_cast<long>(segment_) + 1);
     resting_on_ = 0;
     segment_++;
-    if (Task* t = debugged_task()) {
+    if (Task* t = runner()) {
         if (s.kind == Segment::Kind::Break)
             rest_on(*t, s.addr);
         engine_.set_single_stepping(*t, probe_ && probe_->stepping());
@@ -289,12 +297,7 @@ DebugHook::Then DebugSession::segment_reached()
         return Then::Step;
     if (next == AfterArrival::Continue)
         return Then::Resume;
-    Task* t = debugged_task();
-    mode_ = Mode::Forward;
-    if (t)
-        breakpoints_.apply(*t);
-    StopReport r = seek_report_.value_or(stop(StopReport::Kind::Signal));
-    seek_report_.reset();
+    StopReport r = arrival_report();
     snapshot_stop();
     return ask(r);
 }
@@ -398,7 +401,7 @@ std::optional<Event> DebugSession::event_at(uint64_t index)
 
 std::optional<DebugSession::Arrival> DebugSession::arrival_here()
 {
-    Task* t = debugged_task();
+    Task* t = runner();
     if (!t || position_.path.empty() || diversion_)
         return std::nullopt;
     return Arrival{t->regs(), candidates_before(position_.path.back(), *t)};
@@ -428,6 +431,9 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
             // instruction): before it, the interrupted point.
             if (const auto* sg = std::get_if<SignalEvent>(&*e); sg && sg->tgid == debugged_tgid_)
                 return prev.with(Segment::to_event());
+            if (std::holds_alternative<PreemptEvent>(*e))
+                throw NoSuchPosition("stepping back across the point where the recording switched threads (event " +
+                                     std::to_string(p.event - 1) + ") is not supported");
         }
         return prev;
     }
@@ -461,6 +467,28 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
     return base;
 }
 
+Tid DebugSession::thread_of_event(uint64_t index)
+{
+    auto e = event_at(index);
+    return e ? event_tid(*e) : 0;
+}
+
+std::optional<Position> DebugSession::previous_instruction_of(Tid tid, const Position& p,
+                                                              const std::optional<Arrival>& at)
+{
+    // Between two events only the thread of the later one runs: `tid` last
+    // ran in the stretch before its latest event, or in this one.
+    if (!p.path.empty() && thread_of_event(p.event) == tid)
+        return previous_instruction(p, at);
+    for (uint64_t i = p.event; i > begin_.event; i--) {
+        if (thread_of_event(i - 1) != tid)
+            continue;
+        Position boundary{i, {}};
+        return previous_instruction(boundary, boundary == p ? at : std::nullopt);
+    }
+    return std::nullopt;
+}
+
 uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival)
 {
     debug_log("search from %s", base.describe().c_str());
@@ -483,8 +511,7 @@ uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival
     search_arrival_.reset();
     search_counter_.reset();
     mode_ = Mode::Forward;
-    if (Task* t = debugged_task())
-        engine_.set_single_stepping(*t, false);
+    stop_single_stepping();
     debug_log("  %llu steps", static_cast<unsigned long long>(steps));
     return steps;
 }

@@ -127,6 +127,8 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         Tid t = thread_arg(p.substr(2));
         if (p[1] == 'g' && t > 0)
             general_tid_ = t;
+        if (p[1] == 'c')
+            continue_tid_ = t;
         reply(t <= 0 || session_.has_thread(t) ? "OK" : "E01");
         return {};
     });
@@ -189,12 +191,20 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         return resume_packet(ResumeRequest::Kind::Continue,
                              from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
     });
-    add("s", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::Step); });
+    add("s", [this](const std::string&) -> R {
+        auto r = resume_packet(ResumeRequest::Kind::Step);
+        r->thread = continue_tid_ > 0 ? continue_tid_ : general_thread();
+        return r;
+    });
     add("S", [this](const std::string& p) -> R {
         return resume_packet(ResumeRequest::Kind::Step, from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
     });
     add("bc", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::ReverseContinue); });
-    add("bs", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::ReverseStep); });
+    add("bs", [this](const std::string&) -> R {
+        auto r = resume_packet(ResumeRequest::Kind::ReverseStep);
+        r->thread = continue_tid_ > 0 ? continue_tid_ : general_thread();
+        return r;
+    });
     add("vRun", [this](const std::string& p) -> R { return on_vrun(p); });
     add("vKill", [this](const std::string&) -> R {
         killed_ = true;
@@ -292,21 +302,35 @@ std::optional<ResumeRequest> GdbServer::resume_packet(ResumeRequest::Kind kind, 
 
 std::optional<ResumeRequest> GdbServer::on_vcont(const std::string& p)
 {
-    // vCont;action[:thread];… : one debugged thread runs; a step anywhere
-    // in the list is a step of the thread gdb focuses on. A signal given
+    // vCont;action[:thread];… : a step names the thread that steps. An
+    // action without a thread lets every other thread run too; without one,
+    // only the named threads may (gdb's scheduler-locking). A signal given
     // with C/S is delivered only where the debugger's choice counts (code it
     // runs itself); the replay delivers exactly the recorded signals.
-    bool step = false;
+    bool step = false, others_run = false;
     int signal = 0;
+    Tid named = 0;
     for (const auto& action : split(p.substr(6), ';')) {
         if (action.empty())
             continue;
-        if (action[0] == 's' || action[0] == 'S')
+        size_t colon = action.find(':');
+        Tid thread = colon == std::string::npos ? -1 : thread_arg(action.substr(colon + 1));
+        if (thread <= 0)
+            others_run = true;
+        if (action[0] == 's' || action[0] == 'S') {
             step = true;
+            if (thread > 0)
+                named = thread;
+        } else if (thread > 0 && !named) {
+            named = thread;
+        }
         if ((action[0] == 'C' || action[0] == 'S') && action.size() >= 3)
             signal = from_gdb_signal(static_cast<int>(parse_hex(action.substr(1, 2))));
     }
-    return resume_packet(step ? ResumeRequest::Kind::Step : ResumeRequest::Kind::Continue, signal);
+    auto r = resume_packet(step ? ResumeRequest::Kind::Step : ResumeRequest::Kind::Continue, signal);
+    r->thread = named;
+    r->only_thread = named && !others_run;
+    return r;
 }
 
 std::optional<ResumeRequest> GdbServer::on_vrun(const std::string& p)

@@ -57,6 +57,7 @@ private:
     bool reply_pending_ = false; // a resume packet awaits its stop reply
     bool killed_ = false;        // gdb killed the process (vKill); a vRun brings it back
     Tid general_tid_ = 0;
+    Tid continue_tid_ = 0; // Hc: the thread `s` and `bs` move
     std::optional<ResumeRequest> pending_monitor_travel_;
     bool pending_monitor_machine_ = false;
     std::unique_ptr<ReverseWatch> reverse_watch_; // rewind watch, driving the replay for `monitor reverse-watch`

@@ -23,6 +23,8 @@ constexpr uint64_t kMadvCollapse = 25; // MADV_COLLAPSE (Linux 6.1), newer than 
 ReplaySnapshot::~ReplaySnapshot()
 {
     for (const auto& t : tasks) {
+        if (!t.pid)
+            continue;
         waiter.discard(t.pid);
         ::kill(t.pid, SIGKILL);
     }
@@ -128,8 +130,10 @@ pid_t Replayer::fork_copy(Task& t)
     // A fork whose exit signal is none: killing the copy later must not
     // leave a SIGCHLD pending in the replayed process (it would interrupt
     // the next injected syscall, and is not in the recording).
+    // The copy's thread keeps the address the kernel clears when it exits.
     pid_t child = 0;
-    int64_t r = inject_syscall(t, SYS_clone, {0, 0, 0, 0, 0, 0}, &child);
+    uint64_t flags = t.clear_child_tid ? CLONE_CHILD_CLEARTID : 0;
+    int64_t r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
     if (r < 0 || child <= 0)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           std::string("cannot copy a replayed process: fork failed: ") +
@@ -169,11 +173,49 @@ bool Replayer::can_snapshot(std::string* why)
             return fail("thread " + std::to_string(t->recorded_tid()) + " is inside a syscall that runs for real");
         if (t->inject_signal)
             return fail("thread " + std::to_string(t->recorded_tid()) + " is receiving a signal");
-        if (t->group().tasks.size() != 1)
-            return fail("process " + std::to_string(t->group().recorded_tgid) +
-                        " has several threads (snapshots copy single-threaded processes)");
+        if (t->group().tasks.size() > 1) {
+            // The copy of a process is a fork by its main thread; the
+            // others are made again by clone, which cannot give them all.
+            if (!find_task(t->group().recorded_tgid))
+                return fail("the main thread of process " + std::to_string(t->group().recorded_tgid) +
+                            " has exited while others run on");
+            if (t->alt_stack && t->recorded_tid() != t->group().recorded_tgid)
+                return fail("thread " + std::to_string(t->recorded_tid()) + " has an alternate signal stack");
+        }
     }
     return true;
+}
+
+Task& Replayer::forker_of(ThreadGroup& group)
+{
+    for (Task* t : group.tasks)
+        if (t->recorded_tid() == group.recorded_tgid)
+            return *t;
+    return *group.tasks.front(); // single-threaded: whichever it is
+}
+
+void Replayer::remake_thread(Task& forker, const ReplaySnapshot::TaskCopy& c, std::shared_ptr<ThreadGroup> group,
+                             std::shared_ptr<AddressSpace> vm)
+{
+    // A thread of the forker's process, with no stack of its own until it
+    // is given its registers: it does not run before that.
+    uint64_t flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+                     (c.clear_child_tid ? CLONE_CHILD_CLEARTID : 0);
+    pid_t tid = 0;
+    int64_t r = inject_syscall(forker, SYS_clone, {flags, 0, 0, c.clear_child_tid, 0, 0}, &tid);
+    if (r < 0 || tid <= 0)
+        refuse(c.recorded_tid, std::string("cannot make thread ") + std::to_string(c.recorded_tid) +
+                                   " of a snapshot again: clone failed: " + strerror(static_cast<int>(-r)));
+    auto first = waiter_.wait_for(tid, options_.watchdog);
+    if (!first || first->kind != StopInfo::Kind::GroupStop)
+        refuse(c.recorded_tid, "thread " + std::to_string(c.recorded_tid) + " of a snapshot did not stop once made");
+    Task& t = add_task(tid, c.recorded_tid, std::move(group), std::move(vm));
+    t.at = Task::At::EventStop;
+    t.set_regs(c.regs);
+    write_thread_state(tid, c.state);
+    if (c.state.robust_head)
+        inject_syscall(t, SYS_set_robust_list, {c.state.robust_head, c.state.robust_len, 0, 0, 0, 0});
+    t.at = Task::At::EventStop; // as it was: resuming goes on from its registers
 }
 
 std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
@@ -184,23 +226,38 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     auto snap = std::make_unique<ReplaySnapshot>(waiter_);
     std::map<const ThreadGroup*, size_t> groups;
     std::map<const AddressSpace*, size_t> vms;
-    for (Task* t : live_tasks()) {
-        auto [git, gnew] = groups.try_emplace(&t->group(), snap->groups.size());
-        if (gnew)
-            snap->groups.push_back({t->group().recorded_tgid, *t->group().fds});
-        auto [vit, vnew] = vms.try_emplace(t->vm().get(), snap->vms.size());
-        if (vnew)
-            snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
-        if (hook_)
-            hook_->before_fork(*t);
-        if (vnew && huge_pages)
-            use_huge_pages(*t);
-        pid_t copy = fork_copy(*t);
-        if (hook_)
-            hook_->after_fork(*t);
-        snap->tasks.push_back({t->recorded_tid(), copy, t->regs(), git->second, vit->second, t->last_syscall_seq,
-                               t->vfork_child, t->last_resume, t->child_settid});
-        snap->vms[vit->second].syscall_insn = t->vm()->syscall_insn;
+    for (Task* live : live_tasks()) {
+        auto [git, gnew] = groups.try_emplace(&live->group(), snap->groups.size());
+        if (!gnew)
+            continue;
+        ThreadGroup& group = live->group();
+        snap->groups.push_back({group.recorded_tgid, *group.fds});
+        // The forker first: restoring makes the others from its copy.
+        std::vector<Task*> members{&forker_of(group)};
+        for (Task* t : group.tasks)
+            if (t != members.front())
+                members.push_back(t);
+        for (Task* t : members) {
+            auto [vit, vnew] = vms.try_emplace(t->vm().get(), snap->vms.size());
+            if (vnew)
+                snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
+            ReplaySnapshot::TaskCopy copy{t->recorded_tid(), 0,          t->regs(),       {},
+                                          git->second,       vit->second, t->last_syscall_seq, t->vfork_child,
+                                          t->last_resume,    t->child_settid, t->clear_child_tid, t->alt_stack};
+            if (t == members.front()) {
+                if (hook_)
+                    hook_->before_fork(*t);
+                if (vnew && huge_pages)
+                    use_huge_pages(*t);
+                copy.pid = fork_copy(*t);
+                if (hook_)
+                    hook_->after_fork(*t);
+            } else {
+                copy.state = read_thread_state(t->tid());
+            }
+            snap->tasks.push_back(std::move(copy));
+            snap->vms[vit->second].syscall_insn = t->vm()->syscall_insn;
+        }
     }
     snap->finished = finished_;
     // In the middle of an event: restoring replays it again from its start.
@@ -242,22 +299,32 @@ void Replayer::restore(const ReplaySnapshot& snap)
         vm->syscall_insn = v.syscall_insn;
         vms.push_back(vm);
     }
+    std::map<size_t, Task*> forkers; // by group
     for (const auto& c : snap.tasks) {
-        // The snapshot's copy stays pristine: the live process is a fork of it.
-        auto scratch_group = std::make_shared<ThreadGroup>();
-        scratch_group->tgid = c.pid;
-        auto scratch_vm = std::make_shared<AddressSpace>();
-        scratch_vm->syscall_insn = vms[c.vm]->syscall_insn;
-        Task source(c.pid, c.recorded_tid, scratch_group, scratch_vm);
-        source.at = Task::At::EventStop;
-        pid_t live = fork_copy(source);
-        Task& t = add_task(live, c.recorded_tid, groups[c.group], vms[c.vm]);
-        t.at = Task::At::EventStop;
+        if (c.pid) {
+            // The snapshot's copy stays pristine: the live process is a fork of it.
+            auto scratch_group = std::make_shared<ThreadGroup>();
+            scratch_group->tgid = c.pid;
+            auto scratch_vm = std::make_shared<AddressSpace>();
+            scratch_vm->syscall_insn = vms[c.vm]->syscall_insn;
+            Task source(c.pid, c.recorded_tid, scratch_group, scratch_vm);
+            source.at = Task::At::EventStop;
+            source.clear_child_tid = c.clear_child_tid;
+            pid_t live = fork_copy(source);
+            Task& t = add_task(live, c.recorded_tid, groups[c.group], vms[c.vm]);
+            t.at = Task::At::EventStop;
+            groups[c.group]->tgid = live;
+            forkers[c.group] = &t;
+        } else {
+            remake_thread(*forkers.at(c.group), c, groups[c.group], vms[c.vm]);
+        }
+        Task& t = *find_task(c.recorded_tid);
         t.last_syscall_seq = c.last_syscall_seq;
         t.vfork_child = c.vfork_child;
         t.child_settid = c.child_settid;
+        t.clear_child_tid = c.clear_child_tid;
+        t.alt_stack = c.alt_stack;
         t.last_resume = c.last_resume;
-        groups[c.group]->tgid = live;
     }
     finished_ = snap.finished;
     source_.restore(snap.source);

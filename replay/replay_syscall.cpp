@@ -211,6 +211,10 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
 {
     t.last_syscall_seq = e.seq;
     t.group().fds->apply(e);
+    if (e.nr == SYS_set_tid_address)
+        t.clear_child_tid = e.args[0]; // the kernel holds it per thread: snapshots restore it
+    if (e.nr == SYS_sigaltstack && e.args[0] && e.ret == 0)
+        t.alt_stack = true;
     if (options_.echo_output && is_write_call(e.nr) && e.ret > 0)
         echo(t, e);
 }

@@ -69,6 +69,7 @@ bool Replayer::step()
         return false;
     }
     current_ = e->index;
+    in_flight_tid_ = event_tid(e->event);
     if (options_.on_event)
         options_.on_event(e->index, e->event);
     in_flight_ = true;
@@ -422,6 +423,8 @@ void Replayer::on_exec(const ExecEvent& e)
     if (s.kind != StopInfo::Kind::PtraceEvent || s.event != PTRACE_EVENT_EXEC)
         diverge(t, "execve(\"" + e.filename + "\") did not succeed: got " + describe_stop(t, s));
     check_exec_image(t, e);
+    t.clear_child_tid = 0; // exec releases both
+    t.alt_stack = false;
     t.at = Task::At::ExecutingCall;
 }
 
@@ -587,6 +590,9 @@ void Replayer::on_fork(const ForkEvent& e)
         store_recorded_tid(parent, settid.parent, e.child_tid);
     if (flags & CLONE_CHILD_SETTID)
         created.child_settid = settid.child; // written once the child has started
+    if (flags & CLONE_CHILD_CLEARTID)
+        created.clear_child_tid = settid.child;
+    created.alt_stack = parent.alt_stack && !(flags & CLONE_VM); // a thread starts without one
     parent.at = Task::At::ExecutingCall;
     if (s.event == PTRACE_EVENT_VFORK)
         parent.vfork_child = e.child_tid;

@@ -25,6 +25,7 @@
 #include "event_source.h"
 #include "mount_view.h"
 #include "replay_error.h"
+#include "snapshot.h"
 #include "stop_waiter.h"
 #include "syscall_table.h"
 #include "task.h"
@@ -41,8 +42,6 @@ struct ReplayOptions {
     std::function<void(uint64_t)> progress;               // called now and then with the next event index
     std::function<void(uint64_t, const Event&)> on_event; // called before each event is replayed
 };
-
-struct ReplaySnapshot;
 
 // The clone flags of a fork-like syscall event.
 uint64_t clone_flags(const SyscallEvent& call);
@@ -63,6 +62,15 @@ public:
     uint64_t next_event_index() { return source_.next_index(); }
     // The next event, without replaying it (nullptr at the end of the trace).
     const IndexedEvent* peek_next_event() { return source_.peek(); }
+    // The thread that runs now: the one whose event is being replayed, or
+    // else the next event's (0 at the end of the trace).
+    Tid running_thread()
+    {
+        if (in_flight_)
+            return in_flight_tid_;
+        const IndexedEvent* next = source_.peek();
+        return next ? event_tid(next->event) : 0;
+    }
 
     // Debugging.
     void set_debug_hook(DebugHook* hook) { hook_ = hook; }
@@ -150,6 +158,9 @@ private:
     StopInfo wait_stop(Task& t, const std::string& waiting_for);
     void resume(Task& t, Resume how, bool step = false);
     pid_t fork_copy(Task& t);
+    Task& forker_of(ThreadGroup& group); // the thread whose fork copies its process
+    void remake_thread(Task& forker, const ReplaySnapshot::TaskCopy& copy, std::shared_ptr<ThreadGroup> group,
+                       std::shared_ptr<AddressSpace> vm);
     void use_huge_pages(Task& t);
     void kill_world();
     uint64_t find_syscall_insn(Task& t);
@@ -183,6 +194,7 @@ private:
     pid_t interrupt_tid_ = 0;
     bool interrupt_sent_ = false; // a SIGSTOP of ours is on its way
     bool in_flight_ = false;
+    Tid in_flight_tid_ = 0;
     bool restartable_ = false; // events before this index had their output shown
     std::chrono::steady_clock::time_point last_progress_{};
 };

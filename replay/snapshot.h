@@ -1,7 +1,9 @@
 // A stopped copy of the whole replayed world: one forked copy of every
 // replayed process, and the replayer's bookkeeping at that moment. Copies
 // are made copy-on-write by fork, so a snapshot costs page tables, not
-// memory, until the live processes write.
+// memory, until the live processes write. Fork copies only the thread that
+// calls it: the other threads of a process are kept as their registers and
+// kernel state, and made again with clone when the snapshot is restored.
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +15,7 @@
 #include "event_source.h"
 #include "stdio_fds.h"
 #include "task.h"
+#include "thread_state.h"
 
 namespace rw::replay {
 
@@ -21,14 +24,17 @@ class StopWaiter;
 struct ReplaySnapshot {
     struct TaskCopy {
         Tid recorded_tid = 0;
-        pid_t pid = 0; // the stopped copy
+        pid_t pid = 0; // the stopped copy of its process, if it made it (its process's first task)
         Registers regs;
+        ThreadState state; // for a thread made again
         size_t group = 0; // index into groups
         size_t vm = 0;    // index into vms
         uint64_t last_syscall_seq = 0;
         Tid vfork_child = 0;
         Resume last_resume = Resume::Cont;
         uint64_t child_settid = 0;
+        uint64_t clear_child_tid = 0;
+        bool alt_stack = false;
     };
     struct GroupCopy {
         Tid recorded_tgid = 0;

@@ -79,6 +79,8 @@ public:
     uint64_t last_syscall_seq = 0;        // the last syscall event replayed for this task
     Tid vfork_child = 0;                  // a vfork child that must exec or exit before this task returns
     uint64_t child_settid = 0;            // where its creator's clone asked for its id (CLONE_CHILD_SETTID)
+    uint64_t clear_child_tid = 0;         // zeroed and woken by the kernel when it exits (set_tid_address)
+    bool alt_stack = false;               // it has set an alternate signal stack (sigaltstack)
     bool step_on_resume = false;          // a debugger asked for one instruction
     bool single_stepping = false;         // every resume is a single step (a debugger counts instructions)
     std::optional<StopInfo> final_status; // how it ended, once it has

@@ -1,0 +1,95 @@
+/* The order violation of pbzip2 (a consumer thread uses the shared queue
+ * after the main thread has freed it): main joins only the output thread,
+ * then deletes the queue while a consumer is still finishing its last
+ * block. The consumer then locks a mutex through a pointer main has set to
+ * NULL, and the program dies of SIGSEGV. The address of the queue's mutex
+ * pointer is printed for a reverse watch of "*(void **)ADDR == 0". */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct queue {
+    long blocks[64];
+    int head, tail, done;
+    pthread_mutex_t *mut;
+    pthread_cond_t *not_empty;
+};
+
+static struct queue *fifo;
+static long compressed;
+
+static struct queue *queue_init(void)
+{
+    struct queue *q = calloc(1, sizeof *q);
+    q->mut = malloc(sizeof *q->mut);
+    pthread_mutex_init(q->mut, NULL);
+    q->not_empty = malloc(sizeof *q->not_empty);
+    pthread_cond_init(q->not_empty, NULL);
+    return q;
+}
+
+static void queue_delete(struct queue *q)
+{
+    pthread_mutex_destroy(q->mut);
+    free(q->mut);
+    q->mut = NULL; /* queue-delete-line */
+    pthread_cond_destroy(q->not_empty);
+    free(q->not_empty);
+    q->not_empty = NULL;
+}
+
+static void *consumer(void *arg)
+{
+    long id = (long)arg;
+    for (;;) {
+        pthread_mutex_lock(fifo->mut); /* consumer-lock-line */
+        while (fifo->head == fifo->tail && !fifo->done)
+            pthread_cond_wait(fifo->not_empty, fifo->mut);
+        if (fifo->head == fifo->tail) {
+            pthread_mutex_unlock(fifo->mut);
+            break;
+        }
+        long block = fifo->blocks[fifo->head++ % 64];
+        pthread_mutex_unlock(fifo->mut);
+        compressed += block * id;
+        if (block == 31)
+            usleep(200 * 1000); /* a slow last block: main gets ahead */
+    }
+    return NULL;
+}
+
+static void *output(void *arg)
+{
+    (void)arg;
+    usleep(20 * 1000);
+    return NULL;
+}
+
+int main(void)
+{
+    fifo = queue_init();
+    printf("queue mutex pointer at %p\n", (void *)&fifo->mut);
+    fflush(stdout);
+    pthread_t consumers[2], writer;
+    for (long i = 0; i < 2; i++)
+        pthread_create(&consumers[i], NULL, consumer, (void *)(i + 1));
+    pthread_create(&writer, NULL, output, NULL);
+    for (long b = 0; b < 32; b++) {
+        pthread_mutex_lock(fifo->mut);
+        fifo->blocks[fifo->tail++ % 64] = b;
+        pthread_cond_signal(fifo->not_empty);
+        pthread_mutex_unlock(fifo->mut);
+        usleep(1000);
+    }
+    pthread_mutex_lock(fifo->mut);
+    fifo->done = 1;
+    pthread_cond_broadcast(fifo->not_empty);
+    pthread_mutex_unlock(fifo->mut);
+    /* Only the output thread is joined, as in pbzip2. */
+    pthread_join(writer, NULL);
+    queue_delete(fifo);
+    usleep(400 * 1000);
+    printf("compressed %ld\n", compressed);
+    return 0;
+}

@@ -269,7 +269,7 @@ StopReport DebugSession::execute()
         if (mode_ == Mode::Forward || mode_ == Mode::Seek)
             maybe_snapshot_boundary();
         const IndexedEvent* next = engine_.peek_next_event();
-        bool ours = next && event_tid(next->event) == step_tid_;
+        Tid event_thread = next ? event_tid(next->event) : 0;
         const auto* signal = next ? std::get_if<SignalEvent>(&next->event) : nullptr;
         bool costly = signal && signal->kind == SignalKind::AtPosition;
         if (!engine_.step())
@@ -283,7 +283,8 @@ StopReport DebugSession::execute()
         hit_counts_.clear();
         resting_on_ = 0;
         end_step_over(); // the stepped instruction was a syscall: no step trap came
-        if (mode_ == Mode::Forward && step_pending_ && ours) {
+        // (The debugger may have asked for the step while the event ran.)
+        if (mode_ == Mode::Forward && step_pending_ && event_thread == step_tid_) {
             // The single step ran into the event (it executed the syscall,
             // or a signal was delivered): it ends after it.
             step_pending_ = false;

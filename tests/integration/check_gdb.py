@@ -215,21 +215,35 @@ def scenario_tcp_loopback(rw, trace):
 
 def scenario_threads(rw, programs, work):
     """A multithreaded replay: every thread listed, a breakpoint stops the
-    thread that reaches it, `thread N` and its backtrace, and going back is
-    refused rather than answered wrongly."""
+    thread that reaches it, `thread N` and its backtrace, reverse-continue
+    back to the first thread's stop, reverse-stepi in another thread, and
+    scheduler-locking: the thread that runs now steps alone, and a thread
+    that could only move after others is refused rather than moved."""
     trace = os.path.join(work, "threads_barrier.trace")
     r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "threads_barrier")])
     check(r.status == 0, f"recording threads_barrier\n{r.describe()}")
-    out = Session(rw, trace).run("break work", "continue", "continue", "info threads", "thread 1", "bt",
-                                 "reverse-continue", "monitor when", "continue", "print (long)arg")
+    out = Session(rw, trace).run("break work", "continue", "print (long)arg", "continue", "info threads", "thread 1",
+                                 "bt", "reverse-continue", "print (long)arg", "monitor when",
+                                 "set scheduler-locking on", "stepi", "thread 1",
+                                 "reverse-stepi", "x/2bx $pc", "stepi", "stepi", "set scheduler-locking off", "continue",
+                                 "print (long)arg")
     no_divergence(out)
     # Which worker reaches `work` first is the recording's schedule.
-    expect(out, r"Thread [2-5] hit Breakpoint 1, work \(arg=0x[0-3]\)", r"Thread [2-5] hit Breakpoint 1, work",
-           r"^  1 +Thread \d+ +.*futex", r"^\* [2-5] +Thread \d+ +work \(arg=0x[0-3]\)",
-           r"#\d+ .* main \(\) at .*threads_barrier.c",
-           r"rewind: reverse execution is not supported yet while the process has several threads",
-           r"At event \d+ > 1 x 0x[0-9a-f]+ ", r"Thread [2-5] hit Breakpoint 1, work \(arg=0x[0-3]\)",
-           r"\$1 = [0-3]")
+    expect(out, r"Thread [2-5] hit Breakpoint 1, work \(arg=0x[0-3]\)", r"\$1 = ([0-3])",
+           r"Thread [2-5] hit Breakpoint 1, work", r"^  1 +Thread \d+ +.*futex",
+           r"^\* [2-5] +Thread \d+ +work \(arg=0x[0-3]\)", r"#\d+ .* main \(\) at .*threads_barrier.c",
+           r"Thread \d+ hit Breakpoint 1, work \(arg=0x[0-3]\)", r"\$2 = ([0-3])",
+           r"At event \d+ > 1 x 0x[0-9a-f]+ .*thread \d+",
+           # The worker runs now: it steps alone.
+           r"^0x[0-9a-f]+\s+14\s+long id = \(long\)arg;",
+           # main's last instruction is the syscall it blocks in (0f 05);
+           # stepping it alone runs that syscall, and then it must wait.
+           r"\[Switching to thread 1 ", r":\s+0x0f\s+0x05", r"futex",
+           r"rewind: scheduler-locking is on: thread \d+ cannot go on alone",
+           r"Thread \d+ hit Breakpoint 1, work", r"\$3 = [0-3]")
+    first = re.search(r"\$1 = ([0-3])", out).group(1)
+    back = re.search(r"\$2 = ([0-3])", out).group(1)
+    check(first == back, f"reverse-continue came back to worker {back}, the first stop was worker {first}\n{out}")
 
 
 def scenario_bad_input(rw, work):

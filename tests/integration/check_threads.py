@@ -2,12 +2,15 @@
 """Multithreaded programs: each recording replays to the same output, byte
 for byte, with the recorded interleaving (data races included); thread and
 futex events show in `rewind dump` with the thread that issued them; a
-preemption point that replay cannot find again is reported, never skipped.
+preemption point that replay cannot find again is reported, never skipped;
+rewind watch names the thread whose instruction made the change.
 
   check_threads.py --rewind R --programs DIR --tamper T --work W
 """
 import argparse
+import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -77,12 +80,44 @@ def check_tampered_preemption(rw, tamper, work):
     return f"divergence reported at #{index}"
 
 
-def check_watch_refuses(rw, work):
-    """rewind watch cannot step between snapshots of a multithreaded process yet: it says so."""
-    r = Run([rw, "watch", os.path.join(work, "threads_barrier"), "cell[5][0] == 0"])
-    check(r.status == 1 and "cannot search this recording yet" in r.stderr.decode(),
-          f"rewind watch on a multithreaded recording must refuse clearly\n{r.describe()}")
-    return "refused with a reason"
+def watch(rw, trace, expr):
+    r = Run([rw, "watch", trace, expr, "--json"], timeout=900)
+    try:
+        return r, json.loads(r.stdout.decode())
+    except json.JSONDecodeError:
+        raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
+
+
+def check_order_violation(rw, progs, work):
+    """pbzip2's order violation: main frees the queue's mutex while a
+    consumer still uses it. The replay dies the same way, and rewind watch
+    names main and the line that freed it, not the consumer that crashed."""
+    trace = os.path.join(work, "order_violation")
+    rec = record(rw, trace, [os.path.join(progs, "threads_order_violation")])
+    check(shell_status(rec.status) == 128 + 11, f"the consumer did not crash on the freed mutex\n{rec.describe()}")
+    rep = replay(rw, trace)
+    check(rec.stdout == rep.stdout and shell_status(rep.status) == shell_status(rec.status),
+          f"the replay differs from the recording\n--- recorded\n{rec.describe()}\n--- replayed\n{rep.describe()}")
+    events = dump_events(rw, trace)
+    main_tid = next(e["tid"] for e in events if e["kind"] == "exec")
+    crashed = next(e["tid"] for e in events if e["kind"] == "signal")
+    r, j = watch(rw, trace, "fifo->mut == 0")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(j["thread"] == main_tid and crashed != main_tid,
+          f"the culprit is main ({main_tid}), the crash is in {crashed}; rewind watch names {j['thread']}")
+    check(j["function"] == "queue_delete" and "queue-delete-line" in j["source"], f"not the freeing line: {j}")
+    check(any(re.search(r" main \(\) at .*threads_order_violation.c:\d+", f) for f in j["backtrace"]),
+          f"the backtrace does not lead to main: {j['backtrace']}")
+    return f"thread {main_tid} at line {j['line']} (crash in thread {crashed}), {j['probes']} probes"
+
+
+def check_watch_names_writer(rw, work):
+    """Each barrier worker writes its own column: the change of column 0 is worker 0's."""
+    r, j = watch(rw, os.path.join(work, "threads_barrier"), "cell[5][0] == 0")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(any("work (arg=0x0)" in f for f in j["backtrace"]), f"not worker 0: {j['backtrace']}")
+    check("cell[r][id]" in j["source"], f"not the writing line: {j}")
+    return f"thread {j['thread']}, {j['probes']} probes"
 
 
 def main():
@@ -109,7 +144,8 @@ def main():
             print(f"FAIL {name}: {f}")
     for what, fn in [("races", lambda: check_races(args.rewind, args.programs, work)),
                      ("tampered preemption", lambda: check_tampered_preemption(args.rewind, args.tamper, work)),
-                     ("rewind watch", lambda: check_watch_refuses(args.rewind, work))]:
+                     ("order violation", lambda: check_order_violation(args.rewind, args.programs, work)),
+                     ("rewind watch", lambda: check_watch_names_writer(args.rewind, work))]:
         try:
             print(f"ok   {what}: {fn()}")
         except Failure as f:

@@ -2,7 +2,8 @@
 """Snapshots of the replayed world: take one at an event, replay to the end,
 restore it, replay again, several times; every round prints exactly what
 the recorded program printed after that point, and a snapshot taken while
-two processes live restores both.
+two processes live restores both, and one taken while threads run
+restores every thread.
 
   check_snapshots.py --rewind R --snapshot-check S --programs DIR --work W
 """
@@ -17,6 +18,8 @@ CASES = [  # program, event to snapshot at (the first one that can be, from ther
     ("debug_target", 60),
     ("fork_exec", 40),
     ("sigalrm_loop", 38),
+    # Threads made again from their saved state, rounding modes included.
+    ("threads_rounding", 300),
 ]
 
 

@@ -18,7 +18,7 @@ from rwtest import Failure, Run, check, dump_events, fresh_dir, require_root, sh
 
 DIVERGENCE = 90
 PROGRAMS = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_detached", "threads_spin",
-            "threads_signal"]
+            "threads_signal", "threads_rounding"]
 
 
 def record(rw, trace, argv, *options):

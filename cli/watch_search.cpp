@@ -223,8 +223,8 @@ WatchReport WatchSearch::run()
             at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>() - 2) + "x1");
         else if (ours && kind == "rdtsc")
             at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>()) + "x1");
-        else if (ours && kind == "signal")
-            at_event = with_segment(in.good, "e");
+        else if (ours && (kind == "signal" || kind == "preempt"))
+            at_event = with_segment(in.good, "e"); // a preemption's state is its thread's code's
         if (at_event && is_bad(probe(*at_event))) {
             in = search_code(search_anchors({in.good, *at_event}));
             report.what = "instruction";
@@ -311,7 +311,8 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         for (size_t i = 0; i < frames.size(); i++) {
             uint64_t a = frames[i].pc;
             if (a != 0 && std::find(used_.begin(), used_.end(), a) == used_.end() &&
-                std::find(returns.begin(), returns.end(), a) == returns.end())
+                std::find(returns.begin(), returns.end(), a) == returns.end() &&
+                std::find(here.begin(), here.end(), a) == here.end())
                 here.insert(here.begin(), a);
         }
         returns.insert(returns.end(), here.begin(), here.end());
@@ -320,11 +321,15 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     // the call that made the change may have returned before either end.
     std::vector<uint64_t> sites = call_returns(in);
     returns.insert(returns.begin(), sites.begin(), sites.end());
+    // Four debug registers: the counters and the end's target, and in a
+    // stretch that ends in a preemption the replay's own breakpoint too.
+    auto ev = nlohmann::json::parse(tool("rw-event " + std::to_string(event_of(in.good))));
+    size_t per_count = ev["kind"] == "preempt" ? 2 : 3;
     std::optional<std::pair<uint64_t, uint64_t>> best; // address, count
-    for (size_t i = 0; i < returns.size() && !(best && best->second >= 2); i += 3) {
+    for (size_t i = 0; i < returns.size() && !(best && best->second >= 2); i += per_count) {
         std::string cmd = "rw-count " + in.good + " " + in.bad;
         std::vector<uint64_t> group(returns.begin() + static_cast<long>(i),
-                                    returns.begin() + static_cast<long>(std::min(i + 3, returns.size())));
+                                    returns.begin() + static_cast<long>(std::min(i + per_count, returns.size())));
         for (uint64_t a : group)
             cmd += " " + addr_text(a);
         status("counting calls in " + in.good + " .. " + in.bad);

@@ -27,6 +27,10 @@ public:
     // delivery stop, the signal not yet handed over.
     virtual void on_signal(Task& task, int signo) = 0;
 
+    // `task` has reached the point where the recording switched threads (a
+    // preempt event): the state there is the event's, with no signal.
+    virtual void on_preempted(Task& task) = 0;
+
     // `task` stopped because the debugger asked to interrupt it
     // (Replayer::interrupt_after); it resumes as before. May throw.
     virtual void on_interrupt(Task& task) = 0;

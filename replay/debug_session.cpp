@@ -601,7 +601,7 @@ void DebugSession::on_signal(Task& task, int signo)
     }
     case Mode::Seek:
     case Mode::Collect:
-        if (segment_ < target_.path.size() && target_.path[segment_].kind == Segment::Kind::ToEvent)
+        if (at_event_segment())
             segment_reached();
         return;
     case Mode::Backstep:
@@ -612,6 +612,34 @@ void DebugSession::on_signal(Task& task, int signo)
         if (search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent)
             throw SearchDone{search_steps_};
         return;
+    }
+}
+
+bool DebugSession::at_event_segment() const
+{
+    // Earlier events' signals and preemptions come on the way to the target's boundary.
+    return position_.event == target_.event && segment_ < target_.path.size() &&
+           target_.path[segment_].kind == Segment::Kind::ToEvent;
+}
+
+void DebugSession::on_preempted(Task& task)
+{
+    // A position's ToEvent segment ends here as at a signal's delivery
+    // point; running forward for the debugger, it is not a stop.
+    if (!is_debugged(task))
+        return;
+    // A target counted on the preemption's own instruction trapped together
+    // with the engine's breakpoint there, and only one SIGTRAP came: its count says.
+    bool target_here = target_counter_ && current_.kind == Segment::Kind::Break &&
+                       current_.addr == task.regs()[Registers::RIP] && target_counter_->count() >= target_expected_;
+    if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && position_.event == target_.event && target_here) {
+        current_tid_ = task.recorded_tid();
+        segment_reached();
+    } else if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && at_event_segment()) {
+        current_tid_ = task.recorded_tid();
+        segment_reached();
+    } else if (mode_ == Mode::Search && search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent) {
+        throw SearchDone{search_steps_};
     }
 }
 

@@ -159,6 +159,7 @@ public:
     // ---- DebugHook --------------------------------------------------------
     Then on_trap(Task& task, const siginfo_t& info) override;
     void on_signal(Task& task, int signo) override;
+    void on_preempted(Task& task) override;
     void on_interrupt(Task& task) override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;
@@ -232,6 +233,7 @@ private:
     void arm_next_segment();
     void arm(const Segment& s);
     Then segment_reached();
+    bool at_event_segment() const; // a seek's armed segment is ToEvent, in its stretch
     std::optional<Hit> last_hit_before(const Position& p);
     std::optional<Hit> hit_at(const Position& p) const; // a breakpoint's arrival, as a hit
     std::vector<Hit> collect(const Timeline::Entry& from, const Position& to);
@@ -313,6 +315,7 @@ private:
     Segment current_;         // what is armed (a Step may be the rest of one)
     uint64_t steps_left_ = 0; // for a Step segment
     std::optional<perfclock::BreakpointCounter> target_counter_;
+    uint64_t target_expected_ = 0; // the count at which a Break target arrives
     // A Break target reached after few executions is counted with an int3
     // instead: an instruction breakpoint near a hot loop slows the loop
     // (about 2.5x on the AMD machines measured), an int3 costs only its hits.

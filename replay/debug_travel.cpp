@@ -219,6 +219,7 @@ void DebugSession::arm(const Segment& s)
             arm_soft_target(*t, s.addr, count);
         else
             target_counter_.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8, count, kTagTarget);
+        target_expected_ = count;
         break;
     }
     case Segment::Kind::Watch:

@@ -2,6 +2,7 @@
 // execution of the recorded instruction with the recorded registers where the
 // pages it was writing hold the recorded bytes (see supervisor_threads.cpp).
 #include <csignal>
+#include <optional>
 
 #include "hw_breakpoint.h"
 #include "page_digest.h"
@@ -16,40 +17,61 @@ void Replayer::on_preempt(const PreemptEvent& e)
     collect_fresh(t);
     uint64_t rip = e.regs[Registers::RIP];
     perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
-    uint64_t hits = 0, with_registers = 0;
+    preempt_search_ = PreemptSearch{t.tid(), &e};
+    struct Done {
+        std::optional<PreemptSearch>& search;
+        ~Done() { search.reset(); }
+    } done{preempt_search_};
     // Every execution is a stop, so the watchdog alone would never fire:
     // the whole search gets the watchdog's time.
     auto give_up = std::chrono::steady_clock::now() + options_.watchdog;
     auto missed = [&](const std::string& instead) {
+        const PreemptSearch& p = *preempt_search_;
         diverge(t, "thread " + std::to_string(e.tid) + " never reached the point where the recording switched threads",
-                "  expected rip " + hex(rip) + " (" + std::to_string(hits) + " executions, " +
-                    std::to_string(with_registers) + " with the recorded registers, none also with the recorded " +
+                "  expected rip " + hex(rip) + " (" + std::to_string(p.hits) + " executions, " +
+                    std::to_string(p.with_registers) + " with the recorded registers, none also with the recorded " +
                     std::to_string(e.pages.size()) + " pages)\n  instead: " + instead);
     };
     for (;;) {
         resume(t, Resume::Emulate);
-        restartable_ = hits == 0;
+        restartable_ = preempt_search_->hits == 0;
         StopInfo s = wait_stop(t, "the point where the recording switched threads (rip " + hex(rip) + ", " +
-                                      std::to_string(hits) + " executions so far)");
+                                      std::to_string(preempt_search_->hits) + " executions so far)");
         restartable_ = false;
-        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP ||
-            get_siginfo(t.tid()).si_code != kTrapPerf)
+        if (preempt_search_->found)
+            break;
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != rip)
             missed(describe_stop(t, s));
-        hits++;
         if (std::chrono::steady_clock::now() > give_up)
             missed("still searching after " + std::to_string(options_.watchdog.count()) + " s");
-        if (!same_registers(t.regs(), e.regs))
-            continue;
-        with_registers++;
-        if (page_digest(t.tid(), e.pages) != e.pages_hash)
-            continue;
-        // The thread rests here until its next event; nothing skips the
-        // instruction's next execution.
-        Registers r = t.regs();
-        r[Registers::EFLAGS] &= ~kResumeFlag;
-        t.set_regs(r);
-        return;
     }
+    // The thread rests here until its next event; nothing skips the
+    // instruction's next execution.
+    Registers r = t.regs();
+    r[Registers::EFLAGS] &= ~kResumeFlag;
+    t.set_regs(r);
+    if (hook_)
+        hook_->on_preempted(t);
+}
+
+bool Replayer::preempt_point_trap(Task& t, const StopInfo& stop)
+{
+    // The engine's breakpoint and a debugger's counter on the same
+    // instruction trap together, and the kernel delivers one SIGTRAP: so
+    // every trap there is a round of the search, whoever's it is.
+    if (!preempt_search_ || t.tid() != preempt_search_->tid || stop.kind != StopInfo::Kind::SignalDelivery ||
+        stop.signal != SIGTRAP)
+        return false;
+    const PreemptEvent& e = *preempt_search_->event;
+    if (t.regs()[Registers::RIP] != e.regs[Registers::RIP])
+        return false;
+    preempt_search_->hits++;
+    if (same_registers(t.regs(), e.regs)) {
+        preempt_search_->with_registers++;
+        if (page_digest(t.tid(), e.pages) == e.pages_hash)
+            preempt_search_->found = true;
+    }
+    return true;
 }
 
 } // namespace rw::replay

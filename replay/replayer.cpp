@@ -20,6 +20,7 @@
 #include "text.h"
 #include "launcher.h"
 #include "process_image.h"
+#include "trap_tags.h"
 
 namespace rw::replay {
 namespace fs = std::filesystem;
@@ -219,10 +220,15 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             t.resume(t.last_resume);
             continue;
         }
+        bool preempt_point = preempt_point_trap(t, *stop);
         if (hook_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGTRAP) {
+            siginfo_t info = get_siginfo(t.tid());
+            bool engine = info.si_code == kTrapPerf && perf_data(info) == kTagEngine;
             t.at = Task::At::SignalStop;
-            DebugHook::Then then = hook_->on_trap(t, get_siginfo(t.tid()));
+            DebugHook::Then then = engine ? DebugHook::Then::NotMine : hook_->on_trap(t, info);
             if (then != DebugHook::Then::NotMine) {
+                if (preempt_point && preempt_search_->found)
+                    break; // the debugger's stop is the event's point: the thread rests there
                 resume(t, t.last_resume, then == DebugHook::Then::Step);
                 continue;
             }

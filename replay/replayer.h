@@ -124,6 +124,9 @@ private:
     void on_rdtsc(const RdtscEvent& e);
     void on_note(const NoteEvent& e);
     void on_preempt(const PreemptEvent& e);
+    // A SIGTRAP of the thread being run to a preemption point, at its
+    // instruction: checks that execution (true), whichever trap it was.
+    bool preempt_point_trap(Task& t, const StopInfo& stop);
 
     // Launching and exec.
     void launch(const ExecEvent& first);
@@ -195,6 +198,13 @@ private:
     bool interrupt_sent_ = false; // a SIGSTOP of ours is on its way
     bool in_flight_ = false;
     Tid in_flight_tid_ = 0;
+    struct PreemptSearch {
+        pid_t tid = 0;
+        const PreemptEvent* event = nullptr;
+        uint64_t hits = 0, with_registers = 0;
+        bool found = false;
+    };
+    std::optional<PreemptSearch> preempt_search_; // while a thread runs to a preemption point
     bool restartable_ = false; // events before this index had their output shown
     std::chrono::steady_clock::time_point last_progress_{};
 };

@@ -120,6 +120,20 @@ def check_watch_names_writer(rw, work):
     return f"thread {j['thread']}, {j['probes']} probes"
 
 
+def check_watch_across_preemptions(rw, progs, work):
+    """The spinning partner's write happens in a stretch that ends in a
+    preemption: the watch searches inside it and names the partner."""
+    trace = os.path.join(work, "spin-watch")
+    rec = record(rw, trace, [os.path.join(progs, "threads_spin")])
+    check(rec.status == 0, f"recording threads_spin\n{rec.describe()}")
+    partner = next(e["child_tid"] for e in dump_events(rw, trace) if e["kind"] == "fork")
+    r, j = watch(rw, trace, "trace_of_work[3] == 8")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(j["thread"] == partner and j["function"] == "partner" and "trace_of_work[2 * r + 1]" in j["source"],
+          f"not the partner's write (thread {partner}): {j}")
+    return f"thread {partner}, {j['probes']} probes"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -145,7 +159,8 @@ def main():
     for what, fn in [("races", lambda: check_races(args.rewind, args.programs, work)),
                      ("tampered preemption", lambda: check_tampered_preemption(args.rewind, args.tamper, work)),
                      ("order violation", lambda: check_order_violation(args.rewind, args.programs, work)),
-                     ("rewind watch", lambda: check_watch_names_writer(args.rewind, work))]:
+                     ("rewind watch", lambda: check_watch_names_writer(args.rewind, work)),
+                     ("watch across preemptions", lambda: check_watch_across_preemptions(args.rewind, args.programs, work))]:
         try:
             print(f"ok   {what}: {fn()}")
         except Failure as f:

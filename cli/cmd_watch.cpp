@@ -152,7 +152,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
             throw UsageError("the expression is empty");
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
         if (a->connect.empty())
-        check_gdb(a->gdb);
+            check_gdb(a->gdb);
         GdbSupport support(t);
         GdbMi gdb(a->gdb, {});
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;

@@ -301,8 +301,7 @@ std::optional<std::string> DebugSession::locked_out()
     if (!locked_tid_)
         return std::nullopt;
     Task* next = runner();
-    if (!next || next->recorded_tid() == locked_tid_ || !is_debugged(*next) ||
-        !engine_.find_task(locked_tid_))
+    if (!next || next->recorded_tid() == locked_tid_ || !is_debugged(*next) || !engine_.find_task(locked_tid_))
         return std::nullopt;
     Tid other = next->recorded_tid();
     locked_tid_ = 0;

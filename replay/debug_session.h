@@ -77,8 +77,8 @@ struct ResumeRequest {
     ResumeRequest(Kind k, uint64_t v = 0) : kind(k), value(v) {}
     Kind kind = Kind::Continue;
     uint64_t value = 0;
-    int signal = 0; // Continue/Step: a signal to deliver (code the debugger runs in a copy)
-    Tid thread = 0; // Step, ReverseStep: the thread that steps (0: the current one)
+    int signal = 0;           // Continue/Step: a signal to deliver (code the debugger runs in a copy)
+    Tid thread = 0;           // Step, ReverseStep: the thread that steps (0: the current one)
     bool only_thread = false; // Continue, Step: no other thread may run (gdb's scheduler-locking)
     std::optional<Position> from, to;
     std::optional<Segment> arrival;

@@ -241,9 +241,12 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
             auto [vit, vnew] = vms.try_emplace(t->vm().get(), snap->vms.size());
             if (vnew)
                 snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
-            ReplaySnapshot::TaskCopy copy{t->recorded_tid(), 0,          t->regs(),       {},
-                                          git->second,       vit->second, t->last_syscall_seq, t->vfork_child,
-                                          t->last_resume,    t->child_settid, t->clear_child_tid, t->alt_stack};
+            ReplaySnapshot::TaskCopy copy{t->recorded_tid(),   0,
+                                          t->regs(),           {},
+                                          git->second,         vit->second,
+                                          t->last_syscall_seq, t->vfork_child,
+                                          t->last_resume,      t->child_settid,
+                                          t->clear_child_tid,  t->alt_stack};
             if (t == members.front()) {
                 if (hook_)
                     hook_->before_fork(*t);

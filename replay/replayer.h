@@ -205,7 +205,7 @@ private:
         bool found = false;
     };
     std::optional<PreemptSearch> preempt_search_; // while a thread runs to a preemption point
-    bool restartable_ = false; // events before this index had their output shown
+    bool restartable_ = false;                    // events before this index had their output shown
     std::chrono::steady_clock::time_point last_progress_{};
 };
 

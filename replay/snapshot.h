@@ -27,8 +27,8 @@ struct ReplaySnapshot {
         pid_t pid = 0; // the stopped copy of its process, if it made it (its process's first task)
         Registers regs;
         ThreadState state; // for a thread made again
-        size_t group = 0; // index into groups
-        size_t vm = 0;    // index into vms
+        size_t group = 0;  // index into groups
+        size_t vm = 0;     // index into vms
         uint64_t last_syscall_seq = 0;
         Tid vfork_child = 0;
         Resume last_resume = Resume::Cont;

@@ -145,16 +145,10 @@ DebugHook::Then DebugSession::ask(const StopReport& report)
             continue;
         }
         apply_request(req);
-        if (locked_tid_ && locked_tid_ != report.tid && engine_.find_task(report.tid)) {
-            // Thread report.tid is part-way to its next event: no other
-            // thread runs before it gets there.
-            travel_error_ = "scheduler-locking is on: thread " + std::to_string(locked_tid_) +
-                            " cannot go on alone, the recording runs thread " + std::to_string(report.tid) +
-                            " until its next event first; `set scheduler-locking off` to let it";
-            locked_tid_ = 0;
-            step_pending_ = false;
-            r = stop(StopReport::Kind::Signal); // in the thread the debugger wanted to move: nothing moved
-            r.signal = SIGINT;
+        // Thread report.tid is part-way to its next event: no other thread
+        // runs before it gets there.
+        if (auto refused = locked_out(report.tid, "until its next event first")) {
+            r = *refused;
             continue;
         }
         if (req.kind == ResumeRequest::Kind::Step && step_tid_ != report.tid) {
@@ -258,13 +252,10 @@ StopReport DebugSession::execute()
             }
             if (Task* t = debugged_task())
                 breakpoints_.apply(*t);
-            if (auto other = locked_out()) {
-                StopReport r = stop(StopReport::Kind::Signal);
-                r.signal = SIGINT;
-                travel_error_ = *other;
-                step_pending_ = false;
-                return r;
-            }
+            if (Task* next = runner())
+                if (auto refused = locked_out(next->recorded_tid(),
+                                              "next (at event " + std::to_string(engine_.next_event_index()) + ")"))
+                    return *refused;
         }
         if (mode_ == Mode::Forward || mode_ == Mode::Seek)
             maybe_snapshot_boundary();
@@ -293,21 +284,24 @@ StopReport DebugSession::execute()
     }
 }
 
-std::optional<std::string> DebugSession::locked_out()
+std::optional<StopReport> DebugSession::locked_out(Tid runs_first, const std::string& when)
 {
-    // With scheduler-locking, only the debugger's thread may move; the
-    // recording says which thread runs next, and if it is another thread
-    // of the program, the replay stops rather than move it.
-    if (!locked_tid_)
+    // With scheduler-locking, only the debugger's thread may move. If the
+    // recording runs another thread of the program first, the replay stops
+    // there rather than move it: in the locked thread, which did not move.
+    if (!locked_tid_ || runs_first == locked_tid_ || !engine_.find_task(locked_tid_))
         return std::nullopt;
-    Task* next = runner();
-    if (!next || next->recorded_tid() == locked_tid_ || !is_debugged(*next) || !engine_.find_task(locked_tid_))
+    Task* other = engine_.find_task(runs_first);
+    if (!other || !is_debugged(*other))
         return std::nullopt;
-    Tid other = next->recorded_tid();
+    travel_error_ = "scheduler-locking is on: thread " + std::to_string(locked_tid_) +
+                    " cannot go on alone, the recording runs thread " + std::to_string(runs_first) + " " + when +
+                    "; `set scheduler-locking off` to let it";
     locked_tid_ = 0;
-    return "scheduler-locking is on: thread " + std::to_string(current_tid_) +
-           " cannot go on alone, the recording runs thread " + std::to_string(other) + " next (at event " +
-           std::to_string(engine_.next_event_index()) + "); `set scheduler-locking off` to let it";
+    step_pending_ = false;
+    StopReport r = stop(StopReport::Kind::Signal);
+    r.signal = SIGINT;
+    return r;
 }
 
 bool DebugSession::at_end_of_history()
@@ -629,12 +623,9 @@ void DebugSession::on_preempted(Task& task)
         return;
     // A target counted on the preemption's own instruction trapped together
     // with the engine's breakpoint there, and only one SIGTRAP came: its count says.
-    bool target_here = target_counter_ && current_.kind == Segment::Kind::Break &&
+    bool target_here = position_.event == target_.event && target_counter_ && current_.kind == Segment::Kind::Break &&
                        current_.addr == task.regs()[Registers::RIP] && target_counter_->count() >= target_expected_;
-    if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && position_.event == target_.event && target_here) {
-        current_tid_ = task.recorded_tid();
-        segment_reached();
-    } else if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && at_event_segment()) {
+    if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && (target_here || at_event_segment())) {
         current_tid_ = task.recorded_tid();
         segment_reached();
     } else if (mode_ == Mode::Search && search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent) {

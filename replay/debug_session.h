@@ -292,7 +292,8 @@ private:
     void stop_single_stepping();
     bool is_debugged(Task& t);
     bool at_end_of_history();
-    std::optional<std::string> locked_out(); // why the locked thread cannot go on (another must run first)
+    // The stop to report if thread `runs_first` must run (`when`) while another is locked.
+    std::optional<StopReport> locked_out(Tid runs_first, const std::string& when);
     StopReport stop(StopReport::Kind kind);
 
     const Trace& trace_;

@@ -191,20 +191,12 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         return resume_packet(ResumeRequest::Kind::Continue,
                              from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
     });
-    add("s", [this](const std::string&) -> R {
-        auto r = resume_packet(ResumeRequest::Kind::Step);
-        r->thread = continue_tid_ > 0 ? continue_tid_ : general_thread();
-        return r;
-    });
+    add("s", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::Step); });
     add("S", [this](const std::string& p) -> R {
         return resume_packet(ResumeRequest::Kind::Step, from_gdb_signal(static_cast<int>(parse_hex(p.substr(1, 2)))));
     });
     add("bc", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::ReverseContinue); });
-    add("bs", [this](const std::string&) -> R {
-        auto r = resume_packet(ResumeRequest::Kind::ReverseStep);
-        r->thread = continue_tid_ > 0 ? continue_tid_ : general_thread();
-        return r;
-    });
+    add("bs", [this](const std::string&) -> R { return resume_packet(ResumeRequest::Kind::ReverseStep); });
     add("vRun", [this](const std::string& p) -> R { return on_vrun(p); });
     add("vKill", [this](const std::string&) -> R {
         killed_ = true;
@@ -297,6 +289,9 @@ std::optional<ResumeRequest> GdbServer::resume_packet(ResumeRequest::Kind kind, 
     reply_pending_ = true;
     ResumeRequest r{kind, 0};
     r.signal = signal;
+    // The thread that steps: the one `Hc` named, else the one gdb looks at.
+    if (kind == ResumeRequest::Kind::Step || kind == ResumeRequest::Kind::ReverseStep)
+        r.thread = continue_tid_ > 0 ? continue_tid_ : general_thread();
     return r;
 }
 
@@ -328,7 +323,8 @@ std::optional<ResumeRequest> GdbServer::on_vcont(const std::string& p)
             signal = from_gdb_signal(static_cast<int>(parse_hex(action.substr(1, 2))));
     }
     auto r = resume_packet(step ? ResumeRequest::Kind::Step : ResumeRequest::Kind::Continue, signal);
-    r->thread = named;
+    if (named)
+        r->thread = named;
     r->only_thread = named && !others_run;
     return r;
 }

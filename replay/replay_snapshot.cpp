@@ -210,7 +210,6 @@ void Replayer::remake_thread(Task& forker, const ReplaySnapshot::TaskCopy& c, st
     if (!first || first->kind != StopInfo::Kind::GroupStop)
         refuse(c.recorded_tid, "thread " + std::to_string(c.recorded_tid) + " of a snapshot did not stop once made");
     Task& t = add_task(tid, c.recorded_tid, std::move(group), std::move(vm));
-    t.at = Task::At::EventStop;
     t.set_regs(c.regs);
     write_thread_state(tid, c.state);
     if (c.state.robust_head)

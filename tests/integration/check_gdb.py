@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Failure, Run, check, fresh_dir, require_root, skip
+from rwtest import Failure, Run, check, fresh_dir, require_root, run_checks, skip
 
 GDB = "/usr/bin/gdb"
 SRC = "debug_target.c"
@@ -279,22 +279,11 @@ def main():
         print(f"FAIL recording debug_target\n{r.describe()}")
         return 1
     session = Session(args.rewind, trace)
-    failed = 0
     tests = [(f.__name__, lambda f=f: f(session, args.sources)) for f in SCENARIOS]
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
     tests.append(("scenario_threads", lambda: scenario_threads(args.rewind, args.programs, work)))
-    for name, run in tests:
-        if args.only and args.only not in name:
-            continue
-        start = time.time()
-        try:
-            run()
-            print(f"ok   {name} ({time.time() - start:.1f} s)")
-        except Failure as f:
-            print(f"FAIL {name}: {f}")
-            failed += 1
-    return 1 if failed else 0
+    return run_checks(tests, args.only)
 
 
 if __name__ == "__main__":

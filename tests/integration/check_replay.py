@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Failure, Run, check, fresh_dir, prepare_inputs, require_root, shell_status
+from rwtest import Failure, Run, check, fresh_dir, prepare_inputs, require_root, run_checks, shell_status
 
 DIVERGENCE, REFUSED, TRACE_ENDED = 90, 91, 92
 
@@ -150,19 +150,13 @@ def main():
         except Failure as f:
             print(f"FAIL {f}")
             return 1
-    failed = 0
-    for s in SCENARIOS:
+    def scenario(s):
         work = fresh_dir(os.path.join(args.work, s.__name__))
-        try:
-            if s is scenario_tampered:
-                s(args.rewind, args.programs, work, args.tamper)
-            else:
-                s(args.rewind, args.programs, work)
-            print(f"ok   {s.__name__}")
-        except Failure as f:
-            print(f"FAIL {s.__name__}: {f}")
-            failed += 1
-    return 1 if failed else 0
+        if s is scenario_tampered:
+            return s(args.rewind, args.programs, work, args.tamper)
+        return s(args.rewind, args.programs, work)
+
+    return run_checks([(s.__name__, lambda s=s: scenario(s)) for s in SCENARIOS])
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Failure, Run, check, fresh_dir, require_root
+from rwtest import Run, check, fresh_dir, require_root, run_checks
 
 CASES = [  # program, event to snapshot at (the first one that can be, from there)
     ("debug_target", 60),
@@ -46,16 +46,9 @@ def main():
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
     require_root()
-    failed = 0
-    for name, event in CASES:
-        work = fresh_dir(os.path.join(args.work, name))
-        try:
-            check_case(args.rewind, args.snapshot_check, args.programs, work, name, event)
-            print(f"ok   {name}")
-        except Failure as f:
-            print(f"FAIL {name}: {f}")
-            failed += 1
-    return 1 if failed else 0
+    return run_checks([(name, lambda name=name, event=event: check_case(
+        args.rewind, args.snapshot_check, args.programs, fresh_dir(os.path.join(args.work, name)), name, event))
+        for name, event in CASES])
 
 
 if __name__ == "__main__":

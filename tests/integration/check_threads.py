@@ -8,13 +8,13 @@ rewind watch names the thread whose instruction made the change.
   check_threads.py --rewind R --programs DIR --tamper T --work W
 """
 import argparse
-import json
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Failure, Run, check, dump_events, fresh_dir, require_root, shell_status
+from rwtest import Run, check, dump_events, fresh_dir, require_root, run_checks, shell_status
+from rwtest import rewind_watch as watch
 
 DIVERGENCE = 90
 PROGRAMS = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_detached", "threads_spin",
@@ -49,6 +49,16 @@ def check_program(rw, progs, work, name):
     return events, preempts, rec.stdout.decode().strip()
 
 
+def check_one(rw, progs, work, name):
+    events, preempts, output = check_program(rw, progs, work, name)
+    extra = ""
+    if name == "threads_condvar":
+        extra = "; " + check_dump_names_threads(rw, events, name)
+    if name == "threads_spin":
+        check(preempts > 0, "threads_spin: the spinning threads were preempted")
+    return f"{output!r}, {preempts} preemptions{extra}"
+
+
 def check_dump_names_threads(rw, events, name):
     futexes = [e for e in events if e["kind"] == "syscall" and e.get("name") == "futex"]
     by_workers = [e for e in futexes if e["tid"] != e["tgid"]]
@@ -78,14 +88,6 @@ def check_tampered_preemption(rw, tamper, work):
     check(rep.status == DIVERGENCE and f"event #{index}" in err and "switched threads" in err,
           f"a moved preemption point must be reported as a divergence at #{index}\n{rep.describe()}")
     return f"divergence reported at #{index}"
-
-
-def watch(rw, trace, expr):
-    r = Run([rw, "watch", trace, expr, "--json"], timeout=900)
-    try:
-        return r, json.loads(r.stdout.decode())
-    except json.JSONDecodeError:
-        raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
 
 
 def check_order_violation(rw, progs, work):
@@ -143,31 +145,14 @@ def main():
     args = ap.parse_args()
     require_root()
     work = fresh_dir(args.work)
-    failures = 0
-    for name in PROGRAMS:
-        try:
-            events, preempts, output = check_program(args.rewind, args.programs, work, name)
-            extra = ""
-            if name == "threads_condvar":
-                extra = "; " + check_dump_names_threads(args.rewind, events, name)
-            if name == "threads_spin":
-                check(preempts > 0, "threads_spin: the spinning threads were preempted")
-            print(f"ok   {name}: {output!r}, {preempts} preemptions{extra}")
-        except Failure as f:
-            failures += 1
-            print(f"FAIL {name}: {f}")
-    for what, fn in [("races", lambda: check_races(args.rewind, args.programs, work)),
-                     ("tampered preemption", lambda: check_tampered_preemption(args.rewind, args.tamper, work)),
-                     ("order violation", lambda: check_order_violation(args.rewind, args.programs, work)),
-                     ("rewind watch", lambda: check_watch_names_writer(args.rewind, work)),
-                     ("watch across preemptions", lambda: check_watch_across_preemptions(args.rewind, args.programs, work))]:
-        try:
-            print(f"ok   {what}: {fn()}")
-        except Failure as f:
-            failures += 1
-            print(f"FAIL {what}: {f}")
-    return 1 if failures else 0
-
+    rw, progs = args.rewind, args.programs
+    checks = [(name, lambda name=name: check_one(rw, progs, work, name)) for name in PROGRAMS]
+    checks += [("races", lambda: check_races(rw, progs, work)),
+               ("tampered preemption", lambda: check_tampered_preemption(rw, args.tamper, work)),
+               ("order violation", lambda: check_order_violation(rw, progs, work)),
+               ("rewind watch", lambda: check_watch_names_writer(rw, work)),
+               ("watch across preemptions", lambda: check_watch_across_preemptions(rw, progs, work))]
+    return run_checks(checks)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,15 +7,14 @@ and reverse-watch inside rewind replay's gdb.
   check_watch.py --rewind R --programs DIR --graph G --work W
 """
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Failure, Run, check, fresh_dir, require_root, skip
+from rwtest import Run, check, fresh_dir, require_root, run_checks, skip
+from rwtest import rewind_watch as watch
 
 NO_CHANGE, UNEVALUABLE = 4, 5
 
@@ -25,15 +24,6 @@ def record(rw, work, name, argv):
     r = Run([rw, "record", "-q", "-o", trace, "--"] + argv, cwd=work)
     check(r.status in (0, 1), f"recording {name} failed\n{r.describe()}")
     return trace, r
-
-
-def watch(rw, trace, expr, *extra):
-    r = Run([rw, "watch", trace, expr, "--json", *extra], timeout=900)
-    out = r.stdout.decode(errors="replace")
-    try:
-        return r, json.loads(out) if out.strip() else None
-    except json.JSONDecodeError:
-        raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
 
 
 def scenario_graph(rw, programs, graph, work):
@@ -131,19 +121,9 @@ def main():
     require_root()
     if not os.access("/usr/bin/gdb", os.X_OK):
         skip("no gdb at /usr/bin/gdb")
-    failed = 0
-    for s in SCENARIOS:
-        if args.only and args.only not in s.__name__:
-            continue
-        work = fresh_dir(os.path.join(args.work, s.__name__))
-        start = time.time()
-        try:
-            what = s(args.rewind, args.programs, args.graph, work)
-            print(f"ok   {s.__name__}: {what} ({time.time() - start:.1f} s)")
-        except Failure as f:
-            print(f"FAIL {s.__name__}: {f}")
-            failed += 1
-    return 1 if failed else 0
+    return run_checks([(s.__name__, lambda s=s: s(args.rewind, args.programs, args.graph,
+                                                   fresh_dir(os.path.join(args.work, s.__name__))))
+                       for s in SCENARIOS], args.only)
 
 
 if __name__ == "__main__":

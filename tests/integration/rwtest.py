@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
 
@@ -17,6 +18,24 @@ def skip(reason):
 def require_root():
     if os.geteuid() != 0:
         skip("recording needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)")
+
+
+def run_checks(checks, only=None):
+    """Runs (name, check) pairs in order, printing `ok` with what each
+    check returned (if anything) and its time, or `FAIL` with the reason.
+    Returns the exit status: 1 if any failed."""
+    failed = 0
+    for name, run in checks:
+        if only and only not in name:
+            continue
+        start = time.time()
+        try:
+            found = run()
+            print(f"ok   {name}" + (f": {found}" if found else "") + f" ({time.time() - start:.1f} s)")
+        except Failure as f:
+            print(f"FAIL {name}: {f}")
+            failed += 1
+    return 1 if failed else 0
 
 
 def fresh_dir(path):
@@ -72,6 +91,16 @@ def strace_counts(argv, cwd, workdir):
 def rewind_json(rewind, *args):
     p = subprocess.run([rewind] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def rewind_watch(rewind, trace, expr, *extra):
+    """`rewind watch --json`: the run and its report (None if it printed nothing)."""
+    r = Run([rewind, "watch", trace, expr, "--json", *extra], timeout=900)
+    out = r.stdout.decode(errors="replace")
+    try:
+        return r, json.loads(out) if out.strip() else None
+    except json.JSONDecodeError:
+        raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
 
 
 def dump_events(rewind, trace):

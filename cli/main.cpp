@@ -5,11 +5,13 @@
 #include "bytes.h"
 #include "commands.h"
 #include "recorder.h"
+#include "signal_state.h"
 #include "trace_dir.h"
 #include "version.h"
 
 int main(int argc, char** argv)
 {
+    rw::remember_initial_signal_state();
     CLI::App app{"rewind: record a Linux program, then replay it exactly, forwards and backwards"};
     app.set_version_flag("--version", rw::kRewindVersion);
     app.require_subcommand(1);

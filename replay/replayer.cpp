@@ -1,7 +1,10 @@
 #include "replayer.h"
 
+#include "instruction_trap.h"
+
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -189,6 +192,30 @@ bool is_stray_signal(pid_t tid, int signo)
 
 } // namespace
 
+bool Replayer::claim_engine_int3(Task& t, const StopInfo& stop)
+{
+    if (!engine_int3_ || stop.kind != StopInfo::Kind::SignalDelivery || stop.signal != SIGTRAP ||
+        t.regs()[Registers::RIP] != engine_int3_ + 1 || get_siginfo(t.tid()).si_code != SI_KERNEL)
+        return false;
+    // The int3 has run: the thread is at the instruction, not after it.
+    Registers r = t.regs();
+    r[Registers::RIP] = engine_int3_;
+    t.set_regs(r);
+    return true;
+}
+
+void Replayer::step_over_engine_int3(Task& t, InstructionTrap& trap)
+{
+    trap.lift();
+    engine_step_ = true;
+    resume(t, Resume::Emulate, true);
+    StopInfo step = wait_stop(t, "a step over the instruction at " + hex(trap.address()));
+    engine_step_ = false;
+    if (step.kind != StopInfo::Kind::SignalDelivery || step.signal != SIGTRAP)
+        diverge(t, "stepping over the instruction at " + hex(trap.address()) + ": " + describe_stop(t, step));
+    trap.plant();
+}
+
 StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
 {
     std::optional<StopInfo> stop;
@@ -220,10 +247,12 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             t.resume(t.last_resume);
             continue;
         }
+        bool engine_int3_hit = claim_engine_int3(t, *stop);
         bool preempt_point = preempt_point_trap(t, *stop);
         if (hook_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGTRAP) {
             siginfo_t info = get_siginfo(t.tid());
-            bool engine = info.si_code == kTrapPerf && perf_data(info) == kTagEngine;
+            bool engine =
+                (info.si_code == kTrapPerf && perf_data(info) == kTagEngine) || engine_step_ || engine_int3_hit;
             t.at = Task::At::SignalStop;
             DebugHook::Then then = engine ? DebugHook::Then::NotMine : hook_->on_trap(t, info);
             if (then != DebugHook::Then::NotMine) {
@@ -380,9 +409,12 @@ void Replayer::launch(const ExecEvent& first)
             dup2(null, fd);
         if (null > 2)
             ::close(null);
+        // Whatever launched the replay (gdb, an IDE, a socket) is not the
+        // program's: its fds come from the log.
+        ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
         return disable_aslr_and_trap_tsc();
     };
-    Launcher launcher(first.filename, first.argv, first.envp, prepare);
+    Launcher launcher(first.filename, first.argv, first.envp, meta.signals, prepare);
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                 PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
     if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)

@@ -101,7 +101,8 @@ std::string find_program(const std::string& name)
     return "";
 }
 
-Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, Prepare prepare)
+Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, SignalState signals,
+                   Prepare prepare)
 {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
@@ -123,6 +124,8 @@ Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<
         char byte;
         while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
         }
+        if (int e = signals.apply(); e != 0)
+            report_and_exit(err[1], std::string("setting the signal state: ") + strerror(e));
         execve(path.c_str(), c_argv.data(), c_envp.data());
         report_and_exit(err[1], strerror(errno));
     }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "signal_state.h"
+
 namespace rw {
 
 class Launcher {
@@ -15,7 +17,9 @@ public:
     // `prepare` runs in the child, before it waits; it returns an empty
     // string, or what went wrong (then the child exits and release() says so).
     using Prepare = std::function<std::string()>;
-    Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, Prepare prepare);
+    // The program starts with `signals` (blocked and ignored signals).
+    Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, SignalState signals,
+             Prepare prepare);
     ~Launcher();
     Launcher(const Launcher&) = delete;
     Launcher& operator=(const Launcher&) = delete;

@@ -141,6 +141,7 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
     for (const auto& r : m.rlimits)
         limits.push_back({r.resource, r.cur, r.max});
     j["rlimits"] = limits;
+    j["signals"] = {{"blocked", m.signals.blocked}, {"ignored", m.signals.ignored}};
     write_file_atomically(dir / "meta.json", j.dump(2) + "\n");
 }
 
@@ -183,6 +184,10 @@ TraceMeta read_meta(const std::filesystem::path& dir)
         m.notes = j.value("notes", std::vector<std::string>{});
         for (const auto& r : j.value("rlimits", json::array()))
             m.rlimits.push_back({r.at(0).get<int>(), r.at(1).get<uint64_t>(), r.at(2).get<uint64_t>()});
+        if (j.contains("signals")) {
+            m.signals.blocked = j["signals"].value("blocked", uint64_t(0));
+            m.signals.ignored = j["signals"].value("ignored", uint64_t(0));
+        }
     } catch (const json::exception& e) {
         throw FormatError((dir / "meta.json").string() + ": " + e.what());
     }

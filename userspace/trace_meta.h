@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "signal_state.h"
+
 namespace rw {
 
 struct TraceMeta {
@@ -39,6 +41,8 @@ struct TraceMeta {
         uint64_t cur = 0, max = 0;
     };
     std::vector<Rlimit> rlimits;
+    // Blocked and ignored signals at the program's start (older traces: none).
+    SignalState signals;
 };
 
 std::vector<TraceMeta::Rlimit> current_rlimits();

@@ -13,6 +13,7 @@
 #include "bpf_capture.h"
 #include "commands.h"
 #include "hw_breakpoint.h"
+#include "tsc.h"
 #include "launcher.h"
 #include "pmu.h"
 #include "system_info.h"
@@ -69,19 +70,11 @@ Check check_ptrace()
 
 Check check_rdtsc_trap()
 {
-    pid_t child = fork();
-    if (child == 0) {
-        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0)
-            _exit(2);
-        unsigned lo, hi;
-        asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+    if (tsc_trap_works())
         return {Level::Ok, "rdtsc trap", "PR_SET_TSC makes rdtsc fault, so it can be recorded"};
-    return {Level::Fail, "rdtsc trap", "PR_SET_TSC does not trap rdtsc: its values cannot be recorded"};
+    return {Level::No, "rdtsc trap",
+            "PR_SET_TSC does not trap rdtsc here (the hypervisor ignores it): a program that reads the TSC "
+            "directly records unseen values, and its replay reports a divergence"};
 }
 
 Check check_ebpf()
@@ -152,7 +145,12 @@ void add_doctor(CLI::App& app, Outcome& outcome)
         checks.push_back({pmu.available ? Level::Ok : Level::No, "pmu",
                           pmu.description + (pmu.available ? "" : "; positions use the software clock")});
         auto bp = perfclock::probe_breakpoints();
-        checks.push_back({bp.available ? Level::Ok : Level::Fail, "hw breakpoints", bp.description});
+        checks.push_back({bp.available ? Level::Ok : Level::No, "hw breakpoints",
+                          bp.available ? bp.description
+                                       : bp.description + ": the debug registers do not work here, so positions "
+                                                          "between events cannot be counted (reverse execution, "
+                                                          "goto and rewind watch are unavailable; replay and "
+                                                          "forward debugging work)"});
         checks.push_back(check_criu());
         bool gdb = !find_program("gdb").empty();
         checks.push_back({gdb ? Level::Ok : Level::No, "gdb",

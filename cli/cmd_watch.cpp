@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "gdb_launch.h"
+#include "hw_breakpoint.h"
 #include "gdb_mi.h"
 #include "nlohmann/json.hpp"
 #include "recorder.h"
@@ -151,6 +152,10 @@ void add_watch(CLI::App& app, Outcome& outcome)
         if (expr.empty())
             throw UsageError("the expression is empty");
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
+        if (a->connect.empty() && !perfclock::breakpoints_work())
+            throw UsageError("rewind watch counts positions between events with the CPU's debug registers, and they "
+                             "do not work on this machine (`rewind doctor`: hw breakpoints)",
+                             1);
         if (a->connect.empty())
             check_gdb(a->gdb);
         GdbSupport support(t);

@@ -104,4 +104,10 @@ BreakpointStatus probe_breakpoints()
     return s;
 }
 
+bool breakpoints_work()
+{
+    static const bool work = probe_breakpoints().available;
+    return work;
+}
+
 } // namespace rw::perfclock

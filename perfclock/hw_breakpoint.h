@@ -48,5 +48,8 @@ struct BreakpointStatus {
 
 // Counts a known number of calls of a function in this process.
 BreakpointStatus probe_breakpoints();
+// probe_breakpoints(), once per process: some hypervisors accept the perf
+// event but never let the debug registers fire.
+bool breakpoints_work();
 
 } // namespace rw::perfclock

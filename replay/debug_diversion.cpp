@@ -18,8 +18,6 @@
 namespace rw::replay {
 namespace {
 
-constexpr int kTrapTrace = 2;
-
 // What a diverted copy may run for real: its own memory, identity and
 // clocks. Anything else could reach outside (files, sockets, other
 // processes) and is answered with ENOSYS.

@@ -10,11 +10,10 @@
 #include <cstring>
 
 #include "event_format.h"
+#include "hw_breakpoint.h"
 
 namespace rw::replay {
 namespace {
-
-constexpr int kTrapTrace = 2; // si_code of a single step
 
 // Forward replay time between automatic snapshots at event boundaries.
 constexpr auto kBoundarySnapshotEvery = std::chrono::milliseconds(100);
@@ -59,6 +58,12 @@ void DebugSession::run(DebugFrontend& frontend)
             if (travel) {
                 ResumeRequest r = *travel;
                 travel.reset();
+                if (std::string why = travel_unavailable(r); !why.empty()) {
+                    // Refused before anything moved: the debugger stays
+                    // where it is and is told why.
+                    travel_error_ = why;
+                    continue;
+                }
                 debug_log("travel %d from %s", static_cast<int>(r.kind), position_.describe().c_str());
                 begin_travel(r); // sets up a seek; execute() gets there
             } else {
@@ -201,6 +206,21 @@ StopReport DebugSession::stop(StopReport::Kind kind)
     r.kind = kind;
     r.tid = current_tid_;
     return r;
+}
+
+std::string DebugSession::travel_unavailable(const ResumeRequest& r) const
+{
+    if (perfclock::breakpoints_work())
+        return "";
+    using K = ResumeRequest::Kind;
+    bool counted = r.kind == K::ReverseContinue || r.kind == K::ReverseStep || r.kind == K::Count ||
+                   r.kind == K::Sample || r.kind == K::Label ||
+                   ((r.kind == K::GotoPosition || r.kind == K::Steps) && r.from && !r.from->path.empty());
+    if (!counted)
+        return "";
+    return "this needs positions between two events, counted by the CPU's debug registers, and they do not work on "
+           "this machine (`rewind doctor`: hw breakpoints); forward execution, breakpoints and goto an event or "
+           "a percentage work";
 }
 
 StopReport DebugSession::execute()

@@ -211,6 +211,8 @@ private:
 
     StopReport start();
     StopReport execute();
+    // Why a travel cannot be made on this machine ("" if it can).
+    std::string travel_unavailable(const ResumeRequest& r) const;
     Then ask(const StopReport& report);
     void apply_request(const ResumeRequest& r);
     void begin_travel(const ResumeRequest& r);

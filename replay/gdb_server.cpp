@@ -111,8 +111,18 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
 {
     using R = std::optional<ResumeRequest>;
     add("qSupported", [this](const std::string&) -> R {
-        reply("PacketSize=10000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+;"
-              "qXfer:threads:read+;QPassSignals+;ReverseStep+;ReverseContinue+;swbreak+;hwbreak+;vContSupported+");
+        // Without working debug registers no position between two events
+        // can be reached again: gdb is told there is no reverse execution
+        // (and says so itself), rather than refused command by command.
+        bool reverse = perfclock::breakpoints_work();
+        if (!reverse && !told_no_reverse_) {
+            std::fprintf(stderr, "rewind: reverse execution is unavailable: the CPU's debug registers do not work on "
+                                 "this machine (`rewind doctor`: hw breakpoints)\n");
+            told_no_reverse_ = true;
+        }
+        reply(std::string("PacketSize=10000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;"
+                          "qXfer:exec-file:read+;qXfer:threads:read+;QPassSignals+;") +
+              (reverse ? "ReverseStep+;ReverseContinue+;" : "") + "swbreak+;hwbreak+;vContSupported+");
         return {};
     });
     add("QStartNoAckMode", [this](const std::string&) -> R {
@@ -441,6 +451,8 @@ void GdbServer::on_breakpoint(const std::string& p, bool insert)
     }
     if (type == 3)
         return reply(""); // x86 has no read-only watchpoints
+    if (!perfclock::breakpoints_work())
+        return reply(""); // no working debug registers: gdb uses its software watchpoints
     HardwareBreakpoint hw{type == 1   ? perfclock::BreakpointKind::Execute
                           : type == 2 ? perfclock::BreakpointKind::Write
                                       : perfclock::BreakpointKind::ReadWrite,

@@ -61,6 +61,7 @@ private:
     std::optional<ResumeRequest> pending_monitor_travel_;
     bool pending_monitor_machine_ = false;
     std::unique_ptr<ReverseWatch> reverse_watch_; // rewind watch, driving the replay for `monitor reverse-watch`
+    bool told_no_reverse_ = false;
 };
 
 } // namespace rw::replay

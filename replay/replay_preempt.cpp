@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "hw_breakpoint.h"
+#include "instruction_trap.h"
 #include "page_digest.h"
 #include "replayer.h"
 #include "text.h"
@@ -16,7 +17,21 @@ void Replayer::on_preempt(const PreemptEvent& e)
     Task& t = task(e.tid);
     collect_fresh(t);
     uint64_t rip = e.regs[Registers::RIP];
-    perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
+    // Each execution of the instruction stops the thread: a debug register
+    // where they work, else the engine's own int3 (stepped over each time).
+    std::optional<perfclock::BreakpointCounter> bp;
+    std::optional<InstructionTrap> trap;
+    std::optional<EngineInt3> trap_named;
+    if (perfclock::breakpoints_work()) {
+        bp.emplace(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
+    } else {
+        try {
+            trap.emplace(t.tid(), rip);
+        } catch (const std::exception& x) {
+            diverge(t, "cannot find the point where the recording switched threads: " + std::string(x.what()));
+        }
+        trap_named.emplace(engine_int3_, rip);
+    }
     preempt_search_ = PreemptSearch{t.tid(), &e};
     struct Done {
         std::optional<PreemptSearch>& search;
@@ -44,6 +59,10 @@ void Replayer::on_preempt(const PreemptEvent& e)
             missed(describe_stop(t, s));
         if (std::chrono::steady_clock::now() > give_up)
             missed("still searching after " + std::to_string(options_.watchdog.count()) + " s");
+        if (trap) {
+            // Not this execution: run the instruction, then trap it again.
+            step_over_engine_int3(t, *trap);
+        }
     }
     // The thread rests here until its next event; nothing skips the
     // instruction's next execution.

@@ -4,9 +4,11 @@
 
 #include <csignal>
 #include <cstring>
+#include <optional>
 
 #include "text.h"
 #include "hw_breakpoint.h"
+#include "instruction_trap.h"
 #include "replayer.h"
 #include "trap_tags.h"
 #include "tsc.h"
@@ -83,6 +85,10 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
     // instruction with the same registers again. Each execution of that
     // instruction since the last syscall costs one breakpoint hit.
     uint64_t rip = e.regs[Registers::RIP];
+    if (!perfclock::breakpoints_work()) {
+        reach_position_by_int3(t, e);
+        return;
+    }
     perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
     uint64_t hits = 0;
     for (;;) {
@@ -98,6 +104,29 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
         }
         diverge(t, "the thread never reached the point where the recording delivered " + signal_name(e.signo) +
                        " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
+    }
+}
+
+void Replayer::reach_position_by_int3(Task& t, const SignalEvent& e)
+{
+    uint64_t rip = e.regs[Registers::RIP];
+    std::optional<InstructionTrap> trap;
+    try {
+        trap.emplace(t.tid(), rip);
+    } catch (const std::exception& x) {
+        diverge(t, "cannot find the point where the recording delivered " + signal_name(e.signo) + ": " + x.what());
+    }
+    EngineInt3 active(engine_int3_, rip);
+    for (uint64_t hits = 0;; hits++) {
+        resume(t, Resume::Emulate);
+        StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) + ", " +
+                                      std::to_string(hits) + " breakpoint hits so far)");
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != rip)
+            diverge(t, "the thread never reached the point where the recording delivered " + signal_name(e.signo) +
+                           " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
+        if (same_registers(t.regs(), e.regs))
+            return;
+        step_over_engine_int3(t, *trap);
     }
 }
 

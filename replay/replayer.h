@@ -34,6 +34,8 @@
 
 namespace rw::replay {
 
+class InstructionTrap;
+
 struct ReplayOptions {
     bool echo_output = true;                              // re-emit what the program wrote to stdout/stderr
     int stdout_fd = 1, stderr_fd = 2;                     // … to these descriptors
@@ -153,6 +155,14 @@ private:
     // Signals.
     void deliver_signal(Task& t, const SignalEvent& e);
     void reach_position(Task& t, const SignalEvent& e);
+    void reach_position_by_int3(Task& t, const SignalEvent& e);
+    // Where the debug registers do not work, the engine finds its positions
+    // with its own int3 (0: none); its traps and the steps over it are not
+    // a debugger's. A trap's stop is put back onto the instruction.
+    uint64_t engine_int3_ = 0;
+    bool engine_step_ = false;
+    bool claim_engine_int3(Task& t, const StopInfo& stop);
+    void step_over_engine_int3(Task& t, InstructionTrap& trap);
     void check_registers(Task& t, const Registers& expected, const std::string& what);
 
     // Tasks and stops.

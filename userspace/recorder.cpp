@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include "syscall_table.h"
 #include "system_info.h"
 #include "trace_dir.h"
+#include "tsc.h"
 #include "version.h"
 
 extern char** environ;
@@ -105,7 +107,11 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
     m.clock_detail = "event index + hardware-breakpoint counters + single-step";
     m.ring_bytes = ring_bytes;
     m.rlimits = current_rlimits();
-    m.notes = {"address space randomisation disabled", "rdtsc/rdtscp trapped and recorded",
+    m.signals = SignalState::initial();
+    m.notes = {"address space randomisation disabled",
+               tsc_trap_works() ? "rdtsc/rdtscp trapped and recorded"
+                                : "rdtsc/rdtscp NOT trapped (this machine ignores PR_SET_TSC): values the program "
+                                  "read from the TSC are not in the trace",
                "vDSO hidden: time calls are real syscalls", "rseq refused with ENOSYS"};
     return m;
 }
@@ -140,6 +146,9 @@ RecordResult record(const RecordOptions& options)
     if (options.command.empty())
         throw UsageError("nothing to record: give a program, e.g. `rewind record -- ls -l`");
     check_record_prerequisites();
+    if (!tsc_trap_works())
+        std::fprintf(stderr, "rewind: warning: this machine does not trap rdtsc (PR_SET_TSC is ignored); a program "
+                             "that reads the TSC directly will not replay (`rewind doctor`)\n");
     std::string program = find_program(options.command[0]);
     if (program.empty())
         throw UsageError("program not found: " + options.command[0], 127);
@@ -161,7 +170,7 @@ RecordResult record(const RecordOptions& options)
     assembler_ptr = &assembler;
 
     uint64_t started = unix_time_ns();
-    Launcher launcher(program, options.command, envp, prepare_for_recording);
+    Launcher launcher(program, options.command, envp, SignalState::initial(), prepare_for_recording);
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                 PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
     if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)

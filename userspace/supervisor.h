@@ -108,6 +108,9 @@ private:
     void check_slices();
     void start_preemption(Thread& t);
     bool on_probe_trap(Thread& t);
+    enum class StepProbe { Round, NoRound, HandedOver };
+    StepProbe step_one_round(Thread& t);
+    void probe_by_stepping(Thread& t);
     void preempt_here(Thread& t);
     void emit(Event event);
     void problem(std::string message, Tid tid);

@@ -17,8 +17,13 @@
 // that makes progress keeps the CPU until it makes a syscall, or until it
 // has run for kComputeBudget while others wait (a spin-wait that counts its
 // rounds), which can make that point slow to replay.
+//
+// Where the debug registers do not work (some hypervisors), the round is
+// single-stepped instead: at most kMaxProbeSteps instructions, ending at a
+// syscall instruction. A spin-wait's round is a few instructions.
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <cerrno>
 #include <system_error>
@@ -42,6 +47,15 @@ constexpr auto kProbeWait = std::chrono::milliseconds(20);
 constexpr size_t kMaxProbePages = 4096;
 constexpr auto kComputeBudget = std::chrono::seconds(2);
 constexpr uint64_t kProbeTag = 0x7277'0000'0000'0010;
+constexpr int kMaxProbeSteps = 2000;
+
+bool is_syscall_instruction(pid_t tid, uint64_t rip)
+{
+    uint8_t code[2] = {};
+    if (TraceeMemory(tid).read_partial(RemoteAddr(rip), code) < 2)
+        return true; // unreadable: do not step into the unknown
+    return (code[0] == 0x0f && (code[1] == 0x05 || code[1] == 0x34)) || (code[0] == 0xcd && code[1] == 0x80);
+}
 
 } // namespace
 
@@ -153,6 +167,10 @@ void Supervisor::start_preemption(Thread& t)
     }
     t.probe_from = regs;
     uint64_t rip = regs[Registers::RIP];
+    if (!perfclock::breakpoints_work()) {
+        probe_by_stepping(t);
+        return;
+    }
     try {
         // The thread stands before A: the first hit is A right away, the
         // second is the next round.
@@ -168,6 +186,49 @@ void Supervisor::start_preemption(Thread& t)
     }
     clear_soft_dirty(t.tgid);
     t.probe_deadline = Clock::now() + kProbeWait;
+    resume(t, 0);
+}
+
+Supervisor::StepProbe Supervisor::step_one_round(Thread& t)
+{
+    uint64_t rip = t.probe_from[Registers::RIP];
+    for (int i = 0; i < kMaxProbeSteps; i++) {
+        if (is_syscall_instruction(t.tid, get_registers(t.tid)[Registers::RIP]))
+            return StepProbe::NoRound;
+        if (::ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, nullptr) != 0)
+            return StepProbe::NoRound;
+        int status = 0;
+        pid_t got;
+        while ((got = waitpid(t.tid, &status, __WALL)) < 0 && errno == EINTR) {
+        }
+        bool stepped = got == t.tid && WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0 &&
+                       get_siginfo(t.tid).si_code == kTrapTrace;
+        if (!stepped) {
+            // Something of the program's (a signal, its exit): its usual path.
+            if (got == t.tid)
+                on_stop(t.tid, status);
+            return StepProbe::HandedOver;
+        }
+        if (get_registers(t.tid)[Registers::RIP] == rip)
+            return StepProbe::Round;
+    }
+    return StepProbe::NoRound;
+}
+
+void Supervisor::probe_by_stepping(Thread& t)
+{
+    clear_soft_dirty(t.tgid);
+    StepProbe probe = step_one_round(t);
+    if (probe == StepProbe::HandedOver)
+        return;
+    auto written = soft_dirty_pages(t.tgid, kMaxProbePages);
+    bool waiting =
+        probe == StepProbe::Round && same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
+    if (waiting || Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget) {
+        preempt_here(t);
+        return;
+    }
+    scheduler_.extend(t.tgid, 4 * options_.time_slice);
     resume(t, 0);
 }
 

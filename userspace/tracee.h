@@ -73,7 +73,8 @@ std::string signal_name(int signo);
 // The sig_data of a perf event's SIGTRAP (si_code TRAP_PERF); the C
 // library's siginfo_t predates the field.
 uint64_t perf_data(const siginfo_t& info);
-inline constexpr int kTrapPerf = 6; // si_code of a perf event's SIGTRAP
+inline constexpr int kTrapPerf = 6;  // si_code of a perf event's SIGTRAP
+inline constexpr int kTrapTrace = 2; // si_code of a single step's SIGTRAP
 
 // EFLAGS.RF: the CPU sets it or not around breakpoint stops, so two states
 // of one execution may differ in it alone.

@@ -1,6 +1,11 @@
 #include "tsc.h"
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <x86intrin.h>
+
+#include <csignal>
 
 #include "tracee.h"
 
@@ -32,6 +37,26 @@ uint64_t read_host_tsc(uint32_t& aux)
     uint64_t t = __rdtscp(&a);
     aux = a;
     return t;
+}
+
+bool tsc_trap_works()
+{
+    static const bool works = [] {
+        pid_t child = fork();
+        if (child == 0) {
+            signal(SIGSEGV, SIG_DFL);
+            if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0)
+                _exit(2);
+            unsigned lo, hi;
+            asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+            _exit(0);
+        }
+        int status = 0;
+        if (child < 0 || waitpid(child, &status, 0) != child)
+            return false;
+        return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+    }();
+    return works;
 }
 
 } // namespace rw

@@ -22,6 +22,10 @@ std::optional<TscInstruction> decode_tsc_instruction(const TraceeMemory& mem, ui
 // Sets the registers as the instruction would, and steps past it.
 void apply_tsc(Registers& regs, const TscInstruction& insn, uint64_t tsc, uint32_t aux);
 
+// Whether PR_SET_TSC makes rdtsc fault on this machine (a child tries it).
+// Some hypervisors ignore it: then the program reads the TSC unseen.
+bool tsc_trap_works();
+
 // The host's counter (rdtscp, so `aux` is the TSC_AUX of this CPU).
 uint64_t read_host_tsc(uint32_t& aux);
 

@@ -10,13 +10,15 @@ loopback-only TCP server.
 import argparse
 import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Failure, Run, check, fresh_dir, require_root, run_checks, skip
+from rwtest import DEBUG_REGISTERS, Failure, Run, check, fresh_dir, require_root, requiring, run_checks, skip
 
 GDB = "/usr/bin/gdb"
 SRC = "debug_target.c"
@@ -246,12 +248,38 @@ def scenario_threads(rw, programs, work):
     check(first == back, f"reverse-continue came back to worker {back}, the first stop was worker {first}\n{out}")
 
 
+def scenario_signal_state(rw, work):
+    """The replayed program starts with the recorded signal state, whoever
+    launches the replay: sort asks for SIGINT's disposition at start, gdb
+    ignores SIGINT in what it starts, and a recording made with SIGINT
+    ignored replays from a shell that does not ignore it."""
+    data = os.path.join(work, "lines.txt")
+    with open(data, "w") as f:
+        f.write("pear\napple\nfig\n")
+    sort = shutil.which("sort")
+    for name, ignore in (("default", False), ("ignored", True)):
+        trace = os.path.join(work, f"sort-{name}.trace")
+        pre = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore else None
+        rec = subprocess.run([rw, "record", "-q", "-o", trace, "--", sort, data], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=pre, timeout=300)
+        check(rec.returncode == 0 and rec.stdout == b"apple\nfig\npear\n", f"recording sort ({name}) failed")
+        auto = Run([rw, "replay", "--autopilot", trace])
+        check(auto.status == 0 and auto.stdout == rec.stdout, f"autopilot replay of sort ({name})\n{auto.describe()}")
+        out = Session(rw, trace).run("break write", "continue", "print (int)$rdi", "continue")
+        no_divergence(out)
+        expect(out, r"Breakpoint 1, .*write", r"\$1 = 1", r"apple\nfig\npear")
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
     r = Run([rw, "serve", os.path.join(work, "missing-trace")])
     check(r.status == 2 and b"--stdio or --port" in r.stderr, f"serve without a transport:\n{r.describe()}")
 
+
+# hbreak, reverse execution: the CPU's debug registers.
+NEED_DEBUG_REGISTERS = {scenario_breakpoints_and_stepping, scenario_watch_reverse_continue, scenario_reverse_stepping,
+                        scenario_history_ends, scenario_threads}
 
 SCENARIOS = [scenario_breakpoints_and_stepping, scenario_shared_library_breakpoint,
              scenario_watch_reverse_continue, scenario_reverse_stepping, scenario_inferior_call,
@@ -279,10 +307,14 @@ def main():
         print(f"FAIL recording debug_target\n{r.describe()}")
         return 1
     session = Session(args.rewind, trace)
-    tests = [(f.__name__, lambda f=f: f(session, args.sources)) for f in SCENARIOS]
+    def needs(f, fn):
+        return requiring(args.rewind, DEBUG_REGISTERS, fn) if f in NEED_DEBUG_REGISTERS else fn
+    tests = [(f.__name__, needs(f, lambda f=f: f(session, args.sources))) for f in SCENARIOS]
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
-    tests.append(("scenario_threads", lambda: scenario_threads(args.rewind, args.programs, work)))
+    tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))
+    tests.append(("scenario_threads",
+                  needs(scenario_threads, lambda: scenario_threads(args.rewind, args.programs, work))))
     return run_checks(tests, args.only)
 
 

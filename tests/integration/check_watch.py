@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, check, fresh_dir, require_root, run_checks, skip
+from rwtest import DEBUG_REGISTERS, Run, check, fresh_dir, require_root, requiring, run_checks, skip
 from rwtest import rewind_watch as watch
 
 NO_CHANGE, UNEVALUABLE = 4, 5
@@ -121,8 +121,9 @@ def main():
     require_root()
     if not os.access("/usr/bin/gdb", os.X_OK):
         skip("no gdb at /usr/bin/gdb")
-    return run_checks([(s.__name__, lambda s=s: s(args.rewind, args.programs, args.graph,
-                                                   fresh_dir(os.path.join(args.work, s.__name__))))
+    return run_checks([(s.__name__, requiring(args.rewind, DEBUG_REGISTERS,
+                                              lambda s=s: s(args.rewind, args.programs, args.graph,
+                                                            fresh_dir(os.path.join(args.work, s.__name__)))))
                        for s in SCENARIOS], args.only)
 
 

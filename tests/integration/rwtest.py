@@ -20,11 +20,50 @@ def require_root():
         skip("recording needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)")
 
 
+class Skipped(Exception):
+    """A check this machine cannot run (the reason is printed)."""
+
+
+_doctor_lines = {}
+
+
+def machine_can(rewind, check_name):
+    """Whether `rewind doctor` says ok for one of its checks (e.g. "hw breakpoints")."""
+    if not _doctor_lines:
+        out = subprocess.run([rewind, "doctor"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True).stdout
+        for line in out.splitlines():
+            m = re.match(r"\s*(ok|no|FAIL)\s+(\S.*?)\s{2,}", line)
+            if m:
+                _doctor_lines[m.group(2)] = m.group(1)
+    return _doctor_lines.get(check_name) == "ok"
+
+
+def require_machine(rewind, check_name, what):
+    """Raises Skipped unless `rewind doctor` says ok for `check_name`."""
+    if not machine_can(rewind, check_name):
+        raise Skipped(f"{what} needs {check_name}, which this machine lacks (rewind doctor)")
+
+
+def requiring(rewind, check_name, fn):
+    """`fn`, skipped (with the reason) where `rewind doctor` is not ok for `check_name`."""
+    def run():
+        require_machine(rewind, check_name, "this check")
+        return fn()
+    return run
+
+
+# Reverse execution, goto a position inside an event interval and rewind
+# watch count positions with the CPU's debug registers.
+DEBUG_REGISTERS = "hw breakpoints"
+
+
 def run_checks(checks, only=None):
     """Runs (name, check) pairs in order, printing `ok` with what each
-    check returned (if anything) and its time, or `FAIL` with the reason.
-    Returns the exit status: 1 if any failed."""
-    failed = 0
+    check returned (if anything) and its time, `SKIP` with the reason a
+    check cannot run here, or `FAIL` with the reason. Returns the exit
+    status: 1 if any failed, else SKIP if any was skipped, else 0."""
+    failed = skipped = 0
     for name, run in checks:
         if only and only not in name:
             continue
@@ -32,10 +71,13 @@ def run_checks(checks, only=None):
         try:
             found = run()
             print(f"ok   {name}" + (f": {found}" if found else "") + f" ({time.time() - start:.1f} s)")
+        except Skipped as s:
+            print(f"SKIP {name}: {s}")
+            skipped += 1
         except Failure as f:
             print(f"FAIL {name}: {f}")
             failed += 1
-    return 1 if failed else 0
+    return 1 if failed else SKIP if skipped else 0
 
 
 def fresh_dir(path):

@@ -1,0 +1,41 @@
+#include "instruction_trap.h"
+
+#include <stdexcept>
+
+#include "text.h"
+
+namespace rw::replay {
+namespace {
+constexpr uint8_t kInt3 = 0xcc;
+}
+
+InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr) : memory_(tid), addr_(addr)
+{
+    if (!memory_.read(RemoteAddr(addr_), {&original_, 1}))
+        throw std::runtime_error("cannot read the instruction at " + hex(addr_));
+    if (original_ == kInt3)
+        throw std::runtime_error("the instruction at " + hex(addr_) + " already holds a breakpoint");
+    plant();
+}
+
+InstructionTrap::~InstructionTrap()
+{
+    if (planted_)
+        memory_.write(RemoteAddr(addr_), {&original_, 1});
+}
+
+void InstructionTrap::lift()
+{
+    if (planted_ && !memory_.write(RemoteAddr(addr_), {&original_, 1}))
+        throw std::runtime_error("cannot restore the instruction at " + hex(addr_));
+    planted_ = false;
+}
+
+void InstructionTrap::plant()
+{
+    if (!planted_ && !memory_.write(RemoteAddr(addr_), {&kInt3, 1}))
+        throw std::runtime_error("cannot plant a breakpoint at " + hex(addr_));
+    planted_ = true;
+}
+
+} // namespace rw::replay

@@ -9,6 +9,7 @@
 #include "event_format.h"
 #include "exit_like.h"
 #include "gdb_launch.h"
+#include "process_choice.h"
 #include "recorder.h"
 #include "replayer.h"
 #include "trace.h"
@@ -55,9 +56,11 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
         int watchdog = 120;
         bool verbose = false;
         std::string gdb = "/usr/bin/gdb";
+        ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
+    a->process.add_options(cmd);
     cmd->add_flag("--autopilot", a->autopilot, "Replay to the end without a debugger, showing the program's output");
     cmd->add_flag("-q,--quiet", a->quiet, "Do not re-emit the program's output");
     cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
@@ -68,13 +71,19 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
                 "With --autopilot, the exit status is the recorded program's, or 90 divergence, 91 cannot\n"
                 "reproduce, 92 trace ends early, 93 stuck. Examples:\n"
                 "  rewind replay latest\n  rewind replay latest -- -ex 'break main' -ex continue\n"
+                "  rewind replay --exec tr latest     (a child process; `rewind ps` lists them)\n"
                 "  rewind replay --autopilot latest");
     cmd->callback([a, &outcome, &passthrough] {
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
         if (!a->autopilot) {
-            outcome.exit_code = run_gdb(a->gdb, t, passthrough);
+            std::vector<std::string> serve_options;
+            if (Tid pid = a->process.resolve(t))
+                serve_options = {"--pid", std::to_string(pid)};
+            outcome.exit_code = run_gdb(a->gdb, t, passthrough, serve_options);
             return;
         }
+        if (a->process.pid || !a->process.exec.empty())
+            throw UsageError("--pid and --exec choose the process gdb debugs; --autopilot replays them all");
         if (!passthrough.empty())
             throw UsageError("arguments after -- are for gdb, which --autopilot does not run");
         Progress progress(t.end() ? t.end()->events : 0);

@@ -14,6 +14,7 @@
 #include "gdb_connection.h"
 #include "gdb_host_files.h"
 #include "gdb_server.h"
+#include "process_choice.h"
 #include "recorder.h"
 #include "trace.h"
 #include "trace_dir.h"
@@ -48,10 +49,12 @@ UniqueFd accept_one_on_loopback(int port)
     return conn;
 }
 
-int serve(const Trace& trace, replay::ReplayOptions options, int in_fd, int out_fd)
+int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd, int out_fd)
 {
     try {
         replay::DebugSession session(trace, options);
+        if (pid)
+            session.debug_process(pid);
         replay::HostFiles files(trace);
         replay::GdbConnection connection(in_fd, out_fd);
         replay::GdbServer server(connection, session, files);
@@ -75,9 +78,11 @@ void add_serve(CLI::App& app, Outcome& outcome)
         int watchdog = 120;
         bool quiet = false;
         bool verbose = false;
+        ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
+    a->process.add_options(cmd);
     auto* stdio =
         cmd->add_flag("--stdio", a->stdio, "Speak the protocol on stdin/stdout (gdb: target extended-remote | …)");
     cmd->add_option("--port", a->port, "Listen on 127.0.0.1:PORT for one gdb connection")
@@ -94,6 +99,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         if (!a->stdio && a->port == 0)
             throw UsageError("give --stdio or --port PORT");
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
+        Tid pid = a->process.resolve(t);
         replay::ReplayOptions opts;
         opts.echo_output = !a->quiet;
         opts.watchdog = std::chrono::seconds(a->watchdog);
@@ -107,11 +113,11 @@ void add_serve(CLI::App& app, Outcome& outcome)
             // gdb owns the terminal and handles ^C itself (it sends an interrupt packet).
             std::signal(SIGINT, SIG_IGN);
             opts.stdout_fd = STDERR_FILENO;
-            outcome.exit_code = serve(t, opts, STDIN_FILENO, STDOUT_FILENO);
+            outcome.exit_code = serve(t, opts, pid, STDIN_FILENO, STDOUT_FILENO);
             return;
         }
         UniqueFd conn = accept_one_on_loopback(a->port);
-        outcome.exit_code = serve(t, opts, conn.get(), conn.get());
+        outcome.exit_code = serve(t, opts, pid, conn.get(), conn.get());
     });
 }
 

@@ -26,6 +26,7 @@ void add_watch(CLI::App& app, Outcome& outcome);
 // Takes the arguments after `--` out of a subcommand's command line.
 std::vector<std::string> take_passthrough(std::vector<char*>& args, std::string_view subcommand);
 void add_ls(CLI::App& app, Outcome& outcome);
+void add_ps(CLI::App& app, Outcome& outcome);
 void add_dump(CLI::App& app, Outcome& outcome);
 void add_doctor(CLI::App& app, Outcome& outcome);
 

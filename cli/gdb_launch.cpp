@@ -47,7 +47,8 @@ void build_sysroot(const std::filesystem::path& root, const Trace& trace)
 
 } // namespace
 
-GdbSupport::GdbSupport(const Trace& trace) : trace_dir_(std::filesystem::absolute(trace.dir()))
+GdbSupport::GdbSupport(const Trace& trace, std::vector<std::string> serve_options)
+    : trace_dir_(std::filesystem::absolute(trace.dir())), serve_options_(std::move(serve_options))
 {
     const char* tmp = std::getenv("TMPDIR");
     std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/rewind-gdb-XXXXXX";
@@ -67,7 +68,10 @@ GdbSupport::~GdbSupport()
 std::string GdbSupport::target_command() const
 {
     std::string self = std::filesystem::read_symlink("/proc/self/exe");
-    return "target extended-remote | " + shell_quote(self) + " serve --stdio " + shell_quote(trace_dir_);
+    std::string command = "target extended-remote | " + shell_quote(self) + " serve --stdio";
+    for (const auto& o : serve_options_)
+        command += " " + shell_quote(o);
+    return command + " " + shell_quote(trace_dir_);
 }
 
 void check_gdb(const std::string& gdb)
@@ -77,10 +81,11 @@ void check_gdb(const std::string& gdb)
             fmt::format("cannot run gdb at {} ({}); install gdb or give --gdb PATH", gdb, std::strerror(errno)));
 }
 
-int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args)
+int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args,
+            const std::vector<std::string>& serve_options)
 {
     check_gdb(gdb);
-    GdbSupport support(trace);
+    GdbSupport support(trace, serve_options);
     std::vector<std::string> argv = {gdb,   "-q",
                                      "-x",  support.init_script(),
                                      "-ex", "set remotetimeout 100000",

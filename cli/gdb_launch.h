@@ -18,7 +18,8 @@ namespace rw::cli {
 // the trace's copies of the program and its libraries.
 class GdbSupport {
 public:
-    explicit GdbSupport(const Trace& trace);
+    // `serve_options` go to the replay server (e.g. --pid N).
+    explicit GdbSupport(const Trace& trace, std::vector<std::string> serve_options = {});
     ~GdbSupport();
     GdbSupport(const GdbSupport&) = delete;
     GdbSupport& operator=(const GdbSupport&) = delete;
@@ -31,12 +32,14 @@ public:
 private:
     std::filesystem::path dir_;
     std::filesystem::path trace_dir_;
+    std::vector<std::string> serve_options_;
 };
 
 // Fails with a clear message when `gdb` cannot be run.
 void check_gdb(const std::string& gdb);
 
 // Runs gdb on the trace's replay; returns the exit status to pass on.
-int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args);
+int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::string>& gdb_args,
+            const std::vector<std::string>& serve_options = {});
 
 } // namespace rw::cli

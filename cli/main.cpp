@@ -25,6 +25,7 @@ int main(int argc, char** argv)
     rw::cli::add_watch(app, outcome);
     rw::cli::add_info(app, outcome);
     rw::cli::add_ls(app, outcome);
+    rw::cli::add_ps(app, outcome);
     rw::cli::add_dump(app, outcome);
     rw::cli::add_doctor(app, outcome);
     try {

@@ -11,6 +11,7 @@
 
 #include "event_format.h"
 #include "hw_breakpoint.h"
+#include "process_tree.h"
 
 namespace rw::replay {
 namespace {
@@ -113,13 +114,67 @@ StopReport DebugSession::start()
     program_ = *exec;
     debugged_tgid_ = exec->tgid;
     current_tid_ = exec->tid;
-    // The exec, and the execve's return: the next instruction is the program's first.
-    engine_.step();
-    engine_.step();
+    if (process_to_debug_ && process_to_debug_ != exec->tgid) {
+        replay_until_start_of(process_to_debug_);
+    } else {
+        // The exec, and the execve's return: the next instruction is the program's first.
+        engine_.step();
+        engine_.step();
+    }
     position_ = begin_ = Position{engine_.next_event_index(), {}};
     timeline_.add(Timeline::Kind::Beginning, begin_, engine_.take_snapshot());
     last_boundary_snapshot_ = std::chrono::steady_clock::now();
     return stop(StopReport::Kind::Signal);
+}
+
+void DebugSession::replay_until_start_of(Tid pid)
+{
+    auto tree = process_tree(trace_);
+    const RecordedProcess* p = find_process(tree, pid);
+    if (!p)
+        throw ReplayError(ReplayErrorKind::Refused, 0, pid,
+                          "the recording has no process " + std::to_string(pid) + "; it has " + list_processes(tree));
+    // Its program: its own first exec, else what it was forked running
+    // (the latest exec of the nearest ancestor that had one, before the fork).
+    uint64_t begins_at = p->execs.empty() ? p->first_event : p->execs.front().event;
+    std::optional<uint64_t> image = p->execs.empty() ? std::nullopt : std::optional(p->execs.front().event);
+    for (const RecordedProcess* q = p; !image && q && q->parent;) {
+        const RecordedProcess* parent = find_process(tree, q->parent);
+        if (parent)
+            for (const auto& x : parent->execs)
+                if (x.event < q->first_event)
+                    image = x.event;
+        q = parent;
+    }
+    auto exec = image ? event_at(*image) : std::nullopt;
+    if (!exec || !std::holds_alternative<ExecEvent>(*exec))
+        throw ReplayError(ReplayErrorKind::Refused, begins_at, pid,
+                          "no program is known for process " + std::to_string(pid));
+    program_ = std::get<ExecEvent>(*exec);
+    debugged_tgid_ = pid;
+    current_tid_ = p->execs.empty() ? pid : program_.tid;
+    while (engine_.next_event_index() < begins_at)
+        if (!engine_.step())
+            throw ReplayError(ReplayErrorKind::Refused, begins_at, pid,
+                              "the recording ends before process " + std::to_string(pid) + " starts");
+    // Its exec (or fork), then its own first event if that is the return of
+    // the execve or fork: the next instruction is the process's first.
+    engine_.step();
+    Tid tid = current_tid_;
+    for (;;) {
+        const IndexedEvent* next = engine_.peek_next_event();
+        if (!next)
+            break;
+        const auto* call = std::get_if<SyscallEvent>(&next->event);
+        if (event_tid(next->event) == tid) {
+            bool first_return = call && (p->execs.empty() ? (call->flags & kSyscallChildReturn) != 0
+                                                          : (call->nr == SYS_execve || call->nr == SYS_execveat));
+            if (first_return)
+                engine_.step();
+            break;
+        }
+        engine_.step(); // another process's event comes first
+    }
 }
 
 DebugHook::Then DebugSession::ask(const StopReport& report)

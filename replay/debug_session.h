@@ -122,6 +122,10 @@ public:
     // Replays to the program's first instruction, then serves the frontend
     // until it kills the session. Throws ReplayError on divergence.
     void run(DebugFrontend& frontend);
+    // Debug this recorded process instead of the first (before run()): the
+    // session begins at its first instruction after its first exec, or after
+    // its fork if it never execs; the rest of the tree replays around it.
+    void debug_process(Tid pid) { process_to_debug_ = pid; }
 
     // ---- what the frontend may ask while the program is stopped --------
     Tid current_thread() const { return current_tid_; }
@@ -308,6 +312,8 @@ private:
     Position position_;
     Position begin_;
     Tid debugged_tgid_ = 0;
+    Tid process_to_debug_ = 0; // 0: the recorded program
+    void replay_until_start_of(Tid pid);
     Tid current_tid_ = 0;
     std::set<int> passed_;
 

@@ -7,7 +7,6 @@
 #include <sys/syscall.h>
 
 #include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -146,9 +145,6 @@ RecordResult record(const RecordOptions& options)
     if (options.command.empty())
         throw UsageError("nothing to record: give a program, e.g. `rewind record -- ls -l`");
     check_record_prerequisites();
-    if (!tsc_trap_works())
-        std::fprintf(stderr, "rewind: warning: this machine does not trap rdtsc (PR_SET_TSC is ignored); a program "
-                             "that reads the TSC directly will not replay (`rewind doctor`)\n");
     std::string program = find_program(options.command[0]);
     if (program.empty())
         throw UsageError("program not found: " + options.command[0], 127);

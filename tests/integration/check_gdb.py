@@ -8,6 +8,7 @@ loopback-only TCP server.
   check_gdb.py --rewind R --programs DIR --work W [--gdb /usr/bin/gdb]
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -270,6 +271,50 @@ def scenario_signal_state(rw, work):
         expect(out, r"Breakpoint 1, .*write", r"\$1 = 1", r"apple\nfig\npear")
 
 
+def scenario_child_processes(rw, work):
+    """rewind ps shows the recorded tree; --exec and --pid open gdb on a
+    child (one that execs, one that only forks) while the rest replays."""
+    data = os.path.join(work, "words.txt")
+    with open(data, "w") as f:
+        f.write("alpha\nbeta\ngamma\n")
+    trace = os.path.join(work, "pipeline.trace")
+    script = f"cat {data} | tr a-z A-Z | head -2; (echo subshell-$((6*7))); true"
+    rec = Run([rw, "record", "-q", "-o", trace, "--", "/bin/sh", "-c", script])
+    check(rec.status == 0 and rec.stdout == b"ALPHA\nBETA\nsubshell-42\n", f"recording failed\n{rec.describe()}")
+    ps = Run([rw, "ps", "--json", trace])
+    check(ps.status == 0, f"rewind ps failed\n{ps.describe()}")
+    tree = json.loads(ps.stdout)
+    root = tree[0]
+    check(root["parent"] == 0 and root["command"][:2] == ["/bin/sh", "-c"], f"first process: {root}")
+    by_command = {" ".join(p["command"]): p for p in tree}
+    tr = by_command.get("tr a-z A-Z")
+    check(tr is not None and tr["parent"] == root["pid"] and tr["exit"] == "exit 0", f"no tr child: {tree}")
+    forks = [p for p in tree if not p["execs"]]
+    check(len(forks) == 1 and forks[0]["parent"] == root["pid"], f"expected one subshell without exec: {tree}")
+    check(all(p["first_event"] <= p["last_event"] for p in tree), f"event ranges: {tree}")
+    table = Run([rw, "ps", trace])
+    check(b"tr a-z A-Z" in table.stdout and b"PARENT" in table.stdout, f"table\n{table.describe()}")
+
+    def session(*options_and_commands, options=()):
+        argv = [rw, "replay", "--gdb", GDB, *options, trace, "--", "-nx", "-batch", "-ex", "set breakpoint pending on"]
+        for c in options_and_commands:
+            argv += ["-ex", c]
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        return p.stdout.decode(errors="replace")
+
+    out = session("info inferiors", "break write", "continue", "print (char*)$rsi", "continue",
+                  options=("--exec", "tr"))
+    no_divergence(out)
+    expect(out, r"usr/bin/tr", r"Breakpoint 1, .*write", r'\$1 = 0x[0-9a-f]+ "ALPHA\\nBETA\\nGAMMA\\n"')
+    out = session("break write", "continue", "print (char*)$rsi", "continue", options=("--pid", str(forks[0]["pid"])))
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, .*write", r'\$1 = 0x[0-9a-f]+ "subshell-42\\n"')
+    bad = Run([rw, "replay", "--pid", "1", trace])
+    check(bad.status == 2 and b"no process 1" in bad.stderr and b"tr a-z A-Z" in bad.stderr,
+          f"--pid of no process\n{bad.describe()}")
+    return f"{len(tree)} processes"
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
@@ -312,6 +357,8 @@ def main():
     tests = [(f.__name__, needs(f, lambda f=f: f(session, args.sources))) for f in SCENARIOS]
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
+    tests.append(("scenario_child_processes",
+                  lambda: scenario_child_processes(args.rewind, fresh_dir(os.path.join(work, "children")))))
     tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))
     tests.append(("scenario_threads",
                   needs(scenario_threads, lambda: scenario_threads(args.rewind, args.programs, work))))

@@ -99,4 +99,15 @@ void BreakpointSet::lift(Task& task)
     applied_pid_ = 0;
 }
 
+void BreakpointSet::forget_all()
+{
+    software_.clear();
+    hardware_.clear();
+    shadow_.clear();
+    armed_.clear();
+    armed_tids_.clear();
+    applied_pid_ = 0;
+    hardware_changed_ = false;
+}
+
 } // namespace rw::replay

@@ -54,6 +54,9 @@ public:
     // hardware ones (before its memory is copied, or while seeking).
     void lift(Task& task);
     bool applied_to(pid_t process) const { return applied_pid_ == process; }
+    // The process exec'd: its memory, and every address the debugger set,
+    // belong to the former program. Forgets them all without writing.
+    void forget_all();
     // Puts the original bytes back in memory read from the process at `addr`.
     void hide(uint64_t addr, std::span<uint8_t> data) const;
 

@@ -139,7 +139,9 @@ StopReport DebugSession::run_diversion(bool step, int signal)
     }
     c.inject_signal = signal;
     c.resume(Resume::Syscall, step && !step_syscall);
-    std::optional<int64_t> result_override;
+    // Set on a syscall's entry when the copy must not run it: its result then.
+    bool overridden = false;
+    int64_t result_override = 0;
     for (;;) {
         auto s = engine_.waiter().wait_for(c.tid(), std::chrono::hours(24));
         if (!s)
@@ -166,6 +168,7 @@ StopReport DebugSession::run_diversion(bool step, int signal)
                     if (::write(out, buf.data(), n) < 0) {
                     }
                     result_override = static_cast<int64_t>(n);
+                    overridden = true;
                 } else if (!runs_in_copy(nr)) {
                     if (diversion_->warned.insert(nr).second)
                         std::fprintf(stderr,
@@ -173,17 +176,18 @@ StopReport DebugSession::run_diversion(bool step, int signal)
                                      "replay: it returned ENOSYS\n",
                                      syscall_name(static_cast<int>(nr)).c_str());
                     result_override = -ENOSYS;
+                    overridden = true;
                 }
-                if (result_override) {
+                if (overridden) {
                     regs[Registers::ORIG_RAX] = static_cast<uint64_t>(-1); // skip it
                     c.set_regs(regs);
                 }
             } else {
                 diversion_->in_syscall = false;
-                if (result_override) {
-                    regs[Registers::RAX] = static_cast<uint64_t>(*result_override);
+                if (overridden) {
+                    regs[Registers::RAX] = static_cast<uint64_t>(result_override);
                     c.set_regs(regs);
-                    result_override.reset();
+                    overridden = false;
                 }
                 if (step_syscall) {
                     c.at = Task::At::SyscallExit;

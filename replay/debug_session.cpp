@@ -114,20 +114,22 @@ StopReport DebugSession::start()
     program_ = *exec;
     debugged_tgid_ = exec->tgid;
     current_tid_ = exec->tid;
-    if (process_to_debug_ && process_to_debug_ != exec->tgid) {
-        replay_until_start_of(process_to_debug_);
-    } else {
-        // The exec, and the execve's return: the next instruction is the program's first.
-        engine_.step();
-        engine_.step();
-    }
+    // The exec, and the execve's return: the next instruction is the program's first.
+    engine_.step();
+    engine_.step();
+    std::pair<Position, std::unique_ptr<ReplaySnapshot>> on_the_way;
+    if (process_to_debug_ && process_to_debug_ != exec->tgid)
+        on_the_way = replay_until_start_of(process_to_debug_);
     position_ = begin_ = Position{engine_.next_event_index(), {}};
-    timeline_.add(Timeline::Kind::Beginning, begin_, engine_.take_snapshot());
+    if (on_the_way.second && !engine_.can_snapshot())
+        timeline_.add(Timeline::Kind::Beginning, on_the_way.first, std::move(on_the_way.second));
+    else
+        timeline_.add(Timeline::Kind::Beginning, begin_, engine_.take_snapshot());
     last_boundary_snapshot_ = std::chrono::steady_clock::now();
     return stop(StopReport::Kind::Signal);
 }
 
-void DebugSession::replay_until_start_of(Tid pid)
+std::pair<Position, std::unique_ptr<ReplaySnapshot>> DebugSession::replay_until_start_of(Tid pid)
 {
     auto tree = process_tree(trace_);
     const RecordedProcess* p = find_process(tree, pid);
@@ -153,10 +155,14 @@ void DebugSession::replay_until_start_of(Tid pid)
     program_ = std::get<ExecEvent>(*exec);
     debugged_tgid_ = pid;
     current_tid_ = p->execs.empty() ? pid : program_.tid;
+    std::pair<Position, std::unique_ptr<ReplaySnapshot>> on_the_way{Position{engine_.next_event_index(), {}},
+                                                                    engine_.take_snapshot()};
     while (engine_.next_event_index() < begins_at)
         if (!engine_.step())
             throw ReplayError(ReplayErrorKind::Refused, begins_at, pid,
                               "the recording ends before process " + std::to_string(pid) + " starts");
+    if (engine_.can_snapshot())
+        on_the_way = {Position{engine_.next_event_index(), {}}, engine_.take_snapshot()};
     // Its exec (or fork), then its own first event if that is the return of
     // the execve or fork: the next instruction is the process's first.
     engine_.step();
@@ -175,11 +181,17 @@ void DebugSession::replay_until_start_of(Tid pid)
         }
         engine_.step(); // another process's event comes first
     }
+    return on_the_way;
 }
 
 DebugHook::Then DebugSession::ask(const StopReport& report)
 {
     StopReport r = report;
+    if (exec_unreported_) {
+        r.kind = StopReport::Kind::Exec;
+        r.exec_path = program_.executable;
+        exec_unreported_ = false;
+    }
     for (;;) {
         ResumeRequest req = frontend_->on_stop(r);
         if (req.kind == ResumeRequest::Kind::Kill)
@@ -300,7 +312,7 @@ StopReport DebugSession::execute()
         if (mode_ != Mode::Forward && position_.event == target_.event && position_.path.empty() && segment_ == 0 &&
             !target_.path.empty())
             arm_next_segment();
-        if (mode_ == Mode::Collect)
+        if (mode_ == Mode::Collect && position_.event >= begin_.event) // (not in what the process ran before)
             if (Task* t = debugged_task())
                 breakpoints_.apply(*t);
         if (at_end_of_history()) {
@@ -338,9 +350,16 @@ StopReport DebugSession::execute()
         Tid event_thread = next ? event_tid(next->event) : 0;
         const auto* signal = next ? std::get_if<SignalEvent>(&next->event) : nullptr;
         bool costly = signal && signal->kind == SignalKind::AtPosition;
+        const auto* exec = next ? std::get_if<ExecEvent>(&next->event) : nullptr;
+        std::optional<ExecEvent> new_program;
+        if (exec && exec->tgid == debugged_tgid_ && position_.event >= begin_.event)
+            new_program = *exec; // (not one before the start, replayed again from an earlier snapshot)
         if (!engine_.step())
             return stop(StopReport::Kind::ReplayEnd);
         position_ = Position{engine_.next_event_index(), {}};
+        if (new_program)
+            if (auto report = enter_new_program(*new_program))
+                return *report;
         if ((mode_ == Mode::Seek || mode_ == Mode::Search) && position_.event > target_.event)
             throw NoSuchPosition("the recording has no " + target_.describe() + ": event " +
                                  std::to_string(target_.event) + " comes first");

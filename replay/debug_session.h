@@ -46,6 +46,7 @@ struct StopReport {
         ReplayBegin,   // reverse execution reached the start of the recording
         ReplayEnd,     // forward execution reached the end of the recording
         Exited,        // a diverted copy exited (exit_status, wait-status form)
+        Exec,          // the debugged process exec'd: exec_path is its new program
     };
     Kind kind = Kind::Signal;
     Tid tid = 0;
@@ -53,6 +54,7 @@ struct StopReport {
     uint64_t watch_addr = 0;
     uint8_t watch_access = 1; // 1 write, 2 read/write
     int exit_status = 0;
+    std::string exec_path;
 };
 
 struct ResumeRequest {
@@ -215,6 +217,11 @@ private:
 
     StopReport start();
     StopReport execute();
+    // The debugged process exec'd (the exec event just replayed): its new
+    // program's history begins here (debug_exec.cpp).
+    // Forward, the session stops there; a seek goes on, and the debugger
+    // hears of the new program at the next stop.
+    std::optional<StopReport> enter_new_program(const ExecEvent& exec);
     // Why a travel cannot be made on this machine ("" if it can).
     std::string travel_unavailable(const ResumeRequest& r) const;
     Then ask(const StopReport& report);
@@ -313,7 +320,10 @@ private:
     Position begin_;
     Tid debugged_tgid_ = 0;
     Tid process_to_debug_ = 0; // 0: the recorded program
-    void replay_until_start_of(Tid pid);
+    // Returns a snapshot taken on the way (with its position), for when none
+    // can be taken at the start itself (another process is in a blocking
+    // syscall that runs for real).
+    std::pair<Position, std::unique_ptr<ReplaySnapshot>> replay_until_start_of(Tid pid);
     Tid current_tid_ = 0;
     std::set<int> passed_;
 
@@ -393,8 +403,9 @@ private:
     uint64_t resting_on_ = 0;                 // the task is at this address, where its position's last Break arrived
     // Forward.
     bool step_pending_ = false;
-    Tid step_tid_ = 0;   // the thread a pending step moves
-    Tid locked_tid_ = 0; // the only thread allowed to run (scheduler-locking), or 0
+    bool exec_unreported_ = false; // the debugger has not heard of program_ yet
+    Tid step_tid_ = 0;             // the thread a pending step moves
+    Tid locked_tid_ = 0;           // the only thread allowed to run (scheduler-locking), or 0
 
     std::chrono::steady_clock::time_point last_boundary_snapshot_{};
     std::optional<EventStreamReader> random_reader_; // events by index, for reverse steps

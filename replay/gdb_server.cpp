@@ -110,7 +110,7 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
     : connection_(connection), session_(session), files_(files)
 {
     using R = std::optional<ResumeRequest>;
-    add("qSupported", [this](const std::string&) -> R {
+    add("qSupported", [this](const std::string& packet) -> R {
         // Without working debug registers no position between two events
         // can be reached again: gdb is told there is no reverse execution
         // (and says so itself), rather than refused command by command.
@@ -122,7 +122,9 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         }
         reply(std::string("PacketSize=10000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;"
                           "qXfer:exec-file:read+;qXfer:threads:read+;QPassSignals+;") +
-              (reverse ? "ReverseStep+;ReverseContinue+;" : "") + "swbreak+;hwbreak+;vContSupported+");
+              (reverse ? "ReverseStep+;ReverseContinue+;" : "") +
+              (packet.find("exec-events+") != std::string::npos ? "exec-events+;" : "") +
+              "swbreak+;hwbreak+;vContSupported+");
         return {};
     });
     add("QStartNoAckMode", [this](const std::string&) -> R {
@@ -533,8 +535,12 @@ std::string GdbServer::stop_reply(const StopReport& r)
         return buf;
     }
     int sig = r.kind == StopReport::Kind::Signal ? r.signal : SIGTRAP;
-    std::snprintf(buf, sizeof(buf), "T%02xthread:%x;", to_gdb_signal(sig), r.tid);
+    std::snprintf(buf, sizeof(buf), "T%02x", to_gdb_signal(sig));
     std::string out = buf;
+    if (r.kind == StopReport::Kind::Exec)
+        out += "exec:" + to_hex(r.exec_path) + ";";
+    std::snprintf(buf, sizeof(buf), "thread:%x;", r.tid);
+    out += buf;
     if (pid_t pid = session_.process_of(r.tid)) {
         try {
             Registers regs = get_registers(pid);

@@ -414,7 +414,11 @@ void Replayer::launch(const ExecEvent& first)
         ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
         return disable_aslr_and_trap_tsc();
     };
-    Launcher launcher(first.filename, first.argv, first.envp, meta.signals, prepare);
+    // The exec event holds the argv the new image saw; for a #! script the
+    // kernel rewrote it (interpreter first), so the launch repeats the argv
+    // the recorder passed to execve instead.
+    const std::vector<std::string>& argv = meta.argv.empty() ? first.argv : meta.argv;
+    Launcher launcher(first.filename, argv, first.envp, meta.signals, prepare);
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                 PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
     if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)

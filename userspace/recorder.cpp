@@ -148,6 +148,9 @@ RecordResult record(const RecordOptions& options)
     std::string program = find_program(options.command[0]);
     if (program.empty())
         throw UsageError("program not found: " + options.command[0], 127);
+    // Executed as a shell would (a #! script sees this path as its argv[1]);
+    // the trace names it absolutely.
+    std::string exec_path = program;
     program = std::filesystem::absolute(program).lexically_normal().string();
 
     std::vector<std::string> envp = current_environment();
@@ -166,7 +169,7 @@ RecordResult record(const RecordOptions& options)
     assembler_ptr = &assembler;
 
     uint64_t started = unix_time_ns();
-    Launcher launcher(program, options.command, envp, SignalState::initial(), prepare_for_recording);
+    Launcher launcher(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
                 PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
     if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)

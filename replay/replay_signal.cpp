@@ -9,6 +9,7 @@
 #include "text.h"
 #include "hw_breakpoint.h"
 #include "instruction_trap.h"
+#include "syscall_sigmask.h"
 #include "replayer.h"
 #include "trap_tags.h"
 #include "tsc.h"
@@ -64,6 +65,16 @@ void Replayer::on_signal(const SignalEvent& e)
 
 void Replayer::deliver_signal(Task& t, const SignalEvent& e)
 {
+    // An interrupted wait with a mask of its own (make's pselect6 unblocks
+    // SIGCHLD only there): the signal comes under that mask, as it did.
+    std::optional<uint64_t> wait_mask;
+    uint64_t own_mask = 0;
+    if (e.kind == SignalKind::AtSyscall)
+        wait_mask = mask_of_interrupted_wait(t.regs(), t.memory());
+    if (wait_mask) {
+        own_mask = thread_sigmask(t.tid());
+        set_thread_sigmask(t.tid(), *wait_mask);
+    }
     if (syscall(SYS_tgkill, t.group().tgid, t.tid(), e.signo) != 0)
         diverge(t, "cannot send " + signal_name(e.signo) + ": " + strerror(errno));
     resume(t, Resume::Emulate);
@@ -77,6 +88,33 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     if (hook_)
         hook_->on_signal(t, e.signo);
     t.inject_signal = e.signo;
+    if (wait_mask)
+        enter_handler_under_wait_mask(t, e.signo, own_mask);
+}
+
+void Replayer::enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_mask)
+{
+    if (!has_handler(t.tid(), signo)) {
+        // No frame: the wait's mask ends with the syscall, as in the kernel.
+        set_thread_sigmask(t.tid(), own_mask);
+        return;
+    }
+    // The kernel builds the frame with the wait's mask and runs the handler
+    // under it; the frame keeps the thread's own mask for rt_sigreturn. One
+    // step delivers the signal and stops at the handler's first instruction,
+    // where the frame is corrected.
+    struct EngineStep {
+        bool& flag;
+        explicit EngineStep(bool& f) : flag(f) { flag = true; }
+        ~EngineStep() { flag = false; }
+    } mine(engine_step_); // the trap is the engine's, not a debugger's
+    resume(t, Resume::Emulate, true);
+    StopInfo s = wait_stop(t, "the handler of " + signal_name(signo));
+    if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP)
+        diverge(t, "expected to enter the handler of " + signal_name(signo) + ", got " + describe_stop(t, s));
+    uint64_t at = frame_sigmask_address(t.regs());
+    if (!t.memory().write(RemoteAddr(at), {reinterpret_cast<const uint8_t*>(&own_mask), sizeof own_mask}))
+        diverge(t, "cannot write the signal frame of " + signal_name(signo) + " at " + hex(at));
 }
 
 void Replayer::reach_position(Task& t, const SignalEvent& e)

@@ -30,6 +30,7 @@ std::optional<StopReport> DebugSession::enter_new_program(const ExecEvent& exec)
     program_ = exec;
     current_tid_ = exec.tid;
     begin_ = position_;
+    history_begins_late_ = true;
     std::vector<uint64_t> stale;
     for (const auto* e : timeline_.checkpoints())
         if (e->pos.event < begin_.event)

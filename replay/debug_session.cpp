@@ -154,6 +154,7 @@ std::pair<Position, std::unique_ptr<ReplaySnapshot>> DebugSession::replay_until_
                           "no program is known for process " + std::to_string(pid));
     program_ = std::get<ExecEvent>(*exec);
     debugged_tgid_ = pid;
+    history_begins_late_ = true;
     current_tid_ = p->execs.empty() ? pid : program_.tid;
     std::pair<Position, std::unique_ptr<ReplaySnapshot>> on_the_way{Position{engine_.next_event_index(), {}},
                                                                     engine_.take_snapshot()};
@@ -754,8 +755,17 @@ std::string DebugSession::describe_position()
     std::string s = position_.describe();
     if (diversion_ && (diversion_->unrun_writes || !diversion_restored()))
         s += " (in a throwaway copy: the debugger changed registers or memory)";
-    if (uint64_t total = total_events())
-        s += " of " + std::to_string(total) + " events (" + std::to_string(position_.event * 100 / total) + "%)";
+    // The percentage is of the debugged program's history (what goto PCT%
+    // spans): from its start to the recording's last event.
+    if (uint64_t total = total_events()) {
+        uint64_t span = total - 1 > begin_.event ? total - 1 - begin_.event : 0;
+        uint64_t done = position_.event > begin_.event ? position_.event - begin_.event : 0;
+        uint64_t percent = span ? std::min<uint64_t>((done * 100 + span / 2) / span, 100) : 100;
+        s += " of " + std::to_string(total) + " events (" + std::to_string(percent) + "%";
+        if (history_begins_late_)
+            s += " of the history from event " + std::to_string(begin_.event);
+        s += ")";
+    }
     return s;
 }
 

@@ -403,9 +403,10 @@ private:
     uint64_t resting_on_ = 0;                 // the task is at this address, where its position's last Break arrived
     // Forward.
     bool step_pending_ = false;
-    bool exec_unreported_ = false; // the debugger has not heard of program_ yet
-    Tid step_tid_ = 0;             // the thread a pending step moves
-    Tid locked_tid_ = 0;           // the only thread allowed to run (scheduler-locking), or 0
+    bool exec_unreported_ = false;     // the debugger has not heard of program_ yet
+    bool history_begins_late_ = false; // at a child's start, or after an exec: not the recording's
+    Tid step_tid_ = 0;                 // the thread a pending step moves
+    Tid locked_tid_ = 0;               // the only thread allowed to run (scheduler-locking), or 0
 
     std::chrono::steady_clock::time_point last_boundary_snapshot_{};
     std::optional<EventStreamReader> random_reader_; // events by index, for reverse steps

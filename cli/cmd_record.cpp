@@ -79,9 +79,11 @@ void add_record(CLI::App& app, Outcome& outcome)
         options->ring_bytes = ring;
         options->signal_fallback = std::chrono::milliseconds(*signal_delay);
         options->time_slice = std::chrono::milliseconds(*slice);
-        if (!*quiet && !tsc_trap_works())
-            std::fprintf(stderr, "rewind: warning: this machine does not trap rdtsc (PR_SET_TSC is ignored); a "
-                                 "program that reads the TSC directly will not replay (`rewind doctor`)\n");
+        options->started = [quiet] {
+            if (!*quiet && !tsc_trap_works())
+                std::fprintf(stderr, "rewind: warning: this machine does not trap rdtsc (PR_SET_TSC is ignored); a "
+                                     "program that reads the TSC directly will not replay (`rewind doctor`)\n");
+        };
         RecordResult r = record(*options);
         if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",

@@ -30,4 +30,9 @@ void add_ps(CLI::App& app, Outcome& outcome);
 void add_dump(CLI::App& app, Outcome& outcome);
 void add_doctor(CLI::App& app, Outcome& outcome);
 
+// Before parsing: "" if the command line names a subcommand (or asks for
+// --help/--version), else what to tell the user (the word not understood
+// and the nearest subcommand, or the list of subcommands).
+std::string check_subcommand(const CLI::App& app, const std::vector<char*>& args);
+
 } // namespace rw::cli

@@ -28,10 +28,16 @@ int main(int argc, char** argv)
     rw::cli::add_ps(app, outcome);
     rw::cli::add_dump(app, outcome);
     rw::cli::add_doctor(app, outcome);
+    if (std::string problem = rw::cli::check_subcommand(app, args); !problem.empty()) {
+        std::fprintf(stderr, "rewind: %s\n", problem.c_str());
+        return 2;
+    }
     try {
         app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help and --version exit 0; any usage error exits 2, as documented.
+        int code = app.exit(e);
+        return code == 0 ? 0 : 2;
     } catch (const rw::UsageError& e) {
         std::fprintf(stderr, "rewind: %s\n", e.what());
         return e.exit_code;

@@ -232,7 +232,15 @@ std::vector<std::string> DebugSession::sample(const Position& from, uint64_t cou
 
 void DebugSession::on_interrupt(Task& task)
 {
-    if (!sampling_ || position_.event != sampling_->event || !is_debugged(task))
+    if (!sampling_) {
+        // The forward run's look for the debugger (execute()).
+        if (mode_ == Mode::Forward && frontend_->gone())
+            throw SessionEnd{};
+        if (mode_ == Mode::Forward)
+            engine_.interrupt_after(task, kLookForDebuggerEvery);
+        return;
+    }
+    if (position_.event != sampling_->event || !is_debugged(task))
         return; // late: the sampling is over
     if (engine_.can_snapshot()) {
         const auto& e = timeline_.add_anchor(sampling_->event, sampling_->run, sampling_->anchors.size() + 1,

@@ -355,7 +355,14 @@ StopReport DebugSession::execute()
         std::optional<ExecEvent> new_program;
         if (exec && exec->tgid == debugged_tgid_ && position_.event >= begin_.event)
             new_program = *exec; // (not one before the start, replayed again from an earlier snapshot)
-        if (!engine_.step())
+        // A long stretch without events: look now and then whether the debugger is still there.
+        bool watching = mode_ == Mode::Forward && !sampling_;
+        if (Task* t = watching ? engine_.find_task(event_thread) : nullptr)
+            engine_.interrupt_after(*t, kLookForDebuggerEvery);
+        bool stepped = engine_.step();
+        if (watching)
+            engine_.cancel_interrupt();
+        if (!stepped)
             return stop(StopReport::Kind::ReplayEnd);
         position_ = Position{engine_.next_event_index(), {}};
         if (new_program)

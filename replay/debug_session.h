@@ -96,6 +96,9 @@ public:
     virtual ResumeRequest on_stop(const StopReport& report) = 0;
     // Polled while the replay runs: has the debugger asked to interrupt?
     virtual bool interrupt_requested() = 0;
+    // Polled while the program runs between two events: has the debugger
+    // gone away (then the session ends, without replaying on for nobody)?
+    virtual bool gone() { return false; }
 };
 
 // Thrown to leave the current replay state for another point in time.
@@ -171,6 +174,10 @@ public:
     void after_fork(Task& task) override;
 
 private:
+    // While the program runs between two events, how often the session
+    // looks whether the debugger is still there.
+    static constexpr std::chrono::milliseconds kLookForDebuggerEvery{250};
+
     // What the session is doing with the engine.
     enum class Mode {
         Forward,  // running for the debugger: its breakpoints stop

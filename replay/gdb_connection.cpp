@@ -45,7 +45,9 @@ bool GdbConnection::interrupted()
     }
     bool r = interrupt_;
     interrupt_ = false;
-    return r;
+    // A debugger that went away interrupts too: the session then finds the
+    // connection closed and ends, rather than replaying on for nobody.
+    return r || (closed_ && buffer_.find('$') == std::string::npos);
 }
 
 std::optional<std::string> GdbConnection::read_packet()

@@ -19,6 +19,14 @@ public:
     void set_no_ack() { no_ack_ = true; }
     // Non-blocking: whether gdb has asked to interrupt since the last call.
     bool interrupted();
+    // Non-blocking: whether gdb has gone (its end of the connection closed),
+    // keeping any bytes it sent before.
+    bool gone()
+    {
+        while (fill(0)) {
+        }
+        return closed_;
+    }
 
     // Escaping for binary replies (vFile:pread, X).
     static std::string escape(std::string_view data);

@@ -25,6 +25,7 @@ public:
 
     ResumeRequest on_stop(const StopReport& report) override;
     bool interrupt_requested() override { return connection_.interrupted(); }
+    bool gone() override { return connection_.gone(); }
 
     // gdb's numbering of signals, and back.
     static int to_gdb_signal(int host);

@@ -27,9 +27,61 @@ std::string enter_private_mount_namespace()
 
 namespace {
 
+// A tmpfs on a fresh directory under /tmp, mounted in this (private) mount
+// namespace only. What is built from it (a bind mount of a staged file, an
+// overlay's upper layer) holds its own reference to the tmpfs, so the
+// mount is detached and its directory removed as soon as that is built:
+// nothing is left behind in /tmp, even if rewind is killed later.
+// Its directory must not lie under an overlay (rmdir would only hide it
+// there): it goes in the first of a few temporary directories that is not
+// under one.
+class ScratchTmpfs {
+public:
+    std::string open(const char* purpose, const std::vector<fs::path>& overlaid)
+    {
+        auto within = [](const fs::path& p, const fs::path& dir) {
+            auto rel = p.lexically_relative(dir);
+            return !rel.empty() && *rel.begin() != "..";
+        };
+        std::string parent;
+        std::error_code ec;
+        for (const char* candidate : {"/tmp", "/var/tmp", "/dev/shm", "/run"}) {
+            bool hidden = false;
+            for (const auto& dir : overlaid)
+                hidden = hidden || within(candidate, dir);
+            if (!hidden && fs::is_directory(candidate, ec)) {
+                parent = candidate;
+                break;
+            }
+        }
+        if (parent.empty())
+            return std::string("no temporary directory for ") + purpose + " outside the overlays";
+        std::string tmpl = parent + "/rewind-scratch-XXXXXX";
+        if (!mkdtemp(tmpl.data()))
+            return std::string("mkdtemp: ") + strerror(errno);
+        path_ = tmpl;
+        if (mount("tmpfs", path_.c_str(), "tmpfs", 0, "mode=0700") != 0)
+            return std::string("tmpfs for ") + purpose + ": " + strerror(errno);
+        mounted_ = true;
+        return "";
+    }
+    const std::string& path() const { return path_; }
+    ~ScratchTmpfs()
+    {
+        if (mounted_)
+            umount2(path_.c_str(), MNT_DETACH);
+        if (!path_.empty())
+            ::rmdir(path_.c_str());
+    }
+
+private:
+    std::string path_;
+    bool mounted_ = false;
+};
+
 // Creates `target` (and missing parents) under an overlay on its deepest
 // existing ancestor, so a bind mount has somewhere to go.
-std::string materialize(const fs::path& target, std::vector<std::string>& scratch_dirs)
+std::string materialize(const fs::path& target, std::vector<fs::path>& overlaid)
 {
     fs::path dir = target.parent_path();
     std::error_code ec;
@@ -37,16 +89,14 @@ std::string materialize(const fs::path& target, std::vector<std::string>& scratc
         dir = dir.parent_path();
     if (dir.empty() || dir == dir.root_path())
         return "cannot recreate " + target.string() + ": no existing parent directory to overlay";
-    char tmpl[] = "/tmp/rewind-overlay-XXXXXX";
-    if (!mkdtemp(tmpl))
-        return std::string("mkdtemp: ") + strerror(errno);
-    std::string scratch = tmpl;
-    scratch_dirs.push_back(scratch);
-    if (mount("tmpfs", scratch.c_str(), "tmpfs", 0, "mode=0700") != 0)
-        return std::string("tmpfs for an overlay: ") + strerror(errno);
-    fs::create_directories(scratch + "/upper", ec);
-    fs::create_directories(scratch + "/work", ec);
-    std::string opts = "lowerdir=" + dir.string() + ",upperdir=" + scratch + "/upper,workdir=" + scratch + "/work";
+    ScratchTmpfs scratch;
+    overlaid.push_back(dir);
+    if (std::string err = scratch.open("an overlay", overlaid); !err.empty())
+        return err;
+    fs::create_directories(scratch.path() + "/upper", ec);
+    fs::create_directories(scratch.path() + "/work", ec);
+    std::string opts =
+        "lowerdir=" + dir.string() + ",upperdir=" + scratch.path() + "/upper,workdir=" + scratch.path() + "/work";
     if (mount("overlay", dir.c_str(), "overlay", 0, opts.c_str()) != 0)
         return "overlay on " + dir.string() + ": " + strerror(errno);
     fs::create_directories(target.parent_path(), ec);
@@ -57,52 +107,46 @@ std::string materialize(const fs::path& target, std::vector<std::string>& scratc
     return "";
 }
 
-} // namespace
-
 // The trace keeps its copies owner-read-only (0600); the kernel executes
 // only files with execute permission. Executables are therefore staged,
-// with mode 0700, in a tmpfs that exists only in this mount namespace.
-std::string stage_executable(const std::string& source, std::string& staged, std::vector<std::string>& scratch_dirs)
+// with mode 0700, in a scratch tmpfs, and bind-mounted from there.
+std::string bind_staged_copy(const BindMount& b, ScratchTmpfs& staging, int index)
 {
-    static std::string staging;
-    if (staging.empty()) {
-        char tmpl[] = "/tmp/rewind-exec-XXXXXX";
-        if (!mkdtemp(tmpl))
-            return std::string("mkdtemp: ") + strerror(errno);
-        scratch_dirs.push_back(tmpl);
-        if (mount("tmpfs", tmpl, "tmpfs", 0, "mode=0700") != 0)
-            return std::string("tmpfs for staged executables: ") + strerror(errno);
-        staging = tmpl;
-    }
-    staged = staging + "/" + fs::path(source).filename().string();
+    std::string staged = staging.path() + "/" + std::to_string(index) + "-" + fs::path(b.source).filename().string();
     std::error_code ec;
-    if (!fs::exists(staged, ec)) {
-        fs::copy_file(source, staged, ec);
-        if (ec)
-            return "staging " + source + ": " + ec.message();
-        ::chmod(staged.c_str(), 0700);
-    }
+    fs::copy_file(b.source, staged, ec);
+    if (ec)
+        return "staging " + b.source + ": " + ec.message();
+    ::chmod(staged.c_str(), 0700);
+    if (mount(staged.c_str(), b.target.c_str(), nullptr, MS_BIND, nullptr) != 0)
+        return "bind-mounting the trace's copy over " + b.target + ": " + strerror(errno);
     return "";
 }
 
-std::string apply_bind_mounts(const std::vector<BindMount>& binds, std::vector<std::string>& scratch_dirs)
+} // namespace
+
+std::string apply_bind_mounts(const std::vector<BindMount>& binds)
 {
+    if (binds.empty())
+        return "";
+    std::vector<fs::path> overlaid;
     for (const auto& b : binds) {
         std::error_code ec;
-        if (!fs::exists(b.target, ec)) {
-            if (std::string err = materialize(b.target, scratch_dirs); !err.empty())
+        if (!fs::exists(b.target, ec))
+            if (std::string err = materialize(b.target, overlaid); !err.empty())
                 return err;
-        }
-        std::string staged;
-        if (std::string err = stage_executable(b.source, staged, scratch_dirs); !err.empty())
-            return err;
-        if (mount(staged.c_str(), b.target.c_str(), nullptr, MS_BIND, nullptr) != 0)
-            return "bind-mounting the trace's copy over " + b.target + ": " + strerror(errno);
     }
+    ScratchTmpfs staging;
+    if (std::string err = staging.open("staged executables", overlaid); !err.empty())
+        return err;
+    int index = 0;
+    for (const auto& b : binds)
+        if (std::string err = bind_staged_copy(b, staging, index++); !err.empty())
+            return err;
     return "";
 }
 
-std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds, std::vector<std::string>& scratch_dirs)
+std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds)
 {
     UniqueFd ns(::open(("/proc/" + std::to_string(pid) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
     if (!ns)
@@ -114,13 +158,10 @@ std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds,
     if (helper == 0) {
         ::close(report[0]);
         std::string err;
-        std::vector<std::string> dirs;
         if (setns(ns.get(), CLONE_NEWNS) != 0)
             err = std::string("setns: ") + strerror(errno);
         else
-            err = apply_bind_mounts(binds, dirs);
-        for (const auto& d : dirs)
-            err = "dir:" + d + "\n" + err;
+            err = apply_bind_mounts(binds);
         ssize_t ignored = ::write(report[1], err.data(), err.size());
         (void)ignored;
         _exit(0);
@@ -134,11 +175,6 @@ std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds,
     ::close(report[0]);
     int status;
     waitpid(helper, &status, 0);
-    while (out.rfind("dir:", 0) == 0) {
-        size_t nl = out.find('\n');
-        scratch_dirs.push_back(out.substr(4, nl - 4));
-        out.erase(0, nl + 1);
-    }
     return out;
 }
 

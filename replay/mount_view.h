@@ -19,14 +19,13 @@ struct BindMount {
 
 // In the calling process (already in the private namespace). Returns an
 // empty string or what went wrong.
-std::string apply_bind_mounts(const std::vector<BindMount>& binds, std::vector<std::string>& scratch_dirs);
+std::string apply_bind_mounts(const std::vector<BindMount>& binds);
 
 // Makes the calling process's mount namespace private (unshare + MS_PRIVATE).
 std::string enter_private_mount_namespace();
 
 // Applies bind mounts inside the mount namespace of `pid`, from a short-lived
 // helper process. Returns an empty string or what went wrong.
-std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds,
-                                 std::vector<std::string>& scratch_dirs);
+std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds);
 
 } // namespace rw::replay

@@ -51,8 +51,6 @@ Replayer::~Replayer()
             }
         }
     }
-    for (const auto& d : scratch_dirs_)
-        ::rmdir(d.c_str());
     for (const auto& f : temp_files_)
         ::unlink(f.c_str());
 }
@@ -393,8 +391,7 @@ void Replayer::launch(const ExecEvent& first)
     auto prepare = [&]() -> std::string {
         if (std::string err = enter_private_mount_namespace(); !err.empty())
             return err;
-        std::vector<std::string> dirs;
-        if (std::string err = apply_bind_mounts(binds, dirs); !err.empty())
+        if (std::string err = apply_bind_mounts(binds); !err.empty())
             return err;
         if (::chdir(meta.cwd.c_str()) != 0)
             ::chdir("/");
@@ -448,7 +445,7 @@ void Replayer::on_exec(const ExecEvent& e)
         collect_fresh(t);
         // The execve that leads here; its path and arguments must be the same.
         std::vector<BindMount> binds = binds_for(e);
-        if (std::string err = apply_bind_mounts_in(t.tid(), binds, scratch_dirs_); !err.empty())
+        if (std::string err = apply_bind_mounts_in(t.tid(), binds); !err.empty())
             refuse(e.tid, "preparing the files of execve(" + e.filename + "): " + err);
         resume(t, Resume::Syscall);
         StopInfo s = wait_stop(t, "execve(\"" + e.filename + "\")");

@@ -192,7 +192,6 @@ private:
     StopWaiter waiter_;
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended
-    std::vector<std::string> scratch_dirs_;      // overlay mount points to remove
     std::vector<std::string> temp_files_;        // private copies of shared writable mappings
     Tid initial_tid_ = 0;
     uint64_t current_ = 0; // index of the event being replayed

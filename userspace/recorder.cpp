@@ -2,6 +2,7 @@
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sys/syscall.h>
@@ -146,8 +147,16 @@ RecordResult record(const RecordOptions& options)
         throw UsageError("nothing to record: give a program, e.g. `rewind record -- ls -l`");
     check_record_prerequisites();
     std::string program = find_program(options.command[0]);
-    if (program.empty())
-        throw UsageError("program not found: " + options.command[0], 127);
+    if (program.empty()) {
+        // As a shell: 126 for a file that is there but cannot be executed.
+        struct stat st {};
+        const std::string& name = options.command[0];
+        if (name.find('/') != std::string::npos && ::stat(name.c_str(), &st) == 0)
+            throw UsageError("cannot execute " + name + ": " +
+                                 (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not executable (no x permission)"),
+                             126);
+        throw UsageError("program not found: " + name, 127);
+    }
     // Executed as a shell would (a #! script sees this path as its argv[1]);
     // the trace names it absolutely.
     std::string exec_path = program;
@@ -184,6 +193,8 @@ RecordResult record(const RecordOptions& options)
         std::filesystem::remove_all(dir, ec);
         throw UsageError("cannot execute " + program + ": " + err, 126);
     }
+    if (options.started)
+        options.started();
 
     Supervisor::Options sup_options;
     sup_options.signal_fallback = options.signal_fallback;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@ struct RecordOptions {
     std::chrono::milliseconds signal_fallback{10};
     std::chrono::milliseconds time_slice{50}; // a thread others wait for runs this long before preemption
     bool chaos = false;                       // pick the next thread at random (races show up more)
+    std::function<void()> started;            // called once the program runs (it was found and exec'd)
 };
 
 struct RecordResult {

@@ -7,8 +7,7 @@ namespace rw {
 
 Trace::Trace(std::filesystem::path dir) : dir_(std::move(dir))
 {
-    if (!looks_like_trace(dir_))
-        throw TraceDirError(dir_.string() + " is not a rewind trace");
+    require_trace(dir_);
     meta_ = read_meta(dir_);
     if (meta_.format_version != kTraceFormatVersion)
         throw FormatError(dir_.string() + " has trace format version " + std::to_string(meta_.format_version) +

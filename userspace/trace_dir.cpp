@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
+#include <cstring>
 #include <system_error>
 
 namespace rw {
@@ -35,13 +37,17 @@ void make_private_dir(const fs::path& dir)
     ::chmod(dir.c_str(), 0700); // whatever the umask
 }
 
+// Only a directory rewind creates is made private: an existing one (say
+// REWIND_DIR=/tmp) keeps its mode; each trace in it is private anyway.
 void make_root(const fs::path& root)
 {
     std::error_code ec;
-    fs::create_directories(root, ec);
-    if (ec)
-        throw TraceDirError("cannot create the trace directory " + root.string() + ": " + ec.message());
-    ::chmod(root.c_str(), 0700);
+    if (fs::is_directory(root, ec))
+        return;
+    fs::create_directories(root.parent_path(), ec);
+    if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST)
+        throw TraceDirError("cannot create the trace directory " + root.string() + ": " + strerror(errno));
+    ::chmod(root.c_str(), 0700); // whatever the umask
 }
 
 std::string sanitize(std::string name)
@@ -65,7 +71,6 @@ fs::path create_trace_dir(const std::optional<fs::path>& output, const std::stri
         if (fs::exists(dir, ec)) {
             if (!fs::is_directory(dir) || !fs::is_empty(dir))
                 throw TraceDirError("--output " + dir.string() + " exists and is not an empty directory");
-            ::chmod(dir.c_str(), 0700);
         } else {
             fs::create_directories(dir.parent_path(), ec);
             make_private_dir(dir);
@@ -106,6 +111,27 @@ bool looks_like_trace(const fs::path& dir)
     return fs::is_regular_file(dir / trace_files::kMeta, ec) && fs::is_regular_file(dir / trace_files::kEvents, ec);
 }
 
+void require_trace(const fs::path& dir)
+{
+    if (looks_like_trace(dir))
+        return;
+    // Unreadable is not the same as not a trace: say whose it is.
+    for (const fs::path& p : {dir, dir / trace_files::kMeta, dir / trace_files::kEvents}) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) == 0 && ::access(p.c_str(), fs::is_directory(p) ? R_OK | X_OK : R_OK) != 0 &&
+            errno == EACCES) {
+            char mode[8];
+            std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+            std::string owner = std::to_string(st.st_uid);
+            if (struct passwd* pw = getpwuid(st.st_uid))
+                owner = pw->pw_name;
+            throw TraceDirError("cannot read the trace " + dir.string() + ": permission denied (" + p.string() +
+                                " belongs to " + owner + ", mode " + mode + ")");
+        }
+    }
+    throw TraceDirError(dir.string() + " is not a rewind trace (no meta.json and events)");
+}
+
 fs::path resolve_trace(const std::optional<std::string>& arg)
 {
     fs::path root = traces_root();
@@ -115,8 +141,7 @@ fs::path resolve_trace(const std::optional<std::string>& arg)
         fs::path p = fs::absolute(*arg);
         if (!fs::is_directory(p, ec))
             throw TraceDirError("no trace at " + p.string());
-        if (!looks_like_trace(p))
-            throw TraceDirError(p.string() + " is not a rewind trace (no meta.json and events)");
+        require_trace(p);
         return p;
     }
     fs::path p = root / name;
@@ -125,8 +150,7 @@ fs::path resolve_trace(const std::optional<std::string>& arg)
     if (!fs::is_directory(p, ec))
         throw TraceDirError("no trace named '" + name + "' in " + root.string() + " (see `rewind ls`)");
     p = fs::canonical(p, ec);
-    if (!looks_like_trace(p))
-        throw TraceDirError(p.string() + " is not a rewind trace (no meta.json and events)");
+    require_trace(p);
     return p;
 }
 

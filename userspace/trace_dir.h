@@ -39,6 +39,9 @@ void update_latest_link(const std::filesystem::path& trace);
 std::filesystem::path resolve_trace(const std::optional<std::string>& arg);
 
 bool looks_like_trace(const std::filesystem::path& dir);
+// Throws TraceDirError unless `dir` is a readable trace, saying which
+// (permission denied, with the owner; or not a trace at all).
+void require_trace(const std::filesystem::path& dir);
 
 struct TraceListing {
     std::string name;

@@ -36,7 +36,7 @@ def test_bad_input(rw, work, progs):
     notexec = os.path.join(work, "not-executable")
     open(notexec, "w").close()
     r = Run([rw, "record", "--", notexec])
-    check(r.status == 127, f"non-executable file: status {r.status}")
+    check(r.status == 126, f"non-executable file: status {r.status}")
     if shutil.which("setpriv"):
         r = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
                  "--bounding-set=-all", rw, "record", "--", "true"])

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Hygiene and honesty around the main paths: the modes of directories
+rewind creates (and of those it does not), no scratch directories left
+behind by replays (even killed ones), exit codes and messages for bad
+command lines and unreadable traces, a replay server that ends with its
+debugger.
+
+  check_reliability.py --rewind R --programs DIR --work W
+"""
+import argparse
+import glob
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rwtest import Run, check, fresh_dir, require_root, run_checks
+
+GDB = "/usr/bin/gdb"
+SCRATCH_GLOBS = ["/tmp/rewind-*", "/var/tmp/rewind-*", "/dev/shm/rewind-*", "/run/rewind-*"]
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def scratch_dirs():
+    """Directories rewind itself might leave in the temporary areas (not
+    gdb sysroots of sessions still running elsewhere)."""
+    found = set()
+    for g in SCRATCH_GLOBS:
+        found.update(p for p in glob.glob(g) if "rewind-gdb-" not in p)
+    return found
+
+
+def record(rw, work, name, argv, env=None):
+    trace = os.path.join(work, name + ".trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", *argv], cwd=work, env=env)
+    check(r.status == 0, f"recording {name}\n{r.describe()}")
+    return trace
+
+
+def check_directory_modes(rw, work, progs):
+    shared = os.path.join(work, "shared")
+    os.makedirs(shared)
+    os.chmod(shared, 0o1777)
+    env = dict(os.environ, REWIND_DIR=shared)
+    r = Run([rw, "record", "-q", "--", "true"], env=env)
+    check(r.status == 0, f"record into an existing REWIND_DIR\n{r.describe()}")
+    check(mode_of(shared) == 0o1777, f"an existing REWIND_DIR was changed to {oct(mode_of(shared))}")
+    traces = [p for p in glob.glob(os.path.join(shared, "true-*"))]
+    check(len(traces) == 1 and mode_of(traces[0]) == 0o700, f"the trace is not private: {traces}")
+    fresh = os.path.join(work, "new", "traces")
+    r = Run([rw, "record", "-q", "--", "true"], env=dict(os.environ, REWIND_DIR=fresh))
+    check(r.status == 0 and mode_of(fresh) == 0o700, f"a REWIND_DIR rewind creates is not 0700\n{r.describe()}")
+    return "existing kept 1777, created 0700"
+
+
+def check_no_scratch_left(rw, work, progs):
+    # A program whose file is gone by replay time: its copy is bind-mounted
+    # over a path recreated in an overlay.
+    gone = os.path.join(work, "gone", "sub")
+    os.makedirs(gone)
+    program = os.path.join(gone, "myecho")
+    shutil.copy("/usr/bin/echo", program)
+    trace = record(rw, work, "gone", [program, "hello"])
+    shutil.rmtree(os.path.join(work, "gone"))
+    long_trace = record(rw, work, "long", [os.path.join(progs, "file_io"), work])
+    before = scratch_dirs()
+    r = Run([rw, "replay", "--autopilot", trace])
+    check(r.status == 0 and r.stdout == b"hello\n", f"replay of a program whose file is gone\n{r.describe()}")
+    for _ in range(5):
+        p = subprocess.Popen([rw, "replay", "--autopilot", "-q", long_trace], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(0.15)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    time.sleep(0.5)
+    left = scratch_dirs() - before
+    check(not left, f"replays left scratch directories behind: {sorted(left)}")
+    return "none left after 1 replay and 5 killed ones"
+
+
+def check_exit_codes_and_messages(rw, work, progs):
+    def expect(argv, status, text, **kw):
+        r = Run([rw, *argv], **kw)
+        check(r.status == status and text.encode() in r.stderr,
+              f"`rewind {' '.join(argv)}`: expected status {status} and {text!r}\n{r.describe()}")
+
+    expect(["record", "--ring-mib", "abc", "--", "true"], 2, "--ring-mib")
+    expect(["record", "--ring-mib", "3", "--", "true"], 2, "power of two")
+    notexec = os.path.join(work, "not-executable")
+    open(notexec, "w").close()
+    expect(["record", "--", notexec], 126, "is not executable")
+    expect(["record", "--", work], 126, "is a directory")
+    expect(["record", "--", "no-such-program-xyz"], 127, "program not found")
+    expect(["recrod"], 2, "unknown command 'recrod'; did you mean 'record'?")
+    expect([], 2, "which command?")
+    expect(["replay", "--no-such-option"], 2, "--no-such-option")
+    trace = record(rw, work, "private", ["true"])
+    if shutil.which("setpriv"):
+        r = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", rw, "info", trace])
+        check(r.status == 2 and b"permission denied" in r.stderr and b"belongs to root" in r.stderr,
+              f"another user's trace\n{r.describe()}")
+    return "9 command lines"
+
+
+def check_serve_ends_with_gdb(rw, work, progs):
+    # Seconds of computing without a syscall: its replay outlasts the wait
+    # below, so the server can only end in time by noticing that gdb went away.
+    busy = "print(sum(i * i for i in range(150_000_000)) > 0)"
+    trace = record(rw, work, "busy", ["/usr/bin/python3", "-c", busy])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = subprocess.Popen([rw, "serve", "--port", str(port), trace], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    try:
+        waiting = serve.stderr.readline()  # "waiting for gdb on 127.0.0.1:PORT …"
+        check(b"waiting for gdb" in waiting, f"rewind serve did not listen: {waiting!r}")
+        gdb = subprocess.Popen([GDB, "-nx", "-batch", "-ex", f"target extended-remote 127.0.0.1:{port}",
+                                "-ex", "continue"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)  # connected, and replaying for `continue`
+        gdb.send_signal(signal.SIGKILL)
+        gdb.wait()
+        try:
+            serve.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        ended = serve.poll() is not None
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+        serve.wait()
+    check(ended, "rewind serve went on replaying after its gdb was killed")
+    return "serve ended with its gdb"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only")
+    args = ap.parse_args()
+    require_root()
+    work = fresh_dir(args.work)
+    checks = []
+    for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
+               check_serve_ends_with_gdb]:
+        d = fresh_dir(os.path.join(work, fn.__name__))
+        checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
+    return run_checks(checks, args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

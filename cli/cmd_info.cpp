@@ -123,6 +123,7 @@ void add_info(CLI::App& app, Outcome& outcome)
                 {"file_copies", s.file_copies},
                 {"file_bytes", s.file_bytes},
                 {"stalls", s.rebuilt},
+                {"scrubbed_env", t.meta().scrubbed_env},
             };
             if (t.end())
                 j["exit"] = {{"signaled", t.end()->exit.signaled},
@@ -138,6 +139,9 @@ void add_info(CLI::App& app, Outcome& outcome)
             fmt::print("trace      {}\n", t.dir().string());
             fmt::print("command    {}\n", join(m.argv));
             fmt::print("program    {}\n", m.program);
+            if (!m.scrubbed_env.empty())
+                fmt::print("scrubbed   {} (placeholders in the trace; the replayed program sees them)\n",
+                           join(m.scrubbed_env));
             fmt::print("recorded   {} on {} (Linux {}, {})\n", m.created, m.hostname, m.kernel_release, m.cpu_model);
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
             fmt::print("exit       {}\n", t.end() ? t.end()->exit.describe() : "unknown (recorder did not finish)");

@@ -1,4 +1,5 @@
 // rewind record [--output DIR] [--] PROGRAM [ARGS…]
+#include <set>
 #include <cstdio>
 
 #include "commands.h"
@@ -21,7 +22,9 @@ void strip_record_separator(std::vector<char*>& args)
         }
         if (!a.starts_with("-"))
             return; // the program name: everything after it is the program's
-        if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms") &&
+        // Options that take a value (add_record's), so the value is not taken for the program.
+        if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms" ||
+             a == "--scrub-env") &&
             i + 1 < args.size())
             i++;
     }
@@ -66,13 +69,29 @@ void add_record(CLI::App& app, Outcome& outcome)
     cmd->add_flag("--chaos", options->chaos,
                   "Hand the CPU to a random waiting thread instead of the longest waiting one, so that "
                   "repeated recordings try other interleavings");
+    auto scrub = std::make_shared<std::vector<std::string>>();
+    cmd->add_option("--scrub-env", *scrub,
+                    "Keep NAME's value out of the trace (repeat, or NAME,NAME): the program sees it while "
+                    "recorded; the trace, and so the replayed program, has a placeholder of the same length")
+        ->expected(1) // one NAME (or NAME,NAME) per --scrub-env: the program's name follows
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->delimiter(',')
+        ->type_name("NAME");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
-                "rewind's exit status is the program's. Example:\n  rewind record -- ls -l /tmp");
+                "rewind's exit status is the program's. Example:\n  rewind record -- ls -l /tmp\n"
+                "The trace keeps the program's environment (meta.json, each exec): use --scrub-env for "
+                "secrets. A program that uses a scrubbed value in what it does (writes it, sends it) "
+                "diverges on replay there.");
     cmd->callback([=, &outcome] {
         if (!output->empty())
             options->output = *output;
         options->command = cmd->remaining();
+        for (const auto& name : *scrub)
+            if (name.empty() || name.find('=') != std::string::npos)
+                throw UsageError("--scrub-env takes variable names (NAME, not NAME=VALUE): '" + name + "'");
+        options->scrub_env = EnvScrub(std::set<std::string>(scrub->begin(), scrub->end()));
         uint32_t ring = *ring_mib << 20;
         if (ring & (ring - 1))
             throw UsageError("--ring-mib must be a power of two");

@@ -355,6 +355,14 @@ std::string Replayer::describe_stop(Task& t, const StopInfo& s)
 
 void Replayer::diverge(Task& t, std::string what, std::string details)
 {
+    if (const auto& scrubbed = trace_.meta().scrubbed_env; !scrubbed.empty()) {
+        std::string names;
+        for (const auto& n : scrubbed)
+            names += (names.empty() ? "" : ", ") + n;
+        details += std::string(details.empty() ? "" : "\n") + "  note: the recording kept " + names +
+                   " out of the trace (record --scrub-env): the replayed program sees placeholders, and "
+                   "departs from the recording where it uses them";
+    }
     throw ReplayError(ReplayErrorKind::Divergence, current_, t.recorded_tid(), std::move(what), std::move(details));
 }
 

@@ -164,7 +164,13 @@ RecordResult record(const RecordOptions& options)
 
     std::vector<std::string> envp = current_environment();
     std::filesystem::path dir = create_trace_dir(options.output, std::filesystem::path(program).filename());
-    write_meta(dir, make_meta(program, options.command, envp, options.ring_bytes));
+    {
+        std::vector<std::string> kept = envp;
+        options.scrub_env.apply(kept);
+        TraceMeta meta = make_meta(program, options.command, kept, options.ring_bytes);
+        meta.scrubbed_env.assign(options.scrub_env.names().begin(), options.scrub_env.names().end());
+        write_meta(dir, meta);
+    }
 
     EventStreamWriter writer(dir / trace_files::kEvents, options.zstd_level);
     TraceSink trace_sink(writer);
@@ -200,6 +206,7 @@ RecordResult record(const RecordOptions& options)
     sup_options.signal_fallback = options.signal_fallback;
     sup_options.time_slice = options.time_slice;
     sup_options.chaos = options.chaos;
+    sup_options.scrub_env = options.scrub_env;
     Supervisor supervisor(capture, assembler, sink, files, sup_options);
     int status = supervisor.run(launcher.pid(), [&] { writer.flush(); });
     capture.drain();

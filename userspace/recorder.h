@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "env_scrub.h"
 #include "trace_meta.h"
 
 namespace rw {
@@ -29,6 +30,7 @@ struct RecordOptions {
     std::chrono::milliseconds time_slice{50}; // a thread others wait for runs this long before preemption
     bool chaos = false;                       // pick the next thread at random (races show up more)
     std::function<void()> started;            // called once the program runs (it was found and exec'd)
+    EnvScrub scrub_env;                       // kept in the trace as placeholders
 };
 
 struct RecordResult {

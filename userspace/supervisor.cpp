@@ -438,6 +438,7 @@ void Supervisor::on_exec(Thread& t)
             problem("cannot hide the vDSO from " + std::to_string(t.tid), t.tid);
         e.argv = stack->argv;
         e.envp = stack->envp;
+        options_.scrub_env.apply(e.envp);
         e.auxv = stack->auxv;
         if (auto execfn = stack->aux(AT_EXECFN))
             e.filename = mem.read_string(RemoteAddr(*execfn), 4096).value_or("");

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "env_scrub.h"
 #include "event.h"
 #include "hw_breakpoint.h"
 #include "rewind_abi.h"
@@ -50,6 +51,7 @@ public:
         std::chrono::milliseconds flush_interval{250};
         std::chrono::milliseconds time_slice{50}; // before a thread that others wait for is preempted
         bool chaos = false;                       // the next thread to run is picked at random
+        EnvScrub scrub_env;                       // environment entries the trace keeps as placeholders
     };
 
     Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,

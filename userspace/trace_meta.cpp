@@ -142,6 +142,8 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
         limits.push_back({r.resource, r.cur, r.max});
     j["rlimits"] = limits;
     j["signals"] = {{"blocked", m.signals.blocked}, {"ignored", m.signals.ignored}};
+    if (!m.scrubbed_env.empty())
+        j["scrubbed_env"] = m.scrubbed_env;
     write_file_atomically(dir / "meta.json", j.dump(2) + "\n");
 }
 
@@ -184,6 +186,7 @@ TraceMeta read_meta(const std::filesystem::path& dir)
         m.notes = j.value("notes", std::vector<std::string>{});
         for (const auto& r : j.value("rlimits", json::array()))
             m.rlimits.push_back({r.at(0).get<int>(), r.at(1).get<uint64_t>(), r.at(2).get<uint64_t>()});
+        m.scrubbed_env = j.value("scrubbed_env", std::vector<std::string>{});
         if (j.contains("signals")) {
             m.signals.blocked = j["signals"].value("blocked", uint64_t(0));
             m.signals.ignored = j["signals"].value("ignored", uint64_t(0));

@@ -43,6 +43,8 @@ struct TraceMeta {
     std::vector<Rlimit> rlimits;
     // Blocked and ignored signals at the program's start (older traces: none).
     SignalState signals;
+    // Environment variables recorded as placeholders (record --scrub-env).
+    std::vector<std::string> scrubbed_env;
 };
 
 std::vector<TraceMeta::Rlimit> current_rlimits();

@@ -104,13 +104,20 @@ void add_record(CLI::App& app, Outcome& outcome)
                                      "program that reads the TSC directly will not replay (`rewind doctor`)\n");
         };
         RecordResult r = record(*options);
+        if (r.end.disk_full_at) {
+            std::fprintf(stderr,
+                         "rewind: the disk filled while recording to %s: the trace ends after event %llu, and the "
+                         "program was stopped there (it replays up to that point; see `rewind info`)\n",
+                         r.trace.c_str(), static_cast<unsigned long long>(*r.end.disk_full_at));
+            outcome.exit_code = 1;
+            return;
+        }
         if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
                          static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),
                          r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
         }
         exit_like(r.end.exit);
-        (void)outcome;
     });
 }
 

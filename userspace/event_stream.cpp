@@ -137,7 +137,15 @@ void EventStreamWriter::flush()
     h.payload_hash = XXH64(compressed_.data(), n, 0);
     h.header_hash = header_hash(h);
     struct iovec iov[2] = {{&h, sizeof(h)}, {compressed_.data(), n}};
-    write_all(fd_, iov, 2);
+    try {
+        write_all(fd_, iov, 2);
+    } catch (const std::system_error&) {
+        // (The disk filled, say.) No torn chunk: the stream ends cleanly
+        // after the last whole one.
+        if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0) {
+        }
+        throw;
+    }
     file_bytes_ += sizeof(h) + n;
     first_event_ += pending_events_;
     pending_events_ = 0;

@@ -39,6 +39,9 @@ public:
     bool has_pending() const { return pending_events_ > 0; }
 
     uint64_t events_written() const { return first_event_ + pending_events_; }
+    // Events in chunks that reached the file whole (a failed flush leaves
+    // its chunk out).
+    uint64_t events_on_disk() const { return first_event_; }
     uint64_t file_bytes() const { return file_bytes_; }
 
 private:

@@ -2,6 +2,7 @@
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,32 @@ namespace rw {
 namespace {
 
 // Writes events to the stream and keeps the numbers end.json reports.
+// Space set aside at the start of a recording so that end.json can still
+// be written if the disk fills up.
+class EndReserve {
+public:
+    explicit EndReserve(const std::filesystem::path& dir) : path_(dir / ".end-reserve")
+    {
+        int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return;
+        std::vector<char> zeros(kBytes, 0);
+        if (::write(fd, zeros.data(), zeros.size()) != static_cast<ssize_t>(zeros.size()))
+            ::unlink(path_.c_str());
+        ::close(fd);
+    }
+    ~EndReserve() { release(); }
+    void release()
+    {
+        std::error_code ec;
+        std::filesystem::remove(path_, ec);
+    }
+
+private:
+    static constexpr size_t kBytes = 16 << 10; // end.json is a few KiB
+    std::filesystem::path path_;
+};
+
 class TraceSink : public EventSink {
 public:
     explicit TraceSink(EventStreamWriter& writer) : writer_(writer) {}
@@ -208,13 +235,37 @@ RecordResult record(const RecordOptions& options)
     sup_options.chaos = options.chaos;
     sup_options.scrub_env = options.scrub_env;
     Supervisor supervisor(capture, assembler, sink, files, sup_options);
-    int status = supervisor.run(launcher.pid(), [&] { writer.flush(); });
-    capture.drain();
+    // Room for end.json when the disk fills: freed just before it is written.
+    EndReserve reserve(dir);
+    int status = 0;
+    std::optional<uint64_t> disk_full_at;
+    try {
+        status = supervisor.run(launcher.pid(), [&] { writer.flush(); });
+        capture.drain();
+    } catch (const std::system_error& e) {
+        if (e.code().value() != ENOSPC && e.code().value() != EDQUOT)
+            throw;
+        // The policy: stop the program where its recording stops, rather
+        // than let it run on unrecorded. (Its tracees die with this
+        // process: PTRACE_O_EXITKILL.)
+        disk_full_at = writer.events_on_disk();
+        status = SIGKILL;
+    }
 
     TraceEnd end;
     end.duration_ns = unix_time_ns() - started;
     end.ended = iso_time_utc(unix_time_ns());
     end.exit = ExitStatus::from_wait_status(status);
+    if (disk_full_at) {
+        end.disk_full_at = disk_full_at;
+        end.events = *disk_full_at;
+        end.complete = false;
+        end.problems.push_back("the disk filled: the recording stops after event " + std::to_string(*disk_full_at) +
+                               ", where the program was stopped");
+        reserve.release();
+        write_end(dir, end);
+        return {dir, end};
+    }
     end.stalls = supervisor.stalls();
     end.kernel_hz = capture.kernel_hz();
     for (const auto* list : {&assembler.problems(), &files.problems(), &supervisor.problems()})
@@ -227,6 +278,7 @@ RecordResult record(const RecordOptions& options)
     trace_sink.fill(end);
     end.stream_bytes = writer.file_bytes();
     end.complete = end.problems.empty();
+    reserve.release();
     write_end(dir, end);
     update_latest_link(dir);
     return {dir, end};

@@ -219,6 +219,8 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
         {"threads", e.threads},
         {"syscall_counts", e.syscall_counts},
     };
+    if (e.disk_full_at)
+        j["disk_full_at_event"] = *e.disk_full_at;
     write_file_atomically(dir / "end.json", j.dump(2) + "\n");
 }
 
@@ -247,6 +249,8 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
         e.processes = j.value("processes", uint64_t(0));
         e.threads = j.value("threads", uint64_t(0));
         e.syscall_counts = j.value("syscall_counts", std::map<std::string, uint64_t>{});
+        if (j.contains("disk_full_at_event"))
+            e.disk_full_at = j["disk_full_at_event"].get<uint64_t>();
     } catch (const json::exception& ex) {
         throw FormatError((dir / "end.json").string() + ": " + ex.what());
     }

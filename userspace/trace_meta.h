@@ -74,6 +74,9 @@ struct TraceEnd {
     uint64_t processes = 0;
     uint64_t threads = 0;
     std::map<std::string, uint64_t> syscall_counts;
+    // The disk filled while recording: the events kept end here, and the
+    // program was stopped (the policy rewind record documents).
+    std::optional<uint64_t> disk_full_at;
 };
 
 void write_meta(const std::filesystem::path& trace_dir, const TraceMeta& meta);

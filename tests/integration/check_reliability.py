@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, check, fresh_dir, require_root, run_checks
+from rwtest import Run, Skipped, check, fresh_dir, require_root, run_checks
 
 GDB = "/usr/bin/gdb"
 SCRATCH_GLOBS = ["/tmp/rewind-*", "/var/tmp/rewind-*", "/dev/shm/rewind-*", "/run/rewind-*"]
@@ -168,6 +168,38 @@ def check_scrub_env(rw, work, progs):
     return "placeholder kept, divergence explained"
 
 
+def check_disk_full(rw, work, progs):
+    """The disk fills while recording: the program is stopped where its
+    recording stops, and every reader says so (not "killed or crashed")."""
+    disk = os.path.join(work, "small-disk")
+    os.makedirs(disk)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", disk]).returncode != 0:
+        raise Skipped("cannot mount a small tmpfs here")
+    try:
+        big = os.path.join(work, "big.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(30 << 20))  # incompressible, more than the disk holds
+        trace = os.path.join(disk, "t")
+        marker = "disk-full-marker"
+        r = Run([rw, "record", "-q", "-o", trace, "--", "/bin/sh", "-c", f"cat {big} | wc -c; echo {marker}"])
+        check(r.status == 1 and b"the disk filled" in r.stderr and b"the program was stopped" in r.stderr,
+              f"record on a full disk\n{r.describe()}")
+        check(marker.encode() not in r.stdout, f"the program ran on after its recording stopped\n{r.describe()}")
+        time.sleep(0.2)
+        left = subprocess.run(["pgrep", "-f", big], stdout=subprocess.PIPE).stdout
+        check(not left, f"a recorded process outlived the recording: {left!r}")
+        info = Run([rw, "info", trace])
+        check(info.status == 3 and b"the disk filled: the recording stops after event" in info.stdout,
+              f"info on a trace cut by a full disk\n{info.describe()}")
+        check(b"corrupt" not in info.stdout and b"killed or crashed" not in info.stdout,
+              f"info blames something else\n{info.describe()}")
+        rep = Run([rw, "replay", "--autopilot", "-q", trace])
+        check(rep.status == 92 and b"ends early" in rep.stderr, f"replay of the kept prefix\n{rep.describe()}")
+        return "stopped, said, prefix replays"
+    finally:
+        subprocess.run(["umount", "-l", disk])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -179,7 +211,7 @@ def main():
     work = fresh_dir(args.work)
     checks = []
     for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
-               check_serve_ends_with_gdb, check_scrub_env]:
+               check_serve_ends_with_gdb, check_scrub_env, check_disk_full]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
     return run_checks(checks, args.only)

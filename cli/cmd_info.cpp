@@ -40,11 +40,14 @@ struct Completeness {
     bool complete = true;
     std::vector<std::string> problems;
     std::vector<std::string> warnings;
+    std::optional<uint64_t> replay_stops;
     std::string status() const
     {
         if (!complete)
             return "INCOMPLETE";
-        return warnings.empty() ? "complete" : "complete, with syscalls of unknown effect";
+        if (replay_stops)
+            return "complete; replay stops at event " + std::to_string(*replay_stops);
+        return "complete";
     }
 };
 
@@ -63,12 +66,10 @@ Completeness completeness(const Trace& t, const TraceSummary& s)
     for (const auto& [index, why] : s.incomplete)
         c.problems.push_back("at event " + std::to_string(index) + ": " + why);
     c.complete = c.problems.empty();
-    if (!s.unknown.empty()) {
-        uint64_t first = UINT64_MAX;
-        for (const auto& [k, u] : s.unknown)
-            first = std::min(first, u.first_event);
-        c.warnings.push_back("syscalls with unknown effects: replay will stop at the first one (event " +
-                             std::to_string(first) + ")");
+    if (s.replay_stops) {
+        c.replay_stops = s.replay_stops->first;
+        c.warnings.push_back("replay stops at event " + std::to_string(s.replay_stops->first) + ": " +
+                             s.replay_stops->second);
     }
     return c;
 }
@@ -124,6 +125,9 @@ void add_info(CLI::App& app, Outcome& outcome)
                 {"file_bytes", s.file_bytes},
                 {"stalls", s.rebuilt},
                 {"scrubbed_env", t.meta().scrubbed_env},
+                {"replay_stops_at",
+                 s.replay_stops ? nlohmann::json{{"event", s.replay_stops->first}, {"why", s.replay_stops->second}}
+                                : nlohmann::json(nullptr)},
             };
             if (t.end())
                 j["exit"] = {{"signaled", t.end()->exit.signaled},

@@ -11,8 +11,10 @@
 
 #include "text.h"
 #include "event_format.h"
+#include "replay_limits.h"
 #include "remote_syscall.h"
 #include "replayer.h"
+#include "replay_limits.h"
 #include "syscall_memory.h"
 
 namespace rw::replay {
@@ -79,8 +81,10 @@ void Replayer::on_syscall(const SyscallEvent& e)
     case ReplayAction::Exit:
         refuse(e.tid, "an exit syscall that returned");
     case ReplayAction::Refuse:
-        refuse(e.tid, syscall_name(e.nr) + " cannot be replayed: its effects reach outside the recording",
-               "  the call: " + call_text(e));
+        if (auto why = replay_limit(SyscallEvent(e)))
+            refuse(e.tid, *why, "  the call: " + call_text(e));
+        action = ReplayAction::Emulate; // it failed: its result is all it did
+        break;
     default:
         break;
     }

@@ -23,6 +23,7 @@
 #include "text.h"
 #include "launcher.h"
 #include "process_image.h"
+#include "replay_limits.h"
 #include "trap_tags.h"
 
 namespace rw::replay {
@@ -444,6 +445,8 @@ void Replayer::launch(const ExecEvent& first)
 
 void Replayer::on_exec(const ExecEvent& e)
 {
+    if (auto why = replay_limit(e))
+        refuse(e.tid, *why);
     if (!launched_) {
         launch(e);
     } else {
@@ -486,6 +489,16 @@ void Replayer::check_exec_image(Task& t, const ExecEvent& e)
         diverge(t, "cannot hide the vDSO after execve");
     if (auto random = stack->aux(AT_RANDOM))
         mem.write(RemoteAddr(*random), e.at_random);
+    // The replay runs with rewind's own credentials (the syscalls that
+    // changed them are emulated): the recorded ones go where the program
+    // and its loader read them.
+    for (size_t i = 0; i + 1 < stack->auxv.size() && i + 1 < e.auxv.size(); i += 2)
+        if (stack->auxv[i] == e.auxv[i] && is_credential_aux(e.auxv[i]) && stack->auxv[i + 1] != e.auxv[i + 1]) {
+            uint64_t value = e.auxv[i + 1];
+            mem.write(RemoteAddr(stack->auxv_addr + (i + 1) * sizeof(uint64_t)),
+                      {reinterpret_cast<const uint8_t*>(&value), sizeof value});
+            stack->auxv[i + 1] = value;
+        }
     std::string details;
     if (stack->argv != e.argv)
         details += "  argv differs\n";

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "replay_limits.h"
 #include "syscall_table.h"
 #include "trace.h"
 #include "trace_dir.h"
@@ -31,6 +32,9 @@ TraceSummary summarize(const Trace& trace)
     while (reader.next(event)) {
         uint64_t index = s.events++;
         s.by_kind[std::string(event_kind_name(event))]++;
+        if (!s.replay_stops)
+            if (auto why = replay_limit(event))
+                s.replay_stops.emplace(index, *why);
         std::visit(
             [&](const auto& e) {
                 using T = std::decay_t<decltype(e)>;

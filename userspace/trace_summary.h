@@ -29,8 +29,9 @@ struct TraceSummary {
     std::set<Tid> threads;
     std::set<Tid> processes;
     uint64_t memory_bytes = 0;
-    uint64_t rebuilt = 0;                                     // events the supervisor finished after a stall
-    std::vector<std::pair<uint64_t, std::string>> incomplete; // event index, why
+    uint64_t rebuilt = 0;                                         // events the supervisor finished after a stall
+    std::vector<std::pair<uint64_t, std::string>> incomplete;     // event index, why
+    std::optional<std::pair<uint64_t, std::string>> replay_stops; // the first event replay cannot pass, why
     StreamEnd stream_end;
     uint64_t stream_bytes = 0;
     uint64_t file_copies = 0;

@@ -87,7 +87,9 @@ def test_unknown_effects_flagged(rw, work, progs):
     check("syscall_600" in what, f"syscall 600 not flagged: {what}")
     check("ioctl(0x5499)" in what, f"unknown ioctl not flagged: {what}")
     check(info["complete"], "unknown effects made the trace incomplete (nothing was lost)")
-    check("unknown effect" in info["status"], f"status does not mention unknown effects: {info['status']}")
+    check("replay stops at event" in info["status"], f"status does not say where replay stops: {info['status']}")
+    stops = info["replay_stops_at"]
+    check(stops and "effects rewind does not know" in stops["why"], f"replay_stops_at: {stops}")
     r = Run([rw, "info", trace])
     check(b"replay will refuse here" in r.stdout, "info text does not warn about replay")
 

@@ -9,6 +9,7 @@ debugger.
 """
 import argparse
 import glob
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, Skipped, check, fresh_dir, require_root, run_checks
+from rwtest import Run, Skipped, check, fresh_dir, require_root, rewind_json, run_checks
 
 GDB = "/usr/bin/gdb"
 SCRATCH_GLOBS = ["/tmp/rewind-*", "/var/tmp/rewind-*", "/dev/shm/rewind-*", "/run/rewind-*"]
@@ -200,6 +201,57 @@ def check_disk_full(rw, work, progs):
         subprocess.run(["umount", "-l", disk])
 
 
+SHM_PY = """\
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+shmid = libc.shmget(0, 4096, 0o1600)
+addr = libc.shmat(shmid, None, 0)
+print("attached", addr not in (None, ctypes.c_void_p(-1).value))
+libc.shmctl(shmid, 0, None)
+"""
+
+
+def check_info_says_what_replay_does(rw, work, progs):
+    """info names the event where a replay will stop, and the replay stops
+    exactly there with the same reason; what can be replayed, is."""
+    def stops_at(trace):
+        rc, out, _ = rewind_json(rw, "info", "--json", trace)
+        return json.loads(out)["replay_stops_at"]
+
+    def replays_like_recording(name, argv):
+        trace = os.path.join(work, name + ".trace")
+        rec = Run([rw, "record", "-q", "-o", trace, "--", *argv])
+        rep = Run([rw, "replay", "--autopilot", trace])
+        check(stops_at(trace) is None, f"{name}: info says replay stops: {stops_at(trace)}")
+        check((rep.status, rep.stdout, rep.stderr) == (rec.status, rec.stdout, rec.stderr),
+              f"{name}: replay differs\n{rec.describe()}\n{rep.describe()}")
+
+    def replay_stops(name, argv, reason):
+        trace = os.path.join(work, name + ".trace")
+        Run([rw, "record", "-q", "-o", trace, "--", *argv])
+        stop = stops_at(trace)
+        check(stop is not None and reason in stop["why"], f"{name}: info says {stop}")
+        rep = Run([rw, "replay", "--autopilot", "-q", trace])
+        check(rep.status == 91 and f"at event #{stop['event']} ".encode() in rep.stderr and
+              reason.encode() in rep.stderr, f"{name}: info said event {stop['event']}\n{rep.describe()}")
+
+    shm = os.path.join(work, "shm.py")
+    with open(shm, "w") as f:
+        f.write(SHM_PY)
+    replay_stops("shmat", ["/usr/bin/python3", shm], "shmat cannot be replayed")
+    # ptrace refused while recording (the recorder is the tracer): the
+    # failure is what the program saw, and what its replay sees.
+    replays_like_recording("strace", ["strace", "-o", "/dev/null", "true"])
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    replays_like_recording("privileges_dropped", [*nobody, "/usr/bin/id"])
+    setuid = next((p for p in ["/usr/bin/chfn", "/usr/bin/newgrp", "/usr/bin/gpasswd"]
+                   if os.path.exists(p) and os.stat(p).st_mode & stat.S_ISUID), None)
+    if setuid:
+        replay_stops("setuid_exec", [*nobody, setuid, "--help"], "set-user-ID")
+    return "shmat, strace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -211,7 +263,7 @@ def main():
     work = fresh_dir(args.work)
     checks = []
     for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
-               check_serve_ends_with_gdb, check_scrub_env, check_disk_full]:
+               check_serve_ends_with_gdb, check_scrub_env, check_disk_full, check_info_says_what_replay_does]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
     return run_checks(checks, args.only)

@@ -1,0 +1,49 @@
+#include "replay_limits.h"
+
+#include <elf.h>
+
+#include "syscall_table.h"
+
+namespace rw {
+
+namespace {
+
+std::optional<uint64_t> aux_value(const std::vector<uint64_t>& auxv, uint64_t key)
+{
+    for (size_t i = 0; i + 1 < auxv.size(); i += 2)
+        if (auxv[i] == key)
+            return auxv[i + 1];
+    return std::nullopt;
+}
+
+} // namespace
+
+bool is_credential_aux(uint64_t key)
+{
+    return key == AT_UID || key == AT_EUID || key == AT_GID || key == AT_EGID;
+}
+
+std::optional<std::string> replay_limit(const Event& event)
+{
+    if (const auto* e = std::get_if<SyscallEvent>(&event)) {
+        if (e->flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
+            return syscall_name(e->nr) + " has effects rewind does not know (it is not in the syscall table)";
+        const SyscallInfo* info = find_syscall(e->nr);
+        // A call that failed changed nothing: its result is replayed.
+        if (info && info->replay == ReplayAction::Refuse && e->ret >= 0)
+            return syscall_name(e->nr) + " cannot be replayed: its effects reach outside the recording";
+        return std::nullopt;
+    }
+    if (const auto* e = std::get_if<ExecEvent>(&event)) {
+        // A set-user-ID or set-group-ID program: the kernel placed it at
+        // random addresses (it ignores the recorder's no-randomization for
+        // such programs), which a replay cannot choose again.
+        if (aux_value(e->auxv, AT_SECURE).value_or(0) != 0)
+            return "exec of " + e->filename +
+                   ", a set-user-ID or set-group-ID program: the kernel laid it out at random while recording, "
+                   "which a replay cannot repeat";
+    }
+    return std::nullopt;
+}
+
+} // namespace rw

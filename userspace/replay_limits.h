@@ -1,0 +1,19 @@
+// What replay cannot reproduce, decided from the trace alone. One place
+// for it, so that `rewind info` says beforehand exactly where a replay
+// will stop, and the replay stops there with the same reason.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "event.h"
+
+namespace rw {
+
+// Why replay must stop at this event; nullopt if it can replay it.
+std::optional<std::string> replay_limit(const Event& event);
+
+// Auxiliary vector entries that carry the process's credentials.
+bool is_credential_aux(uint64_t key);
+
+} // namespace rw

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "gdb_connection.h"
 #include "gdb_host_files.h"
 #include "gdb_server.h"
+#include "loopback_peer.h"
 #include "process_choice.h"
 #include "recorder.h"
 #include "trace.h"
@@ -42,11 +44,29 @@ UniqueFd accept_one_on_loopback(int port)
         throw std::system_error(errno, std::generic_category(), "listen");
     fmt::print(stderr, "rewind: waiting for gdb on 127.0.0.1:{} (in gdb: target extended-remote localhost:{})\n", port,
                port);
-    UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!conn)
-        throw std::system_error(errno, std::generic_category(), "accept");
-    ::setsockopt(conn.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    return conn;
+    for (;;) {
+        UniqueFd conn(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            throw std::system_error(errno, std::generic_category(), "accept");
+        }
+        // Any local user can reach the port: only this user (or root) may
+        // see the recording through it.
+        std::optional<uid_t> peer = loopback_peer_uid(conn.get());
+        if (!peer || (*peer != ::getuid() && *peer != 0)) {
+            std::string who = peer ? std::to_string(*peer) : "unknown";
+            if (struct passwd* pw = peer ? ::getpwuid(*peer) : nullptr)
+                who += std::string(" (") + pw->pw_name + ")";
+            fmt::print(stderr,
+                       "rewind: refused a connection from uid {}: only the user who started rewind serve, or root, "
+                       "may connect; still waiting\n",
+                       who);
+            continue;
+        }
+        ::setsockopt(conn.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        return conn;
+    }
 }
 
 int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd, int out_fd)

@@ -96,6 +96,47 @@ std::string elf_interpreter(const std::string& file)
     return "";
 }
 
+// The GNU build ID of an ELF file, in hex ("" if it has none).
+std::string elf_build_id(const std::string& file)
+{
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    Elf64_Ehdr eh{};
+    if (!fd || ::pread(fd.get(), &eh, sizeof(eh), 0) != sizeof(eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+        return "";
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph{};
+        if (::pread(fd.get(), &ph, sizeof(ph), static_cast<off_t>(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
+            return "";
+        if (ph.p_type != PT_NOTE || ph.p_filesz > 65536)
+            continue;
+        std::vector<uint8_t> notes(ph.p_filesz);
+        if (::pread(fd.get(), notes.data(), notes.size(), static_cast<off_t>(ph.p_offset)) !=
+            static_cast<ssize_t>(notes.size()))
+            return "";
+        for (size_t at = 0; at + sizeof(Elf64_Nhdr) <= notes.size();) {
+            Elf64_Nhdr nh;
+            std::memcpy(&nh, notes.data() + at, sizeof nh);
+            size_t name_at = at + sizeof nh, desc_at = name_at + ((nh.n_namesz + 3) & ~3u);
+            size_t next = desc_at + ((nh.n_descsz + 3) & ~3u);
+            if (next > notes.size())
+                break;
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                std::memcmp(notes.data() + name_at, "GNU", 4) == 0) {
+                std::string id;
+                char byte[3];
+                for (size_t k = 0; k < nh.n_descsz; k++) {
+                    std::snprintf(byte, sizeof byte, "%02x", notes[desc_at + k]);
+                    id += byte;
+                }
+                return id;
+            }
+            at = next;
+        }
+    }
+    return "";
+}
+
 // The path a successful open/openat was given, from its recorded input.
 std::string opened_path(const SyscallEvent& s)
 {
@@ -152,6 +193,12 @@ HostFiles::HostFiles(const Trace& trace)
     }
     for (const auto& [name, conflicts] : names)
         by_name_.erase(name);
+    // Where gdb looks for their separate debug info.
+    for (const auto& [path, copy] : copies_) {
+        debug_files_.insert("/usr/lib/debug" + path + ".debug");
+        if (std::string id = elf_build_id(copy); id.size() > 2)
+            debug_files_.insert("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    }
 }
 
 std::string HostFiles::copy_of(const std::string& path) const
@@ -179,8 +226,10 @@ std::string HostFiles::handle(const std::string& packet)
         if ((flags & 3) != 0) // gdb's O_WRONLY / O_RDWR: nothing here is writable
             return error_reply(EACCES);
         std::string source = copy_of(path);
+        if (source.empty() && debug_files_.count(std::filesystem::path(path).lexically_normal().string()))
+            source = path; // the separate debug info of a file of the trace
         if (source.empty())
-            source = path; // not mapped by the program (separate debug info…): the local file
+            return error_reply(ENOENT); // not a file of the recording
         int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             return error_reply(errno);

@@ -1,10 +1,14 @@
 // gdb's host I/O (vFile packets): with the default sysroot "target:", gdb
 // reads the program and its shared libraries through the server. rewind
 // serves the trace's copies, so the symbols always match the recorded code,
-// even after the files on disk changed.
+// even after the files on disk changed. Nothing else of the host is
+// served, except the separate debug information of those very files (by
+// build ID or under /usr/lib/debug): whoever can reach a server must not be
+// able to read the machine's files through it.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "unique_fd.h"
@@ -29,6 +33,7 @@ public:
 private:
     std::map<std::string, std::string> copies_;  // original path (canonical) -> copy
     std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
+    std::set<std::string> debug_files_;          // host paths of the copies' separate debug info
     std::map<int, UniqueFd> open_;
     int next_fd_ = 100;
 };

@@ -216,6 +216,39 @@ def scenario_tcp_loopback(rw, trace):
             server.wait()
 
 
+def scenario_serve_access(rw, trace, work):
+    """rewind serve --port: another local user's gdb is refused (the server
+    keeps waiting for its own user), and the server's files are the
+    trace's own: a host file that is not in the trace cannot be read."""
+    if not shutil.which("setpriv"):
+        raise Failure("setpriv (util-linux) is missing")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([rw, "serve", "--port", str(port), trace], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        check(b"waiting for gdb" in server.stderr.readline(), "serve did not start listening")
+        target = ["-ex", f"target extended-remote 127.0.0.1:{port}"]
+        nobody = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GDB, "-nx", "-batch", *target,
+                      "-ex", f"remote get /etc/shadow {work}/nobody-shadow"], timeout=120)
+        refused = server.stderr.readline()
+        check(b"refused a connection from uid 65534" in refused, f"serve did not refuse nobody: {refused!r}")
+        check(not os.path.exists(f"{work}/nobody-shadow"), f"another user read a host file\n{nobody.describe()}")
+        program = os.path.realpath("/proc/self/exe")  # any file of the host the trace does not hold
+        own = Run([GDB, "-nx", "-batch", *target, "-ex", f"remote get {program} {work}/host-file",
+                   "-ex", f"remote get /lib64/ld-linux-x86-64.so.2 {work}/traced-file"], timeout=120)
+        check(not os.path.exists(f"{work}/host-file"), f"a host file outside the trace was served\n{own.describe()}")
+        with open("/lib64/ld-linux-x86-64.so.2", "rb") as a, open(f"{work}/traced-file", "rb") as b:
+            check(a.read() == b.read(), "the trace's copy of ld.so differs from the file")
+        server.wait(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    return "nobody refused, host files not served"
+
+
 def scenario_threads(rw, programs, work):
     """A multithreaded replay: every thread listed, a breakpoint stops the
     thread that reaches it, `thread N` and its backtrace, reverse-continue
@@ -356,6 +389,8 @@ def main():
         return requiring(args.rewind, DEBUG_REGISTERS, fn) if f in NEED_DEBUG_REGISTERS else fn
     tests = [(f.__name__, needs(f, lambda f=f: f(session, args.sources))) for f in SCENARIOS]
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
+    tests.append(("scenario_serve_access",
+                  lambda: scenario_serve_access(args.rewind, trace, fresh_dir(os.path.join(work, "access")))))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
     tests.append(("scenario_child_processes",
                   lambda: scenario_child_processes(args.rewind, fresh_dir(os.path.join(work, "children")))))

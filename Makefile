@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 REWIND = $(BUILD)/cli/rewind
 
-.PHONY: all deps build check demo bench format clean sanitize
+.PHONY: all deps build check demo bench format clean sanitize fuzz
 
 all: build
 
@@ -33,8 +33,13 @@ sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target rewind_unit_tests
 	@$(BUILD)-asan/tests/unit/rewind_unit_tests
 
+# libFuzzer on the trace reader and the event decoder, longer than in `make check`.
+FUZZ_SECONDS ?= 300
+fuzz: build
+	@./tests/fuzz/run_fuzz.py --source . --build $(BUILD)-fuzz --rewind $(REWIND) --seconds $(FUZZ_SECONDS)
+
 format:
 	@git ls-files '*.cpp' '*.h' | grep -v '^bpf/vmlinux.h$$' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

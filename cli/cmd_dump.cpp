@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "json_bytes.h"
 #include "event_format.h"
 #include "trace.h"
 #include "trace_dir.h"
@@ -39,7 +40,7 @@ void add_dump(CLI::App& app, Outcome& outcome)
             if (index < a->from || index > a->to || (a->tid && event_tid(e) != a->tid))
                 continue;
             if (a->json)
-                fmt::print("{}\n", event_to_json(index, e, opts).dump());
+                fmt::print("{}\n", dump_for_display(event_to_json(index, e, opts)));
             else
                 fmt::print("{}\n", format_event(index, e, opts));
         }

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "bytes.h"
+#include "json_bytes.h"
 #include "commands.h"
 #include "trace.h"
 #include "trace_dir.h"
@@ -97,10 +99,24 @@ void add_info(CLI::App& app, Outcome& outcome)
     auto json = std::make_shared<bool>(false);
     cmd->add_option("trace", *trace_arg, "Trace directory or name (default: latest)");
     cmd->add_flag("--json", *json, "Machine-readable output");
+    auto verify = std::make_shared<bool>(false);
+    cmd->add_flag("--verify", *verify,
+                  "Also check every file copy against its content hash (every event's checksum is always checked)");
     cmd->callback([=, &outcome] {
         Trace t(resolve_trace(trace_arg->empty() ? std::nullopt : std::optional(*trace_arg)));
         TraceSummary s = summarize(t);
         Completeness c = completeness(t, s);
+        if (*verify)
+            for (const auto& hash : s.copies_named) {
+                std::string why;
+                try {
+                    if (t.verified_file_copy(hash, why).empty())
+                        c.problems.push_back(why);
+                } catch (const rw::FormatError& e) {
+                    c.problems.push_back(e.what());
+                }
+            }
+        c.complete = c.problems.empty();
         std::string status = c.status();
         uint64_t duration = t.end() ? t.end()->duration_ns : estimated_duration_ns(t);
         if (*json) {
@@ -137,7 +153,7 @@ void add_info(CLI::App& app, Outcome& outcome)
             for (const auto& [k, u] : s.unknown)
                 unknown.push_back({{"what", u.what}, {"count", u.count}, {"first_event", u.first_event}});
             j["unknown_effects"] = unknown;
-            fmt::print("{}\n", j.dump(2));
+            fmt::print("{}\n", dump_for_display(j, 2));
         } else {
             const auto& m = t.meta();
             fmt::print("trace      {}\n", t.dir().string());
@@ -154,6 +170,9 @@ void add_info(CLI::App& app, Outcome& outcome)
                 fmt::print("           - {}\n", d);
             for (const auto& d : c.warnings)
                 fmt::print("           - {}\n", d);
+            if (*verify && c.complete)
+                fmt::print("verified   {} file copies match their content hashes; every event's checksum holds\n",
+                           s.copies_named.size());
             std::string kinds;
             for (const auto& [k, n] : s.by_kind)
                 kinds += (kinds.empty() ? "" : ", ") + fmt::format("{} {}", n, k);
@@ -177,7 +196,8 @@ void add_info(CLI::App& app, Outcome& outcome)
         }
         outcome.exit_code = c.complete ? 0 : 3;
     });
-    cmd->footer("Exit status: 0 for a complete trace, 3 for an incomplete or corrupt one.");
+    cmd->footer("Exit status: 0 for a complete trace, 3 for an incomplete or corrupt one (with --verify: also one "
+                "whose file copies were altered).");
 }
 
 } // namespace rw::cli

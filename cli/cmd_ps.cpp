@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "json_bytes.h"
 #include "process_tree.h"
 #include "trace.h"
 #include "trace_dir.h"
@@ -40,7 +41,7 @@ void print_json(const std::vector<RecordedProcess>& tree)
             j["wait_status"] = *p.exit_status;
         all.push_back(j);
     }
-    fmt::print("{}\n", all.dump(2));
+    fmt::print("{}\n", dump_for_display(all, 2));
 }
 
 void print_table(const std::vector<RecordedProcess>& tree)

@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "commands.h"
+#include "json_bytes.h"
 #include "gdb_launch.h"
 #include "hw_breakpoint.h"
 #include "gdb_mi.h"
@@ -176,7 +177,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         WatchSearch search(gdb, options);
         WatchReport report = search.run();
         if (a->json)
-            fmt::print("{}\n", to_json(expr, report).dump(2));
+            fmt::print("{}\n", dump_for_display(to_json(expr, report), 2));
         else
             print_human(expr, report);
         outcome.exit_code = report.outcome == WatchReport::Outcome::Found      ? 0

@@ -1,5 +1,6 @@
 #include "gdb_launch.h"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,7 +39,12 @@ void build_sysroot(const std::filesystem::path& root, const Trace& trace)
 {
     replay::HostFiles files(trace);
     for (const auto& [path, copy] : files.copies()) {
-        std::filesystem::path link = root / std::filesystem::path(path).relative_path();
+        // A recorded path is a name from the trace: one that would lead out
+        // of the sysroot ("/../..") is not linked.
+        std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+        if (!normal.is_absolute() || std::find(normal.begin(), normal.end(), "..") != normal.end())
+            continue;
+        std::filesystem::path link = root / normal.relative_path();
         std::error_code ec;
         std::filesystem::create_directories(link.parent_path(), ec);
         std::filesystem::create_symlink(std::filesystem::absolute(copy), link, ec);

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "debug_session.h"
+#include "json_bytes.h"
 #include "nlohmann/json.hpp"
 
 namespace rw::replay {
@@ -93,7 +94,7 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         auto anchors = sample(*r.from, r.value, std::chrono::nanoseconds(r.span_ns));
         nlohmann::json j;
         j["anchors"] = anchors;
-        probe_result_ = j.dump();
+        probe_result_ = dump_for_display(j);
         seek(anchors.empty() ? *r.from : *Position::parse(anchors.back()), report);
         return;
     }
@@ -187,7 +188,7 @@ void DebugSession::finish_probe()
         j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
     }
     j["position"] = position_.serialize();
-    probe_result_ = j.dump();
+    probe_result_ = dump_for_display(j);
     stop_single_stepping();
     probe_.reset();
     snapshot_stop();

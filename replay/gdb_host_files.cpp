@@ -151,7 +151,7 @@ std::string opened_path(const SyscallEvent& s)
 
 } // namespace
 
-HostFiles::HostFiles(const Trace& trace)
+HostFiles::HostFiles(const Trace& trace) : trace_(trace)
 {
     // Every file the program mapped, as it was named then.
     std::map<std::string, int> names;
@@ -226,6 +226,14 @@ std::string HostFiles::handle(const std::string& packet)
         if ((flags & 3) != 0) // gdb's O_WRONLY / O_RDWR: nothing here is writable
             return error_reply(EACCES);
         std::string source = copy_of(path);
+        if (!source.empty()) {
+            // gdb must not read altered code as the recorded program's.
+            std::string why;
+            if (trace_.verified_file_copy(std::filesystem::path(source).filename().string(), why).empty()) {
+                std::fprintf(stderr, "rewind: not serving %s: %s\n", path.c_str(), why.c_str());
+                return error_reply(EIO);
+            }
+        }
         if (source.empty() && debug_files_.count(std::filesystem::path(path).lexically_normal().string()))
             source = path; // the separate debug info of a file of the trace
         if (source.empty())

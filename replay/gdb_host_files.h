@@ -34,6 +34,7 @@ private:
     std::map<std::string, std::string> copies_;  // original path (canonical) -> copy
     std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
     std::set<std::string> debug_files_;          // host paths of the copies' separate debug info
+    const Trace& trace_;
     std::map<int, UniqueFd> open_;
     int next_fd_ = 100;
 };

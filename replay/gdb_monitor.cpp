@@ -1,4 +1,5 @@
 #include "gdb_monitor.h"
+#include "json_bytes.h"
 
 #include <sstream>
 #include <vector>
@@ -109,7 +110,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
     MonitorResult out;
     out.machine = true;
     auto fail = [&](const std::string& why) {
-        out.output = nlohmann::json{{"error", why}}.dump() + "\n";
+        out.output = dump_for_display(nlohmann::json{{"error", why}}) + "\n";
         out.travel.reset();
         return out;
     };
@@ -127,7 +128,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         j["events"] = session.total_events();
         j["thread"] = session.current_thread();
         j["diverted"] = session.diverted();
-        out.output = j.dump() + "\n";
+        out.output = dump_for_display(j) + "\n";
         return out;
     }
     if (verb == "rw-event" && args.size() == 1) {
@@ -184,7 +185,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
             },
             *e);
         j["debugged"] = tgid == session.debugged_process();
-        out.output = j.dump() + "\n";
+        out.output = dump_for_display(j) + "\n";
         return out;
     }
     ResumeRequest r;

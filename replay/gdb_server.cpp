@@ -1,4 +1,5 @@
 #include "text.h"
+#include "json_bytes.h"
 #include "gdb_server.h"
 
 #include <elf.h>
@@ -261,7 +262,7 @@ ResumeRequest GdbServer::on_stop(const StopReport& report)
             reverse_watch_.reset();
             reply("O" + to_hex(text + (error.empty() ? "" : "rewind: " + error + "\n")));
         } else if (pending_monitor_machine_) {
-            std::string json = !error.empty() ? nlohmann::json{{"error", error}}.dump()
+            std::string json = !error.empty() ? dump_for_display(nlohmann::json{{"error", error}})
                                : !session_.probe_result().empty()
                                    ? session_.probe_result()
                                    : nlohmann::json{{"position", session_.position().serialize()}}.dump();

@@ -13,6 +13,8 @@ int exit_status_for(ReplayErrorKind kind)
         return 92;
     case ReplayErrorKind::Stuck:
         return 93;
+    case ReplayErrorKind::Damaged:
+        return 92;
     }
     return 90;
 }
@@ -30,6 +32,8 @@ std::string headline(ReplayErrorKind kind)
         return "the recording ends early";
     case ReplayErrorKind::Stuck:
         return "replay is stuck";
+    case ReplayErrorKind::Damaged:
+        return "the trace is damaged";
     }
     return "replay failed";
 }

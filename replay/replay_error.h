@@ -15,6 +15,7 @@ enum class ReplayErrorKind {
     Refused,    // the trace holds something replay cannot reproduce
     TraceEnded, // the trace stops here (truncated, corrupt, unfinished)
     Stuck,      // a task made no progress for too long
+    Damaged,    // a part of the trace is altered or unreadable (a file copy, a name)
 };
 
 // Process exit status of `rewind replay` for each kind (documented in docs/commands.md).

@@ -66,6 +66,9 @@ void Replayer::on_syscall(const SyscallEvent& e)
         refuse(e.tid, syscall_name(e.nr) + " has effects rewind does not know (it is not in the syscall table)",
                "  the call: " + call_text(e));
     const SyscallInfo* info = find_syscall(e.nr);
+    if (!info) // (a damaged or crafted trace: the recorder flags what it does not know)
+        refuse(e.tid, "syscall " + std::to_string(e.nr) + " is not in the syscall table",
+               "  the call: " + call_text(e));
     ReplayAction action = info->replay;
     switch (action) {
     case ReplayAction::Exec:
@@ -369,7 +372,7 @@ void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
     if (!e.file || e.file->content_hash.empty())
         refuse(e.tid, "mmap of " + (e.file ? e.file->path : std::string("a file")) +
                           ": the file's content is not in the trace (a device, or its copy failed)");
-    std::string path = trace_.file_copy(e.file->content_hash).string();
+    std::string path = checked_copy(e.tid, e.file->content_hash, e.file->path);
     bool shared_writable = (flags & MAP_SHARED) && (prot & PROT_WRITE);
     if (shared_writable) {
         // Writes through a shared mapping must not reach the trace's copy.

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "bytes.h"
 #include "event_format.h"
 #include "text.h"
 #include "launcher.h"
@@ -367,6 +368,21 @@ void Replayer::diverge(Task& t, std::string what, std::string details)
     throw ReplayError(ReplayErrorKind::Divergence, current_, t.recorded_tid(), std::move(what), std::move(details));
 }
 
+std::string Replayer::checked_copy(Tid tid, const std::string& content_hash, const std::string& path) const
+{
+    std::string why;
+    std::filesystem::path copy;
+    try {
+        copy = trace_.verified_file_copy(content_hash, why);
+    } catch (const rw::FormatError& e) {
+        why = e.what();
+    }
+    if (copy.empty())
+        throw ReplayError(ReplayErrorKind::Damaged, current_, tid, "the copy of " + path + " cannot be used",
+                          "  " + why);
+    return copy.string();
+}
+
 void Replayer::refuse(Tid tid, std::string what, std::string details)
 {
     throw ReplayError(ReplayErrorKind::Refused, current_, tid, std::move(what), std::move(details));
@@ -385,7 +401,7 @@ std::vector<BindMount> Replayer::binds_for(const ExecEvent& e) const
         if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
             path.resize(pos);
         if (seen.insert(path).second)
-            binds.push_back({path, trace_.file_copy(m.content_hash).string()});
+            binds.push_back({path, checked_copy(e.tid, m.content_hash, path)});
     }
     return binds;
 }

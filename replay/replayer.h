@@ -133,6 +133,9 @@ private:
     // Launching and exec.
     void launch(const ExecEvent& first);
     std::vector<BindMount> binds_for(const ExecEvent& e) const;
+    // The trace's copy of a file, checked against its content hash; throws
+    // ReplayError (Damaged) naming the file otherwise.
+    std::string checked_copy(Tid tid, const std::string& content_hash, const std::string& path) const;
     void check_exec_image(Task& t, const ExecEvent& e);
 
     // Syscalls.

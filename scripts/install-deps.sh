@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="
 build-essential cmake pkg-config make
-clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
 libzstd-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
 doctest-dev libbenchmark-dev libpfm4-dev libdw-dev libcapstone-dev
 python3 strace gdb gzip valgrind

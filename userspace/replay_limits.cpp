@@ -29,6 +29,8 @@ std::optional<std::string> replay_limit(const Event& event)
         if (e->flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
             return syscall_name(e->nr) + " has effects rewind does not know (it is not in the syscall table)";
         const SyscallInfo* info = find_syscall(e->nr);
+        if (!info)
+            return "syscall " + std::to_string(e->nr) + " is not in the syscall table";
         // A call that failed changed nothing: its result is replayed.
         if (info && info->replay == ReplayAction::Refuse && e->ret >= 0)
             return syscall_name(e->nr) + " cannot be replayed: its effects reach outside the recording";

@@ -1,6 +1,9 @@
 #include "trace.h"
 
+#include <algorithm>
+
 #include "bytes.h"
+#include "file_store.h"
 #include "trace_dir.h"
 
 namespace rw {
@@ -20,9 +23,38 @@ EventStreamReader Trace::events() const
     return EventStreamReader(dir_ / trace_files::kEvents);
 }
 
+bool is_content_hash(const std::string& name)
+{
+    return name.size() == 32 && std::all_of(name.begin(), name.end(),
+                                            [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 std::filesystem::path Trace::file_copy(const std::string& content_hash) const
 {
+    if (!is_content_hash(content_hash))
+        throw FormatError("the trace names a file copy '" + content_hash +
+                          "', which is not a content hash (a damaged or crafted trace)");
     return dir_ / trace_files::kFiles / content_hash;
+}
+
+std::filesystem::path Trace::verified_file_copy(const std::string& content_hash, std::string& why) const
+{
+    std::filesystem::path copy = file_copy(content_hash);
+    if (verified_.count(content_hash))
+        return copy;
+    try {
+        std::string actual = FileStore::hash_file(copy);
+        if (actual != content_hash) {
+            why = "the trace's copy " + copy.filename().string() + " has been altered (its content hashes to " +
+                  actual + ")";
+            return {};
+        }
+    } catch (const std::system_error& e) {
+        why = "the trace's copy " + copy.filename().string() + " cannot be read: " + e.code().message();
+        return {};
+    }
+    verified_.insert(content_hash);
+    return copy;
 }
 
 } // namespace rw

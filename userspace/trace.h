@@ -3,12 +3,16 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "event_stream.h"
 #include "trace_meta.h"
 
 namespace rw {
+
+// Whether `name` is a content hash as the file store writes it.
+bool is_content_hash(const std::string& name);
 
 class Trace {
 public:
@@ -22,12 +26,18 @@ public:
     const std::optional<TraceEnd>& end() const { return end_; }
 
     EventStreamReader events() const;
+    // The trace's copy of a file by its content hash. A name that is not a
+    // content hash (a crafted trace: "../../x") is refused (FormatError).
     std::filesystem::path file_copy(const std::string& content_hash) const;
+    // The same, after checking the copy's content against its hash (once
+    // per copy); "" and `why` set if it is missing or differs.
+    std::filesystem::path verified_file_copy(const std::string& content_hash, std::string& why) const;
 
 private:
     std::filesystem::path dir_;
     TraceMeta meta_;
     std::optional<TraceEnd> end_;
+    mutable std::set<std::string> verified_;
 };
 
 } // namespace rw

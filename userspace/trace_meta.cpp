@@ -1,5 +1,7 @@
 #include "trace_meta.h"
 
+#include "json_bytes.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -116,10 +118,10 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
         {"rewind_version", m.rewind_version},
         {"created", m.created},
         {"created_unix_ns", m.created_unix_ns},
-        {"program", m.program},
-        {"argv", m.argv},
-        {"envp", m.envp},
-        {"cwd", m.cwd},
+        {"program", bytes_to_json(m.program)},
+        {"argv", bytes_list_to_json(m.argv)},
+        {"envp", bytes_list_to_json(m.envp)},
+        {"cwd", bytes_to_json(m.cwd)},
         {"uid", m.uid},
         {"gid", m.gid},
         {"euid", m.euid},
@@ -144,7 +146,7 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
     j["signals"] = {{"blocked", m.signals.blocked}, {"ignored", m.signals.ignored}};
     if (!m.scrubbed_env.empty())
         j["scrubbed_env"] = m.scrubbed_env;
-    write_file_atomically(dir / "meta.json", j.dump(2) + "\n");
+    write_file_atomically(dir / "meta.json", dump_for_display(j, 2) + "\n");
 }
 
 TraceMeta read_meta(const std::filesystem::path& dir)
@@ -156,10 +158,10 @@ TraceMeta read_meta(const std::filesystem::path& dir)
         m.rewind_version = j.value("rewind_version", "");
         m.created = j.value("created", "");
         m.created_unix_ns = j.value("created_unix_ns", uint64_t(0));
-        m.program = j.value("program", "");
-        m.argv = j.value("argv", std::vector<std::string>{});
-        m.envp = j.value("envp", std::vector<std::string>{});
-        m.cwd = j.value("cwd", "");
+        m.program = j.contains("program") ? bytes_from_json(j["program"]) : "";
+        m.argv = j.contains("argv") ? bytes_list_from_json(j["argv"]) : std::vector<std::string>{};
+        m.envp = j.contains("envp") ? bytes_list_from_json(j["envp"]) : std::vector<std::string>{};
+        m.cwd = j.contains("cwd") ? bytes_from_json(j["cwd"]) : "";
         m.uid = j.value("uid", 0u);
         m.gid = j.value("gid", 0u);
         m.euid = j.value("euid", 0u);
@@ -221,7 +223,7 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
     };
     if (e.disk_full_at)
         j["disk_full_at_event"] = *e.disk_full_at;
-    write_file_atomically(dir / "end.json", j.dump(2) + "\n");
+    write_file_atomically(dir / "end.json", dump_for_display(j, 2) + "\n"); // (problems are text)
 }
 
 std::optional<TraceEnd> read_end(const std::filesystem::path& dir)

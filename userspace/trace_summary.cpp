@@ -50,6 +50,8 @@ TraceSummary summarize(const Trace& trace)
                         s.memory_bytes += m.length;
                     if (e.flags & kSyscallRebuilt)
                         s.rebuilt++;
+                    if (e.file && !e.file->content_hash.empty())
+                        s.copies_named.insert(e.file->content_hash);
                     if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand)) {
                         auto& u = s.unknown[describe_unknown(e)];
                         if (u.count++ == 0) {
@@ -63,6 +65,9 @@ TraceSummary summarize(const Trace& trace)
                 } else if constexpr (std::is_same_v<T, ExecEvent>) {
                     s.processes.insert(e.tgid);
                     s.threads.insert(e.tid);
+                    for (const auto& m : e.mappings)
+                        if (!m.content_hash.empty())
+                            s.copies_named.insert(m.content_hash);
                 } else if constexpr (std::is_same_v<T, NoteEvent>) {
                     if (e.kind == NoteKind::Incomplete)
                         s.incomplete.emplace_back(index, e.message);

@@ -35,6 +35,7 @@ struct TraceSummary {
     StreamEnd stream_end;
     uint64_t stream_bytes = 0;
     uint64_t file_copies = 0;
+    std::set<std::string> copies_named; // content hashes the events name (mapped files)
     uint64_t file_bytes = 0;
 };
 

@@ -252,11 +252,61 @@ def check_info_says_what_replay_does(rw, work, progs):
     return "shmat, strace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
 
 
+def check_damaged_traces(rw, work, progs, tamper):
+    """Traces are untrusted input: an altered file copy is found by
+    `info --verify` and refused by replay, naming it; a file name that is
+    not a content hash is never followed."""
+    import random
+    words = os.path.join(work, "words.txt")
+    with open(words, "w") as f:
+        f.write("pear\napple\nfig\n" * 100)
+    trace = record(rw, work, "sort", ["sort", words])
+    files = sorted(os.listdir(os.path.join(trace, "files")))
+    rng = random.Random(1234)
+    flips = 20
+    for trial in range(flips):
+        name = rng.choice(files)
+        path = os.path.join(trace, "files", name)
+        with open(path, "r+b") as f:
+            size = os.fstat(f.fileno()).st_size
+            at = rng.randrange(size)
+            f.seek(at)
+            original = f.read(1)
+            f.seek(at)
+            f.write(bytes([original[0] ^ (1 << rng.randrange(8))]))
+        try:
+            info = Run([rw, "info", "--verify", trace])
+            check(info.status == 3 and f"copy {name} has been altered".encode() in info.stdout,
+                  f"flip {trial} at byte {at} of {name}: info --verify\n{info.describe()}")
+            rep = Run([rw, "replay", "--autopilot", "-q", trace])
+            check(rep.status == 92 and b"the trace is damaged" in rep.stderr and name.encode() in rep.stderr,
+                  f"flip {trial} at byte {at} of {name}: replay\n{rep.describe()}")
+        finally:
+            with open(path, "r+b") as f:
+                f.seek(at)
+                f.write(original)
+    ok = Run([rw, "info", "--verify", trace])
+    check(ok.status == 0 and b"verified" in ok.stdout, f"the restored trace\n{ok.describe()}")
+    outside = os.path.join(work, "outside")
+    with open(outside, "wb") as f:
+        f.write(open(shutil.which("sort"), "rb").read())
+    crafted = os.path.join(work, "crafted.trace")
+    shutil.copytree(trace, crafted)
+    t = Run([tamper, crafted, "--copy-name", os.path.relpath(outside, os.path.join(crafted, "files"))])
+    check(t.status == 0, f"trace_tamper\n{t.describe()}")
+    for argv in (["replay", "--autopilot", "-q", crafted], ["info", "--verify", crafted]):
+        r = Run([rw, *argv])
+        check(r.status in (3, 92) and b"not a content hash" in (r.stderr + r.stdout),
+              f"a crafted copy name: rewind {argv[0]}\n{r.describe()}")
+    return f"{flips} flips found by info --verify and replay; a crafted name refused"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
     ap.add_argument("--programs", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--tamper", required=True, help="the trace_tamper tool")
     ap.add_argument("--only")
     args = ap.parse_args()
     require_root()
@@ -266,6 +316,8 @@ def main():
                check_serve_ends_with_gdb, check_scrub_env, check_disk_full, check_info_says_what_replay_does]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
+    d = fresh_dir(os.path.join(work, "check_damaged_traces"))
+    checks.append(("check_damaged_traces", lambda: check_damaged_traces(args.rewind, d, args.programs, args.tamper)))
     return run_checks(checks, args.only)
 
 

@@ -6,6 +6,8 @@
 //                                        value and the bytes shrink together
 //   trace_tamper TRACE_DIR --preempt     the first thread preemption moved:
 //                                        one register changed
+//   trace_tamper TRACE_DIR --copy-name N the first exec's program file named
+//                                        N in files/ (a crafted name)
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,7 +26,8 @@ int main(int argc, char** argv)
     }
     std::filesystem::path dir = argv[1];
     bool preempt = argc > 2 && std::string(argv[2]) == "--preempt";
-    int64_t min_bytes = argc > 2 && !preempt ? std::atoll(argv[2]) : 2;
+    bool rename_copy = argc > 3 && std::string(argv[2]) == "--copy-name";
+    int64_t min_bytes = argc > 2 && !preempt && !rename_copy ? std::atoll(argv[2]) : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -34,12 +37,20 @@ int main(int argc, char** argv)
         EventStreamWriter out(tampered);
         Event e;
         while (in.next(e)) {
+            if (auto* x = std::get_if<ExecEvent>(&e); rename_copy && x && !done && !x->mappings.empty()) {
+                for (auto& m : x->mappings)
+                    if (!m.content_hash.empty() && !done) {
+                        std::printf("renamed the copy of %s to %s\n", m.path.c_str(), argv[3]);
+                        m.content_hash = argv[3];
+                        done = true;
+                    }
+            }
             if (auto* p = std::get_if<PreemptEvent>(&e); preempt && p && !done) {
                 p->regs[Registers::RAX] ^= 1;
                 done = true;
                 std::printf("moved preemption #%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
-            auto* sc = preempt ? nullptr : std::get_if<SyscallEvent>(&e);
+            auto* sc = preempt || rename_copy ? nullptr : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
             if (!done && sc && sc->nr == SYS_read && sc->ret >= min_bytes && !sc->memory.empty() &&
                 sc->memory[0].bytes.size() == static_cast<size_t>(sc->ret)) {
@@ -60,6 +71,8 @@ int main(int argc, char** argv)
     if (!done) {
         if (preempt)
             std::fprintf(stderr, "trace_tamper: no preemption in the trace\n");
+        else if (rename_copy)
+            std::fprintf(stderr, "trace_tamper: no exec with a file copy\n");
         else
             std::fprintf(stderr, "trace_tamper: no read() of at least %lld bytes\n", static_cast<long long>(min_bytes));
         return 1;

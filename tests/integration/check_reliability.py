@@ -298,7 +298,17 @@ def check_damaged_traces(rw, work, progs, tamper):
         r = Run([rw, *argv])
         check(r.status in (3, 92) and b"not a content hash" in (r.stderr + r.stdout),
               f"a crafted copy name: rewind {argv[0]}\n{r.describe()}")
-    return f"{flips} flips found by info --verify and replay; a crafted name refused"
+    renumbered = os.path.join(work, "renumbered.trace")
+    shutil.copytree(trace, renumbered)
+    t = Run([tamper, renumbered, "--syscall-nr", "4000"])
+    check(t.status == 0, f"trace_tamper\n{t.describe()}")
+    rep = Run([rw, "replay", "--autopilot", "-q", renumbered])
+    check(rep.status == 91 and b"syscall 4000 is not in the syscall table" in rep.stderr,
+          f"a syscall number outside the table\n{rep.describe()}")
+    for argv in (["info", renumbered], ["dump", renumbered]):
+        r = Run([rw, *argv])
+        check(r.status in (0, 3) and r.status >= 0, f"rewind {argv[0]} on a renumbered syscall\n{r.describe()}")
+    return f"{flips} flips found by info --verify and replay; a crafted name and a syscall number refused"
 
 
 def main():

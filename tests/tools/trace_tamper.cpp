@@ -6,6 +6,8 @@
 //                                        value and the bytes shrink together
 //   trace_tamper TRACE_DIR --preempt     the first thread preemption moved:
 //                                        one register changed
+//   trace_tamper TRACE_DIR --syscall-nr N the first syscall after the exec given number N
+//                                        (its flags unchanged: a known call)
 //   trace_tamper TRACE_DIR --copy-name N the first exec's program file named
 //                                        N in files/ (a crafted name)
 #include <cstdio>
@@ -27,7 +29,8 @@ int main(int argc, char** argv)
     std::filesystem::path dir = argv[1];
     bool preempt = argc > 2 && std::string(argv[2]) == "--preempt";
     bool rename_copy = argc > 3 && std::string(argv[2]) == "--copy-name";
-    int64_t min_bytes = argc > 2 && !preempt && !rename_copy ? std::atoll(argv[2]) : 2;
+    bool renumber = argc > 3 && std::string(argv[2]) == "--syscall-nr";
+    int64_t min_bytes = argc > 2 && !preempt && !rename_copy && !renumber ? std::atoll(argv[2]) : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -50,7 +53,14 @@ int main(int argc, char** argv)
                 done = true;
                 std::printf("moved preemption #%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
-            auto* sc = preempt || rename_copy ? nullptr : std::get_if<SyscallEvent>(&e);
+            if (auto* c = std::get_if<SyscallEvent>(&e);
+                renumber && c && !done && c->nr != SYS_execve && c->nr != SYS_execveat) {
+                std::printf("syscall #%llu renumbered %d -> %s\n", static_cast<unsigned long long>(in.next_index() - 1),
+                            c->nr, argv[3]);
+                c->nr = std::atoi(argv[3]);
+                done = true;
+            }
+            auto* sc = preempt || rename_copy || renumber ? nullptr : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
             if (!done && sc && sc->nr == SYS_read && sc->ret >= min_bytes && !sc->memory.empty() &&
                 sc->memory[0].bytes.size() == static_cast<size_t>(sc->ret)) {
@@ -71,6 +81,8 @@ int main(int argc, char** argv)
     if (!done) {
         if (preempt)
             std::fprintf(stderr, "trace_tamper: no preemption in the trace\n");
+        else if (renumber)
+            std::fprintf(stderr, "trace_tamper: no syscall\n");
         else if (rename_copy)
             std::fprintf(stderr, "trace_tamper: no exec with a file copy\n");
         else

@@ -145,7 +145,7 @@ CASES = [
     Case("gcc", ["gcc", "-O1", "-c", "-o", "lib_a.o", "lib_a.c"], c_project, function="access", hits=3, child="cc1",
          child_shows=r"twice"),
     # Two compilers run at once: the first cc1 to start is either's.
-    Case("make_j2", ["make", "-j2"], c_project, hits=3, child="cc1", child_shows=r"\.globl\t(twice|plus_three|main)",
+    Case("make_j2", ["make", "-j2"], c_project, hits=3, child="cc1", child_shows=r"\.globl\\t(twice|plus_three|main)",
          watch=False),
     Case("python_script", ["./show.py", "one", "two"],
          lambda d: write(os.path.join(d, "show.py"), SCRIPT_PY, 0o755), hits=2),

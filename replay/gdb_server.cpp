@@ -1,6 +1,7 @@
 #include "text.h"
 #include "json_bytes.h"
 #include "gdb_server.h"
+#include "gdb_tls.h"
 
 #include <elf.h>
 
@@ -232,6 +233,13 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         return reply("OK"), R{};
     });
     add("qSymbol", [this](const std::string&) -> R { return reply("OK"), R{}; });
+    add("qGetTLSAddr", [this](const std::string& p) -> R {
+        std::string why;
+        std::string answer = thread_local_address(session_, p, why);
+        if (!why.empty())
+            std::fprintf(stderr, "rewind: thread-local storage: %s\n", why.c_str());
+        return reply(answer), R{};
+    });
     add("qThreadExtraInfo", [this](const std::string&) -> R { return reply(to_hex("")), R{}; });
     for (const char* ok : {"QNonStop", "QProgramSignals", "QDisableRandomization", "QEnvironmentReset",
                            "QEnvironmentHexEncoded", "QEnvironmentUnset", "QSetWorkingDir", "QStartupWithShell"})

@@ -249,6 +249,23 @@ def scenario_serve_access(rw, trace, work):
     return "nobody refused, host files not served"
 
 
+def scenario_thread_local(rw, programs, work):
+    """errno and a __thread variable, in the main thread and in a worker:
+    each thread's own value (gdb asks the server with qGetTLSAddr)."""
+    trace = os.path.join(work, "threads_tls.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "threads_tls")])
+    check(r.status == 0 and b"main errno 9 counter 7" in r.stdout, f"recording threads_tls\n{r.describe()}")
+    out = Session(rw, trace).run("break observe", "continue", "print errno", "print tls_counter", "continue",
+                                 "print errno", "print tls_counter", "thread 1", "print tls_counter",
+                                 "print errno")
+    no_divergence(out)
+    refute(out, r"Cannot find thread-local", r"Remote target failed to process qGetTLSAddr")
+    expect(out, r"Breakpoint 1, observe \(value=7\)", r"\$1 = 9", r"\$2 = 7",
+           r"Breakpoint 1, observe \(value=42\)", r"\$3 = 2", r"\$4 = 42",
+           r"\$5 = 7", r"\$6 = 9")
+    return "errno 9 and 2, tls_counter 7 and 42"
+
+
 def scenario_threads(rw, programs, work):
     """A multithreaded replay: every thread listed, a breakpoint stops the
     thread that reaches it, `thread N` and its backtrace, reverse-continue
@@ -391,6 +408,8 @@ def main():
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
     tests.append(("scenario_serve_access",
                   lambda: scenario_serve_access(args.rewind, trace, fresh_dir(os.path.join(work, "access")))))
+    tests.append(("scenario_thread_local",
+                  lambda: scenario_thread_local(args.rewind, args.programs, fresh_dir(os.path.join(work, "tls")))))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
     tests.append(("scenario_child_processes",
                   lambda: scenario_child_processes(args.rewind, fresh_dir(os.path.join(work, "children")))))

@@ -19,7 +19,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import DEBUG_REGISTERS, Failure, Run, check, fresh_dir, require_root, requiring, run_checks, skip
+from rwtest import (DEBUG_REGISTERS, Failure, Run, check, fresh_dir, require_root, requiring, run_checks,
+                    serve_on_free_port, skip)
 
 GDB = "/usr/bin/gdb"
 SRC = "debug_target.c"
@@ -222,13 +223,8 @@ def scenario_serve_access(rw, trace, work):
     trace's own: a host file that is not in the trace cannot be read."""
     if not shutil.which("setpriv"):
         raise Failure("setpriv (util-linux) is missing")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([rw, "serve", "--port", str(port), trace], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+    server, port = serve_on_free_port(rw, trace)
     try:
-        check(b"waiting for gdb" in server.stderr.readline(), "serve did not start listening")
         target = ["-ex", f"target extended-remote 127.0.0.1:{port}"]
         nobody = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GDB, "-nx", "-batch", *target,
                       "-ex", f"remote get /etc/shadow {work}/nobody-shadow"], timeout=120)

@@ -13,14 +13,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, Skipped, check, fresh_dir, require_root, rewind_json, run_checks
+from rwtest import Run, Skipped, check, fresh_dir, require_root, rewind_json, run_checks, serve_on_free_port
 
 GDB = "/usr/bin/gdb"
 SCRATCH_GLOBS = ["/tmp/rewind-*", "/var/tmp/rewind-*", "/dev/shm/rewind-*", "/run/rewind-*"]
@@ -116,14 +115,8 @@ def check_serve_ends_with_gdb(rw, work, progs):
     # below, so the server can only end in time by noticing that gdb went away.
     busy = "print(sum(i * i for i in range(150_000_000)) > 0)"
     trace = record(rw, work, "busy", ["/usr/bin/python3", "-c", busy])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    serve = subprocess.Popen([rw, "serve", "--port", str(port), trace], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
+    serve, port = serve_on_free_port(rw, trace)
     try:
-        waiting = serve.stderr.readline()  # "waiting for gdb on 127.0.0.1:PORT …"
-        check(b"waiting for gdb" in waiting, f"rewind serve did not listen: {waiting!r}")
         gdb = subprocess.Popen([GDB, "-nx", "-batch", "-ex", f"target extended-remote 127.0.0.1:{port}",
                                 "-ex", "continue"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.5)  # connected, and replaying for `continue`

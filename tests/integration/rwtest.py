@@ -145,6 +145,23 @@ def rewind_watch(rewind, trace, expr, *extra):
         raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
 
 
+def serve_on_free_port(rewind, trace):
+    """`rewind serve --port` on a free loopback port, once it listens: the
+    process (its stderr a pipe, the "waiting" line read) and the port."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([rewind, "serve", "--port", str(port), trace], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    waiting = server.stderr.readline()  # "rewind: waiting for gdb on 127.0.0.1:PORT …"
+    if b"waiting for gdb" not in waiting:
+        server.kill()
+        server.wait()
+        raise Failure(f"rewind serve did not listen: {waiting!r}")
+    return server, port
+
+
 def dump_events(rewind, trace):
     p = subprocess.run([rewind, "dump", "--json", trace], stdout=subprocess.PIPE, check=True)
     return [json.loads(line) for line in p.stdout.splitlines()]

@@ -36,16 +36,37 @@ public:
         fmt::print(stderr, "\r{}\033[K", line);
         shown_ = true;
     }
-    ~ProgressLine()
+    // Before any other output: the report, an error.
+    void erase()
     {
         if (shown_)
             fmt::print(stderr, "\r\033[K");
+        shown_ = false;
     }
+    ~ProgressLine() { erase(); }
 
 private:
     bool enabled_;
     bool shown_ = false;
 };
+
+// A syntax error is the user's whatever the recording holds: it is said
+// before anything replays. (gdb parses EXPR against the program's symbols;
+// a name it cannot resolve yet is no error here: locals exist only where
+// the search looks.)
+void check_expression_syntax(const std::string& gdb_path, const Trace& t, const std::string& expr)
+{
+    GdbSupport support(t);
+    GdbMi gdb(gdb_path, {});
+    gdb.console("set sysroot " + support.sysroot());
+    gdb.console("file " + support.sysroot() + t.meta().program);
+    MiResult r = gdb.console("ptype " + expr);
+    if (!r.ok() &&
+        (r.error().find("syntax error") != std::string::npos ||
+         r.error().find("Invalid character") != std::string::npos ||
+         r.error().find("Invalid number") != std::string::npos || r.error().find("Unmatched") != std::string::npos))
+        throw UsageError("cannot parse the expression " + expr + ": " + r.error());
+}
 
 void print_human(const std::string& expr, const WatchReport& r)
 {
@@ -153,12 +174,12 @@ void add_watch(CLI::App& app, Outcome& outcome)
         if (expr.empty())
             throw UsageError("the expression is empty");
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
+        check_gdb(a->gdb);
+        check_expression_syntax(a->gdb, t, expr);
         if (a->connect.empty() && !perfclock::breakpoints_work())
             throw UsageError("rewind watch counts positions between events with the CPU's debug registers, and they "
                              "do not work on this machine (`rewind doctor`: hw breakpoints)",
                              1);
-        if (a->connect.empty())
-            check_gdb(a->gdb);
         GdbSupport support(t);
         GdbMi gdb(a->gdb, {});
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
@@ -175,7 +196,14 @@ void add_watch(CLI::App& app, Outcome& outcome)
         options.prints = a->prints;
         options.progress = [&](const std::string& s) { progress.show(s); };
         WatchSearch search(gdb, options);
-        WatchReport report = search.run();
+        WatchReport report;
+        try {
+            report = search.run();
+        } catch (...) {
+            progress.erase(); // before main prints why
+            throw;
+        }
+        progress.erase();
         if (a->json)
             fmt::print("{}\n", dump_for_display(to_json(expr, report), 2));
         else

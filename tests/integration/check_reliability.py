@@ -99,6 +99,8 @@ def check_exit_codes_and_messages(rw, work, progs):
     expect(["record", "--", notexec], 126, "is not executable")
     expect(["record", "--", work], 126, "is a directory")
     expect(["record", "--", "no-such-program-xyz"], 127, "program not found")
+    program_with_symbols = record(rw, work, "list_bound", [os.path.join(progs, "list_bound")])
+    expect(["watch", program_with_symbols, "head->next =="], 2, "cannot parse the expression head->next ==")
     expect(["recrod"], 2, "unknown command 'recrod'; did you mean 'record'?")
     expect([], 2, "which command?")
     expect(["replay", "--no-such-option"], 2, "--no-such-option")
@@ -107,7 +109,7 @@ def check_exit_codes_and_messages(rw, work, progs):
         r = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", rw, "info", trace])
         check(r.status == 2 and b"permission denied" in r.stderr and b"belongs to root" in r.stderr,
               f"another user's trace\n{r.describe()}")
-    return "9 command lines"
+    return "10 command lines"
 
 
 def check_serve_ends_with_gdb(rw, work, progs):

@@ -368,6 +368,14 @@ StopReport DebugSession::execute()
         if (new_program)
             if (auto report = enter_new_program(*new_program))
                 return *report;
+        if (mode_ == Mode::Seek && nearest_boundary_ok_ && target_.path.empty() && position_.event > target_.event) {
+            // The event asked for is replayed together with the one before
+            // (a vfork child's events run while its parent waits): the
+            // nearest boundary after it is where the replay can stop.
+            debug_log("  event %llu is inside a step: arriving at %llu", (unsigned long long)target_.event,
+                      (unsigned long long)position_.event);
+            target_ = position_;
+        }
         if ((mode_ == Mode::Seek || mode_ == Mode::Search) && position_.event > target_.event)
             throw NoSuchPosition("the recording has no " + target_.describe() + ": event " +
                                  std::to_string(target_.event) + " comes first");

@@ -412,6 +412,7 @@ private:
     bool step_pending_ = false;
     bool exec_unreported_ = false;     // the debugger has not heard of program_ yet
     bool history_begins_late_ = false; // at a child's start, or after an exec: not the recording's
+    bool nearest_boundary_ok_ = false; // this seek (goto EVENT or PCT%) may end at the next reachable boundary
     Tid step_tid_ = 0;                 // the thread a pending step moves
     Tid locked_tid_ = 0;               // the only thread allowed to run (scheduler-locking), or 0
 

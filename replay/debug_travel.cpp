@@ -15,6 +15,7 @@ constexpr uint64_t kSoftTargetMostHits = 16;
 
 void DebugSession::begin_travel(const ResumeRequest& r)
 {
+    nearest_boundary_ok_ = false;
     StopReport report = stop(StopReport::Kind::Signal);
     Position target = begin_;
     switch (r.kind) {
@@ -49,8 +50,10 @@ void DebugSession::begin_travel(const ResumeRequest& r)
     }
     case ResumeRequest::Kind::GotoEvent:
         target = Position{std::max(r.value, begin_.event), {}};
+        nearest_boundary_ok_ = true;
         break;
     case ResumeRequest::Kind::GotoPercent: {
+        nearest_boundary_ok_ = true;
         uint64_t total = std::max(total_events(), begin_.event + 1);
         target = Position{begin_.event + (total - 1 - begin_.event) * std::min<uint64_t>(r.value, 100) / 100, {}};
         break;

@@ -281,12 +281,19 @@ ResumeRequest GdbServer::on_stop(const StopReport& report)
         }
         reply("OK");
     } else if (reply_pending_) {
-        // A refused reverse-continue/step stops where it was: say why.
-        if (!session_.travel_error().empty())
-            reply("O" + to_hex("rewind: " + session_.travel_error() + "\n"));
+        // A refused move stops where it was: say why. (Console output is
+        // part of a reply to a resumption; the answer to vRun is the stop
+        // alone, or gdb reads every later reply one packet late.)
+        if (!session_.travel_error().empty()) {
+            if (pending_is_run_)
+                std::fprintf(stderr, "rewind: %s\n", session_.travel_error().c_str());
+            else
+                reply("O" + to_hex("rewind: " + session_.travel_error() + "\n"));
+        }
         session_.clear_travel_error();
         reply(stop_reply(report));
         reply_pending_ = false;
+        pending_is_run_ = false;
     }
     for (;;) {
         auto packet = connection_.read_packet();
@@ -382,6 +389,7 @@ std::optional<ResumeRequest> GdbServer::on_vrun(const std::string& p)
     }
     killed_ = false;
     reply_pending_ = true;
+    pending_is_run_ = true;
     return r;
 }
 

@@ -55,8 +55,9 @@ private:
     HostFiles& files_;
     std::vector<std::pair<std::string, Handler>> handlers_;
     StopReport last_stop_;
-    bool reply_pending_ = false; // a resume packet awaits its stop reply
-    bool killed_ = false;        // gdb killed the process (vKill); a vRun brings it back
+    bool reply_pending_ = false;  // a resume packet awaits its stop reply
+    bool pending_is_run_ = false; // the pending reply answers vRun
+    bool killed_ = false;         // gdb killed the process (vKill); a vRun brings it back
     Tid general_tid_ = 0;
     Tid continue_tid_ = 0; // Hc: the thread `s` and `bs` move
     std::optional<ResumeRequest> pending_monitor_travel_;

@@ -245,6 +245,25 @@ def scenario_serve_access(rw, trace, work):
     return "nobody refused, host files not served"
 
 
+def scenario_goto_position(s, src):
+    """goto to a position between two events: reached where debug registers
+    count it, refused with the reason where they do not; either way gdb and
+    the server stay in step (a refusal once shifted every later reply)."""
+    out = s.run("break bump", "continue", "continue", "when", "goto 0%", "when")
+    positions = re.findall(r"^Position (\S+) \(for", out, re.M)
+    check(len(positions) == 2 and ":" in positions[0], f"no position between events:\n{out}")
+    out = s.run("goto 0%", f"goto {positions[0]}", "when", "info registers rip", "goto 100%", "when")
+    no_divergence(out)
+    refute(out, r"Python Exception", r"Unknown remote", r"Invalid hex digit", r"without a live selected thread")
+    after = re.findall(r"^Position (\S+) \(for", out, re.M)
+    check(len(after) == 2, f"when did not answer twice:\n{out}")
+    if "debug registers do not work" in out:
+        check(after[0] != positions[0], f"a refused goto moved anyway:\n{out}")
+    else:
+        check(after[0] == positions[0], f"goto {positions[0]} arrived at {after[0]}:\n{out}")
+    return f"goto {positions[0]}: " + ("refused, in step" if after[0] != positions[0] else "arrived")
+
+
 def scenario_thread_local(rw, programs, work):
     """errno and a __thread variable, in the main thread and in a worker:
     each thread's own value (gdb asks the server with qGetTLSAddr)."""
@@ -404,6 +423,7 @@ def main():
     tests.append(("scenario_tcp_loopback", lambda: scenario_tcp_loopback(args.rewind, trace)))
     tests.append(("scenario_serve_access",
                   lambda: scenario_serve_access(args.rewind, trace, fresh_dir(os.path.join(work, "access")))))
+    tests.append(("scenario_goto_position", lambda: scenario_goto_position(session, args.sources)))
     tests.append(("scenario_thread_local",
                   lambda: scenario_thread_local(args.rewind, args.programs, fresh_dir(os.path.join(work, "tls")))))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))

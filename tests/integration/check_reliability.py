@@ -247,6 +247,34 @@ def check_info_says_what_replay_does(rw, work, progs):
     return "shmat, strace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
 
 
+def check_recorder_killed_anywhere(rw, work, progs):
+    """SIGKILL of the recorder at random moments: every trace left says where
+    it ends (info: incomplete, status 3), and its prefix replays without a
+    crash or a hang (the replay stops there, status 92)."""
+    import random
+    rng = random.Random(42)
+    kills = 6
+    for n in range(kills):
+        trace = os.path.join(work, f"killed-{n}")
+        script = "for i in $(seq 1 400); do echo line $i; ls / > /dev/null; done"
+        p = subprocess.Popen([rw, "record", "-q", "-o", trace, "--", "/bin/sh", "-c", script],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 1.5))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        time.sleep(0.2)  # the recorded processes die with their tracer
+        if not os.path.exists(os.path.join(trace, "events")):
+            continue  # killed before the trace existed
+        info = Run([rw, "info", trace])
+        check(info.status in (0, 3), f"kill {n}: info\n{info.describe()}")
+        if info.status == 3:
+            check(b"the trace ends at event" in info.stdout or b"truncated" in info.stdout,
+                  f"kill {n}: info does not say where the trace ends\n{info.describe()}")
+        rep = Run([rw, "replay", "--autopilot", "-q", trace], timeout=300)
+        check(rep.status in (0, 92), f"kill {n}: replay of the prefix\n{rep.describe()}")
+    return f"{kills} kills"
+
+
 def check_damaged_traces(rw, work, progs, tamper):
     """Traces are untrusted input: an altered file copy is found by
     `info --verify` and refused by replay, naming it; a file name that is
@@ -318,7 +346,8 @@ def main():
     work = fresh_dir(args.work)
     checks = []
     for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
-               check_serve_ends_with_gdb, check_scrub_env, check_disk_full, check_info_says_what_replay_does]:
+               check_serve_ends_with_gdb, check_scrub_env, check_disk_full, check_info_says_what_replay_does,
+               check_recorder_killed_anywhere]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
     d = fresh_dir(os.path.join(work, "check_damaged_traces"))

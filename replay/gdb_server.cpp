@@ -233,11 +233,15 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
         return reply("OK"), R{};
     });
     add("qSymbol", [this](const std::string&) -> R { return reply("OK"), R{}; });
-    add("qGetTLSAddr", [this](const std::string& p) -> R {
-        std::string why;
-        std::string answer = thread_local_address(session_, p, why);
-        if (!why.empty())
-            std::fprintf(stderr, "rewind: thread-local storage: %s\n", why.c_str());
+    add("qGetTLSAddr", [this](const std::string& p) -> R { // THREAD,OFFSET,LM
+        auto args = split(p.substr(p.find(':') + 1), ',');
+        if (args.size() != 3)
+            return reply("E01"), R{};
+        Tid tid = thread_arg(args[0]);
+        std::string answer = thread_local_address(session_, files_, tid > 0 ? tid : general_thread(),
+                                                  parse_hex(args[1]), parse_hex(args[2]));
+        if (answer.starts_with("E.")) // gdb shows no reason
+            std::fprintf(stderr, "rewind: thread-local storage: %s\n", answer.c_str() + 2);
         return reply(answer), R{};
     });
     add("qThreadExtraInfo", [this](const std::string&) -> R { return reply(to_hex("")), R{}; });

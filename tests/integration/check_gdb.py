@@ -270,14 +270,25 @@ def scenario_thread_local(rw, programs, work):
     trace = os.path.join(work, "threads_tls.trace")
     r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "threads_tls")])
     check(r.status == 0 and b"main errno 9 counter 7" in r.stdout, f"recording threads_tls\n{r.describe()}")
-    out = Session(rw, trace).run("break observe", "continue", "print errno", "print tls_counter", "continue",
-                                 "print errno", "print tls_counter", "thread 1", "print tls_counter",
-                                 "print errno")
+    saved = os.environ.get("REWIND_DEBUG")
+    os.environ["REWIND_DEBUG"] = "1"  # the server logs how it found each address
+    try:
+        out = Session(rw, trace).run("break observe", "continue", "print errno", "print tls_counter", "continue",
+                                     "print errno", "print tls_counter", "thread 1", "print tls_counter",
+                                     "print errno")
+    finally:
+        if saved is None:
+            del os.environ["REWIND_DEBUG"]
+        else:
+            os.environ["REWIND_DEBUG"] = saved
     no_divergence(out)
     refute(out, r"Cannot find thread-local", r"Remote target failed to process qGetTLSAddr")
     expect(out, r"Breakpoint 1, observe \(value=7\)", r"\$1 = 9", r"\$2 = 7",
            r"Breakpoint 1, observe \(value=42\)", r"\$3 = 2", r"\$4 = 42",
            r"\$5 = 7", r"\$6 = 9")
+    if os.path.exists("/lib/x86_64-linux-gnu/libthread_db.so.1"):  # as gdbserver: by glibc's libthread_db
+        expect(out, r"qGetTLSAddr thread \d+ module 0x[0-9a-f]+: 0x[0-9a-f]+ in [0-9.]+ ms \(libthread_db\)")
+        refute(out, r"reading glibc's descriptors instead")
     return "errno 9 and 2, tls_counter 7 and 42"
 
 

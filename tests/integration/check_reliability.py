@@ -270,8 +270,11 @@ def check_recorder_killed_anywhere(rw, work, progs):
         if info.status == 3:
             check(b"the trace ends at event" in info.stdout or b"truncated" in info.stdout,
                   f"kill {n}: info does not say where the trace ends\n{info.describe()}")
+        # It replays up to where the trace ends, then says why it stops
+        # (92; 91 when the cut fell between a clone and its new task).
         rep = Run([rw, "replay", "--autopilot", "-q", trace], timeout=300)
-        check(rep.status in (0, 92), f"kill {n}: replay of the prefix\n{rep.describe()}")
+        check(rep.status in (0, 91, 92) and (rep.status == 0 or b"rewind: " in rep.stderr),
+              f"kill {n}: replay of the prefix\n{rep.describe()}")
     return f"{kills} kills"
 
 

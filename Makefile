@@ -33,7 +33,8 @@ sanitize: deps
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target rewind_unit_tests
 	@$(BUILD)-asan/tests/unit/rewind_unit_tests
 
-# libFuzzer on the trace reader and the event decoder, longer than in `make check`.
+# libFuzzer on the trace reader and the event decoder: FUZZ_SECONDS in all, shared
+# between the targets (`make check` runs them for 24 s).
 FUZZ_SECONDS ?= 300
 fuzz: build
 	@./tests/fuzz/run_fuzz.py --source . --build $(BUILD)-fuzz --rewind $(REWIND) --seconds $(FUZZ_SECONDS)

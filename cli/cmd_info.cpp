@@ -1,4 +1,4 @@
-// rewind info [TRACE] [--json]
+// rewind info [TRACE] [--json] [--verify]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "bytes.h"
 #include "json_bytes.h"
 #include "commands.h"
 #include "trace.h"
 #include "trace_dir.h"
 #include "trace_summary.h"
+#include "trace_verify.h"
 
 namespace rw::cli {
 namespace {
@@ -106,16 +106,11 @@ void add_info(CLI::App& app, Outcome& outcome)
         Trace t(resolve_trace(trace_arg->empty() ? std::nullopt : std::optional(*trace_arg)));
         TraceSummary s = summarize(t);
         Completeness c = completeness(t, s);
-        if (*verify)
-            for (const auto& hash : s.copies_named) {
-                std::string why;
-                try {
-                    if (t.verified_file_copy(hash, why).empty())
-                        c.problems.push_back(why);
-                } catch (const rw::FormatError& e) {
-                    c.problems.push_back(e.what());
-                }
-            }
+        CopyCheck copies;
+        if (*verify) {
+            copies = verify_file_copies(t, s);
+            c.problems.insert(c.problems.end(), copies.problems.begin(), copies.problems.end());
+        }
         c.complete = c.problems.empty();
         std::string status = c.status();
         uint64_t duration = t.end() ? t.end()->duration_ns : estimated_duration_ns(t);
@@ -153,6 +148,8 @@ void add_info(CLI::App& app, Outcome& outcome)
             for (const auto& [k, u] : s.unknown)
                 unknown.push_back({{"what", u.what}, {"count", u.count}, {"first_event", u.first_event}});
             j["unknown_effects"] = unknown;
+            if (*verify)
+                j["verified_copies"] = copies.intact;
             fmt::print("{}\n", dump_for_display(j, 2));
         } else {
             const auto& m = t.meta();
@@ -172,7 +169,7 @@ void add_info(CLI::App& app, Outcome& outcome)
                 fmt::print("           - {}\n", d);
             if (*verify && c.complete)
                 fmt::print("verified   {} file copies match their content hashes; every event's checksum holds\n",
-                           s.copies_named.size());
+                           copies.intact);
             std::string kinds;
             for (const auto& [k, n] : s.by_kind)
                 kinds += (kinds.empty() ? "" : ", ") + fmt::format("{} {}", n, k);

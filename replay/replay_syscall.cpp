@@ -5,9 +5,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include "text.h"
 #include "event_format.h"
@@ -42,6 +47,23 @@ std::string first_difference(const std::vector<uint8_t>& expected, const std::ve
     };
     return "  first difference at byte " + std::to_string(i) + "\n  expected " + excerpt(expected) + "\n  actual   " +
            excerpt(actual);
+}
+
+// The xxh3-64 of `length` bytes of the tracee's memory at `addr`, read a
+// piece at a time; nothing if any of it is unreadable.
+std::optional<uint64_t> remote_hash(const TraceeMemory& mem, uint64_t addr, uint64_t length)
+{
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), XXH3_freeState);
+    XXH3_64bits_reset(state.get());
+    std::vector<uint8_t> piece(std::min<uint64_t>(length, 1 << 20));
+    for (uint64_t done = 0; done < length;) {
+        size_t n = std::min<uint64_t>(piece.size(), length - done);
+        if (!mem.read(RemoteAddr(addr + done), {piece.data(), n}))
+            return std::nullopt;
+        XXH3_64bits_update(state.get(), piece.data(), n);
+        done += n;
+    }
+    return XXH3_64bits_digest(state.get());
 }
 
 bool is_write_call(int nr)
@@ -145,10 +167,16 @@ void Replayer::check_inputs(Task& t, const SyscallEvent& e)
     for (const auto& m : e.memory) {
         if (m.dir != Direction::In || m.unreadable)
             continue;
-        std::vector<uint8_t> actual(m.length);
-        if (!mem.read(RemoteAddr(m.addr), actual))
+        // A hash-only range's length is the trace's word alone: it is read
+        // a piece at a time, never allocated whole.
+        std::vector<uint8_t> actual(m.hashed_only ? 0 : m.bytes.size());
+        std::optional<uint64_t> hash = m.hashed_only ? remote_hash(mem, m.addr, m.length)
+                                       : mem.read(RemoteAddr(m.addr), actual)
+                                           ? std::optional(hash_bytes(actual.data(), actual.size()))
+                                           : std::nullopt;
+        if (!hash)
             diverge(t, "the memory " + syscall_name(e.nr) + " reads at " + hex(m.addr) + " is not readable");
-        if (hash_bytes(actual.data(), actual.size()) == m.hash)
+        if (*hash == m.hash)
             continue;
         std::string details = m.hashed_only ? "  (" + std::to_string(m.length) + " bytes; the trace keeps a hash)"
                                             : first_difference(m.bytes, actual);

@@ -9,6 +9,8 @@ enum Tag : uint8_t { kSyscall = 1, kFork = 2, kExec = 3, kExit = 4, kSignal = 5,
 
 enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
 
+constexpr int64_t kMaxSignal = 64; // Linux's _NSIG: replay shifts masks by signo - 1
+
 void put_regs(ByteWriter& w, const Registers& r)
 {
     for (uint64_t v : r.words)
@@ -125,6 +127,12 @@ SyscallEvent decode_syscall(ByteReader& r)
         m.addr = r.varint();
         m.buffer = r.u8();
         uint8_t bits = r.u8();
+        if (bits & ~(kDirOut | kHashedOnly | kUnreadable))
+            throw FormatError("unknown memory range bits " + std::to_string(bits));
+        // Only inputs are kept as a hash: replay restores outputs byte for
+        // byte, and would otherwise size its comparison by the bare length.
+        if ((bits & kDirOut) && (bits & kHashedOnly))
+            throw FormatError("an output memory range kept as a hash only");
         m.dir = (bits & kDirOut) ? Direction::Out : Direction::In;
         m.hashed_only = bits & kHashedOnly;
         m.unreadable = bits & kUnreadable;
@@ -271,7 +279,10 @@ SignalEvent decode_signal(ByteReader& r)
     e.seq = r.varint();
     e.tid = static_cast<Tid>(r.svarint());
     e.tgid = static_cast<Tid>(r.svarint());
-    e.signo = static_cast<int32_t>(r.svarint());
+    int64_t signo = r.svarint();
+    if (signo < 1 || signo > kMaxSignal)
+        throw FormatError("signal number " + std::to_string(signo));
+    e.signo = static_cast<int32_t>(signo);
     uint8_t kind = r.u8();
     if (kind < 1 || kind > 3)
         throw FormatError("unknown signal kind " + std::to_string(kind));

@@ -119,9 +119,16 @@ std::string FileStore::store_path(const std::filesystem::path& path)
 
 std::string FileStore::hash_file(const std::filesystem::path& path)
 {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Never through a symbolic link, and never blocked by a FIFO: only a
+    // regular file is hashed (a trace's copies are untrusted input).
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         throw std::system_error(errno, std::generic_category(), "opening " + path.string());
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw std::system_error(EINVAL, std::generic_category(), path.string() + " is not a regular file");
+    }
     uint64_t n = 0;
     std::string h;
     try {

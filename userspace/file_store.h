@@ -26,7 +26,8 @@ public:
     uint64_t bytes_stored() const { return bytes_stored_; }
     uint64_t files_stored() const { return files_stored_; }
 
-    // Hash of a file's content, without storing it.
+    // Hash of a regular file's content, without storing it (throws
+    // std::system_error for anything else, a symbolic link included).
     static std::string hash_file(const std::filesystem::path& path);
 
 private:

@@ -42,6 +42,15 @@ std::filesystem::path Trace::verified_file_copy(const std::string& content_hash,
     std::filesystem::path copy = file_copy(content_hash);
     if (verified_.count(content_hash))
         return copy;
+    // The store only ever writes regular files: a symbolic link would lead
+    // out of the trace, and a FIFO or a device would never end.
+    std::error_code ec;
+    auto status = std::filesystem::symlink_status(copy, ec);
+    if (!ec && status.type() != std::filesystem::file_type::regular) {
+        why = "the trace's copy " + copy.filename().string() +
+              " is not a regular file (a symbolic link, a device or a FIFO is never followed)";
+        return {};
+    }
     try {
         std::string actual = FileStore::hash_file(copy);
         if (actual != content_hash) {

@@ -49,6 +49,10 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 
 json read_json(const std::filesystem::path& path)
 {
+    // A FIFO would block the reader, a device never end (traces are untrusted input).
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+        throw FormatError(path.string() + " is not a regular file");
     std::ifstream in(path);
     if (!in)
         throw FormatError("cannot read " + path.string());

@@ -51,7 +51,7 @@ TraceSummary summarize(const Trace& trace)
                     if (e.flags & kSyscallRebuilt)
                         s.rebuilt++;
                     if (e.file && !e.file->content_hash.empty())
-                        s.copies_named.insert(e.file->content_hash);
+                        s.copies_named.try_emplace(e.file->content_hash, TraceSummary::CopyUse{e.file->path, index});
                     if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand)) {
                         auto& u = s.unknown[describe_unknown(e)];
                         if (u.count++ == 0) {
@@ -67,7 +67,7 @@ TraceSummary summarize(const Trace& trace)
                     s.threads.insert(e.tid);
                     for (const auto& m : e.mappings)
                         if (!m.content_hash.empty())
-                            s.copies_named.insert(m.content_hash);
+                            s.copies_named.try_emplace(m.content_hash, TraceSummary::CopyUse{m.path, index});
                 } else if constexpr (std::is_same_v<T, NoteEvent>) {
                     if (e.kind == NoteKind::Incomplete)
                         s.incomplete.emplace_back(index, e.message);

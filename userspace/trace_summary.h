@@ -35,7 +35,11 @@ struct TraceSummary {
     StreamEnd stream_end;
     uint64_t stream_bytes = 0;
     uint64_t file_copies = 0;
-    std::set<std::string> copies_named; // content hashes the events name (mapped files)
+    struct CopyUse {
+        std::string path; // the file it is a copy of, as the program named it
+        uint64_t first_event = 0;
+    };
+    std::map<std::string, CopyUse> copies_named; // content hashes the events name (mapped files)
     uint64_t file_bytes = 0;
 };
 

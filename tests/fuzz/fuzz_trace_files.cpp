@@ -1,20 +1,38 @@
-// libFuzzer target: a whole trace directory's small files as a crafted
-// trace could hold them: meta.json, end.json and the event stream's file
-// (header and chunk framing). Opening and reading it must refuse cleanly.
+// libFuzzer target: a trace directory as a crafted trace could hold it
+// (meta.json, end.json, the event stream, an empty files/), read the way
+// info, info --verify and replay read it. Whatever the bytes, opening and
+// reading it must refuse cleanly, never crash.
+//
+// Input: mode u8, meta.json size u16, end.json size u16 (little-endian),
+// meta.json, end.json, then the rest by mode % 3:
+//   0  the events file as is (checksums will mostly stop it early);
+//   1  the same with every chunk's checksums recomputed, as a crafted
+//      trace has them: the sizes in a header reach the reader;
+//   2  one chunk's uncompressed payload, sealed into a valid stream
+//      claiming mode / 3 + 1 events: the decoder and everything after it.
 #include <unistd.h>
+#include <xxhash.h>
+#include <zstd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "bytes.h"
+#include "event_source.h"
 #include "trace.h"
 #include "trace_dir.h"
 #include "trace_summary.h"
+#include "trace_verify.h"
 
 namespace {
+
+constexpr size_t kFileHeader = 16, kChunkHeader = 40;
+constexpr uint32_t kChunkMagic = 0x4b435752;
 
 std::filesystem::path scratch_trace()
 {
@@ -32,25 +50,95 @@ void put(const std::filesystem::path& file, const uint8_t* data, size_t size)
         .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
 }
 
+template <typename T> void store(std::vector<uint8_t>& v, size_t at, T value)
+{
+    std::memcpy(v.data() + at, &value, sizeof value);
+}
+
+// Recomputes each chunk's payload and header checksums, as far as the
+// chunks' magic numbers lead.
+void reseal(std::vector<uint8_t>& f)
+{
+    size_t at = kFileHeader;
+    while (at + kChunkHeader <= f.size()) {
+        uint32_t magic, size;
+        std::memcpy(&magic, f.data() + at, 4);
+        std::memcpy(&size, f.data() + at + 4, 4);
+        if (magic != kChunkMagic)
+            return;
+        size_t payload = std::min<size_t>(size, f.size() - at - kChunkHeader);
+        store<uint64_t>(f, at + 24, XXH64(f.data() + at + kChunkHeader, payload, 0));
+        store<uint32_t>(f, at + 36, XXH32(f.data() + at, 36, 0));
+        at += kChunkHeader + payload;
+    }
+}
+
+// A stream of one chunk holding `payload` and claiming `events` events.
+std::vector<uint8_t> sealed(const uint8_t* payload, size_t size, uint32_t events)
+{
+    std::vector<uint8_t> f(kFileHeader + kChunkHeader + ZSTD_compressBound(size));
+    std::memcpy(f.data(), "REWINDEV", 8);
+    store<uint32_t>(f, 8, rw::kTraceFormatVersion);
+    size_t n =
+        ZSTD_compress(f.data() + kFileHeader + kChunkHeader, f.size() - kFileHeader - kChunkHeader, payload, size, 1);
+    if (ZSTD_isError(n))
+        return {};
+    f.resize(kFileHeader + kChunkHeader + n);
+    store<uint32_t>(f, kFileHeader, kChunkMagic);
+    store<uint32_t>(f, kFileHeader + 4, static_cast<uint32_t>(n));
+    store<uint32_t>(f, kFileHeader + 8, static_cast<uint32_t>(size));
+    store<uint32_t>(f, kFileHeader + 12, events);
+    reseal(f);
+    return f;
+}
+
+// The replayer's walk through the stream: in order, ahead per thread,
+// back to checkpoints.
+void walk_like_replay(const rw::Trace& trace)
+{
+    rw::replay::EventSource source(trace.events());
+    for (int step = 0; step < 4096; step++) {
+        const rw::replay::IndexedEvent* e = source.peek();
+        if (!e)
+            break;
+        rw::Tid tid = rw::event_tid(e->event);
+        if (step % 61 == 3) {
+            auto checkpoint = source.checkpoint();
+            (void)source.peek_for_task(tid, 2);
+            source.restore(checkpoint);
+        }
+        if (step % 5 == 1)
+            (void)source.take_for_task(tid);
+        else
+            (void)source.next();
+    }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
-    // The input is split in three: meta.json | end.json | events.
-    if (size < 2)
+    if (size < 5)
         return 0;
-    size_t a = data[0] % (size - 1) + 1, b = a + data[1] % (size - a);
+    uint8_t mode = data[0];
+    size_t meta = std::min<size_t>(data[1] | data[2] << 8, size - 5);
+    size_t end = std::min<size_t>(data[3] | data[4] << 8, size - 5 - meta);
+    const uint8_t* rest = data + 5 + meta + end;
+    size_t rest_size = size - 5 - meta - end;
     auto dir = scratch_trace();
-    put(dir / rw::trace_files::kMeta, data + 2, a > 2 ? a - 2 : 0);
-    put(dir / rw::trace_files::kEnd, data + a, b - a);
-    put(dir / rw::trace_files::kEvents, data + b, size - b);
+    put(dir / rw::trace_files::kMeta, data + 5, meta);
+    put(dir / rw::trace_files::kEnd, data + 5 + meta, end);
+    std::vector<uint8_t> events(rest, rest + rest_size);
+    if (mode % 3 == 1)
+        reseal(events);
+    else if (mode % 3 == 2)
+        events = sealed(rest, rest_size, mode / 3 + 1u);
+    put(dir / rw::trace_files::kEvents, events.data(), events.size());
     try {
         rw::Trace trace(dir);
         rw::TraceSummary s = rw::summarize(trace);
-        for (const auto& hash : s.copies_named) {
-            std::string why;
-            (void)trace.verified_file_copy(hash, why);
-        }
+        (void)rw::verify_file_copies(trace, s);
+        walk_like_replay(trace);
     } catch (const rw::FormatError&) {
     } catch (const rw::TraceDirError&) {
     }

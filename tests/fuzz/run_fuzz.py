@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Builds rewind's libFuzzer targets with clang in their own build
-directory and runs each for a while, seeded with a real recording. Fails
-if any input crashes, hangs or leaks; skips (77) with the reason where
-clang's libFuzzer is not installed.
+directory and runs them for N seconds in all (shared between the
+targets), seeded with the unit tests' sample events and a real recording.
+Fails if any input crashes, hangs or leaks; skips (77) with the reason
+where clang's libFuzzer is not installed.
 
   run_fuzz.py --source DIR --build DIR --rewind R --seconds N
 """
 import argparse
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -38,30 +38,21 @@ def build(source, build_dir):
                  "-DCMAKE_C_COMPILER=clang", "-DCMAKE_CXX_COMPILER=clang++", "-DREWIND_FUZZ=ON",
                  "-DBUILD_TESTING=OFF"]
     subprocess.run(configure, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 2), "--target", *TARGETS],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 2), "--target", *TARGETS,
+                    "make_seeds"], check=True, stdout=subprocess.DEVNULL)
 
 
-def seeds(rewind, corpus):
-    """A real recording's files: as the decoder sees a chunk's payload (the
-    encoder's own output is not at hand, so the whole stream goes in too),
-    and as the trace-files target splits its input."""
+def seeds(rewind, make_seeds, corpus):
+    """Sample events always; a real recording's events and files when this
+    machine can record."""
     with tempfile.TemporaryDirectory() as d:
         trace = os.path.join(d, "t")
         r = subprocess.run([rewind, "record", "-q", "-o", trace, "--", "/bin/sh", "-c", "echo seed; ls / >/dev/null"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        argv = [make_seeds, corpus] + ([trace] if r.returncode == 0 else [])
         if r.returncode != 0:
-            return
-        meta = open(os.path.join(trace, "meta.json"), "rb").read()
-        end = open(os.path.join(trace, "end.json"), "rb").read()
-        events = open(os.path.join(trace, "events"), "rb").read()
-        for target in TARGETS:
-            os.makedirs(os.path.join(corpus, target), exist_ok=True)
-        head = struct.pack("BB", (len(meta) + 2) % 256, len(end) % 256)
-        with open(os.path.join(corpus, "fuzz_trace_files", "real"), "wb") as f:
-            f.write(head + meta + end + events)
-        with open(os.path.join(corpus, "fuzz_event_decode", "real"), "wb") as f:
-            f.write(events)
+            print("note: no real recording to seed from (rewind record failed); sample events only")
+        subprocess.run(argv, check=True)
 
 
 def main():
@@ -69,7 +60,7 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--build", required=True)
     ap.add_argument("--rewind", required=True)
-    ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--seconds", type=int, default=24, help="for all targets together")
     args = ap.parse_args()
     if not have_libfuzzer():
         skip("clang with libFuzzer is not installed (scripts/install-deps.sh installs clang and libclang-rt-14-dev)")
@@ -77,15 +68,16 @@ def main():
     work = os.path.join(args.build, "fuzz-work")
     corpus = os.path.join(work, "corpus")
     os.makedirs(corpus, exist_ok=True)
-    seeds(args.rewind, corpus)
+    seeds(args.rewind, os.path.join(args.build, "tests", "fuzz", "make_seeds"), corpus)
     failed = 0
+    each = max(1, args.seconds // len(TARGETS))
     for target in TARGETS:
         target_corpus = os.path.join(corpus, target)
         os.makedirs(target_corpus, exist_ok=True)
         artifacts = os.path.join(work, "artifacts", target) + "/"
         os.makedirs(artifacts, exist_ok=True)
         exe = os.path.join(args.build, "tests", "fuzz", target)
-        p = subprocess.run([exe, f"-max_total_time={args.seconds}", "-rss_limit_mb=2048", "-timeout=10",
+        p = subprocess.run([exe, f"-max_total_time={each}", "-rss_limit_mb=2048", "-timeout=10",
                             f"-artifact_prefix={artifacts}", target_corpus],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         done = [l for l in p.stdout.splitlines() if l.startswith("Done ")]
@@ -94,7 +86,7 @@ def main():
             print(f"FAIL {target}: libFuzzer found a failing input (in {artifacts})")
             print("\n".join(p.stdout.splitlines()[-40:]))
         else:
-            print(f"ok   {target}: {done[-1] if done else 'ran'}")
+            print(f"ok   {target}: {done[-1] if done else 'ran'}, corpus {len(os.listdir(target_corpus))} inputs")
     return 1 if failed else 0
 
 

@@ -337,6 +337,79 @@ def check_damaged_traces(rw, work, progs, tamper):
     return f"{flips} flips found by info --verify and replay; a crafted name and a syscall number refused"
 
 
+
+def check_crafted_traces(rw, work, progs, tamper):
+    """What a crafted trace can hold beyond altered bytes: copies that are
+    symbolic links out of the trace or FIFOs (never followed, never waited
+    on), files in files/ that are no copies, an end.json that is a FIFO, an
+    input claiming more memory than exists. Each is refused with what is
+    wrong, within seconds; info --verify names the file a copy stands for
+    and the event that first uses it."""
+    def bounded(argv):
+        try:
+            return Run(argv, timeout=60)
+        except subprocess.TimeoutExpired:
+            check(False, f"rewind {' '.join(argv[1:])} still running after 60 s (it followed or waited on a file)")
+
+    words = os.path.join(work, "words.txt")
+    with open(words, "w") as f:
+        f.write("pear\napple\nfig\n")
+    trace = record(rw, work, "sort", ["sort", words])
+    dump = Run([rw, "dump", "--json", trace])
+    first_use = {}
+    for index, line in enumerate(dump.stdout.splitlines()):
+        e = json.loads(line)
+        for m in e.get("mappings", []) + ([e["file"]] if "file" in e else []):
+            if m.get("content_hash"):
+                first_use.setdefault(m["content_hash"], (index, m["path"]))
+    name = sorted(first_use)[0]
+    index, path = first_use[name]
+    copy = os.path.join(trace, "files", name)
+    saved = os.path.join(work, "saved-copy")
+    shutil.move(copy, saved)
+    for kind in ("a symbolic link to /dev/zero", "a symbolic link to a host file", "a FIFO"):
+        if kind == "a FIFO":
+            os.mkfifo(copy)
+        else:
+            os.symlink("/dev/zero" if "zero" in kind else shutil.which("sort"), copy)
+        info = bounded([rw, "info", "--verify", trace])
+        check(info.status == 3 and f"at event {index}, the copy of {path}: the trace's copy {name} is not a "
+              "regular file".encode() in info.stdout, f"a copy that is {kind}: info --verify\n{info.describe()}")
+        rep = bounded([rw, "replay", "--autopilot", "-q", trace])
+        check(rep.status == 92 and b"is not a regular file" in rep.stderr and path.encode() in rep.stderr,
+              f"a copy that is {kind}: replay\n{rep.describe()}")
+        os.remove(copy)
+    shutil.move(saved, copy)
+
+    stray = os.path.join(trace, "files", "notes.txt")
+    with open(stray, "w") as f:
+        f.write("not a copy")
+    info = bounded([rw, "info", "--verify", trace])
+    check(info.status == 3 and b"files/notes.txt is not a copy rewind writes" in info.stdout,
+          f"a file in files/ that is no copy: info --verify\n{info.describe()}")
+    os.remove(stray)
+    ok = bounded([rw, "info", "--verify", trace])
+    check(ok.status == 0 and f"verified   {len(first_use)} file copies".encode() in ok.stdout,
+          f"the restored trace\n{ok.describe()}")
+
+    fifo_end = os.path.join(work, "fifo-end.trace")
+    shutil.copytree(trace, fifo_end)
+    os.remove(os.path.join(fifo_end, "end.json"))
+    os.mkfifo(os.path.join(fifo_end, "end.json"))
+    info = bounded([rw, "info", fifo_end])
+    check(info.status == 3 and b"end.json is not a regular file" in info.stderr,
+          f"an end.json that is a FIFO\n{info.describe()}")
+
+    huge = os.path.join(work, "huge-input.trace")
+    shutil.copytree(trace, huge)
+    t = Run([tamper, huge, "--hash-only-input", str(1 << 60)])
+    check(t.status == 0, f"trace_tamper\n{t.describe()}")
+    rep = bounded([rw, "replay", "--autopilot", "-q", huge])
+    check(rep.status == 90 and b"is not readable" in rep.stderr and b"bad_alloc" not in rep.stderr,
+          f"an input claiming 2^60 bytes\n{rep.describe()}")
+    return "symbolic links, a FIFO, a stray file, a FIFO end.json and a 2^60-byte input refused"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -353,8 +426,9 @@ def main():
                check_recorder_killed_anywhere]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
-    d = fresh_dir(os.path.join(work, "check_damaged_traces"))
-    checks.append(("check_damaged_traces", lambda: check_damaged_traces(args.rewind, d, args.programs, args.tamper)))
+    for fn in [check_damaged_traces, check_crafted_traces]:
+        d = fresh_dir(os.path.join(work, fn.__name__))
+        checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs, args.tamper)))
     return run_checks(checks, args.only)
 
 

@@ -10,6 +10,8 @@
 //                                        (its flags unchanged: a known call)
 //   trace_tamper TRACE_DIR --copy-name N the first exec's program file named
 //                                        N in files/ (a crafted name)
+//   trace_tamper TRACE_DIR --hash-only-input N  the first syscall input kept
+//                                        as a hash only, claiming N bytes
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -30,7 +32,8 @@ int main(int argc, char** argv)
     bool preempt = argc > 2 && std::string(argv[2]) == "--preempt";
     bool rename_copy = argc > 3 && std::string(argv[2]) == "--copy-name";
     bool renumber = argc > 3 && std::string(argv[2]) == "--syscall-nr";
-    int64_t min_bytes = argc > 2 && !preempt && !rename_copy && !renumber ? std::atoll(argv[2]) : 2;
+    bool hash_only = argc > 3 && std::string(argv[2]) == "--hash-only-input";
+    int64_t min_bytes = argc > 2 && !preempt && !rename_copy && !renumber && !hash_only ? std::atoll(argv[2]) : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -60,7 +63,19 @@ int main(int argc, char** argv)
                 c->nr = std::atoi(argv[3]);
                 done = true;
             }
-            auto* sc = preempt || rename_copy || renumber ? nullptr : std::get_if<SyscallEvent>(&e);
+            if (auto* c = std::get_if<SyscallEvent>(&e); hash_only && c && !done && c->nr != SYS_execve)
+                for (auto& m : c->memory)
+                    if (m.dir == Direction::In && !m.bytes.empty() && !done) {
+                        std::printf("syscall #%llu: %llu input bytes at %#llx now hash only, claiming %s\n",
+                                    static_cast<unsigned long long>(in.next_index() - 1),
+                                    static_cast<unsigned long long>(m.length), static_cast<unsigned long long>(m.addr),
+                                    argv[3]);
+                        m.hashed_only = true;
+                        m.bytes.clear();
+                        m.length = std::strtoull(argv[3], nullptr, 0);
+                        done = true;
+                    }
+            auto* sc = preempt || rename_copy || renumber || hash_only ? nullptr : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
             if (!done && sc && sc->nr == SYS_read && sc->ret >= min_bytes && !sc->memory.empty() &&
                 sc->memory[0].bytes.size() == static_cast<size_t>(sc->ret)) {
@@ -83,6 +98,8 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "trace_tamper: no preemption in the trace\n");
         else if (renumber)
             std::fprintf(stderr, "trace_tamper: no syscall\n");
+        else if (hash_only)
+            std::fprintf(stderr, "trace_tamper: no syscall input\n");
         else if (rename_copy)
             std::fprintf(stderr, "trace_tamper: no exec with a file copy\n");
         else

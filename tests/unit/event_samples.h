@@ -41,7 +41,8 @@ inline std::vector<Event> sample_events(size_t count, uint32_t seed = 7)
                 e.memory.push_back(r);
             }
             if (rnd(2)) {
-                MemoryRange h;
+                MemoryRange h; // as the recorder writes them: only inputs are kept as a hash
+                h.dir = Direction::In;
                 h.hashed_only = true;
                 h.length = 100000;
                 h.hash = rnd(0);

@@ -60,3 +60,45 @@ TEST_CASE("malformed input is a FormatError, never a crash or an overread")
     ByteReader r2(huge);
     CHECK_THROWS_AS(decode_event(r2), FormatError);
 }
+
+TEST_CASE("what the recorder never writes is refused as corrupt, not handed to replay")
+{
+    auto refused = [](const Event& e) {
+        std::vector<uint8_t> buf;
+        encode_event(e, buf);
+        ByteReader r(buf);
+        CHECK_THROWS_AS(decode_event(r), FormatError);
+    };
+    // An output kept as a hash only: replay could neither restore it nor
+    // size its comparison by anything but an untrusted length.
+    SyscallEvent s;
+    s.nr = 0;
+    MemoryRange out;
+    out.dir = Direction::Out;
+    out.hashed_only = true;
+    out.length = uint64_t(1) << 60;
+    s.memory.push_back(out);
+    refused(s);
+    // A signal number outside 1..64.
+    for (int signo : {0, -1, 65, 1 << 20}) {
+        SignalEvent g;
+        g.signo = signo;
+        g.kind = SignalKind::Fault;
+        refused(g);
+    }
+    // Range bits the format does not define.
+    std::vector<uint8_t> buf;
+    SyscallEvent in;
+    MemoryRange r;
+    r.dir = Direction::In;
+    r.bytes = {1, 2, 3};
+    r.length = 3;
+    in.memory.push_back(r);
+    encode_event(in, buf);
+    // tag, seq, tid, tgid, nr, 6 args, ret, ip, sp, jiffies, flags, count, addr, buffer: one byte each.
+    size_t bits_at = 1 + 4 + 6 + 5 + 1 + 1 + 1;
+    REQUIRE(buf[bits_at] == 0);
+    buf[bits_at] = 0x80;
+    ByteReader reader(buf);
+    CHECK_THROWS_AS(decode_event(reader), FormatError);
+}

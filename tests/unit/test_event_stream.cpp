@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -149,4 +153,70 @@ TEST_CASE("seek returns to any event already read, and past it")
     r.seek(200);
     CHECK_FALSE(r.next(e));
     CHECK(r.end().kind == StreamEnd::Kind::Clean);
+}
+
+namespace {
+
+// A chunk header as a crafted trace can write it: its own checksum holds.
+void reseal_header(std::vector<uint8_t>& bytes, size_t at)
+{
+    uint32_t h = XXH32(bytes.data() + at, 36, 0);
+    std::memcpy(bytes.data() + at + 36, &h, 4);
+}
+
+// Reads `file` in a child whose address space is limited to 512 MiB: a
+// reader that sizes a buffer by what a header claims dies there.
+StreamEnd read_with_little_memory(const fs::path& file)
+{
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    pid_t child = ::fork();
+    if (child == 0) {
+        struct rlimit limit = {512u << 20, 512u << 20};
+        ::setrlimit(RLIMIT_AS, &limit);
+        StreamEnd end;
+        try {
+            read_all(file, end);
+        } catch (...) {
+            ::_exit(2);
+        }
+        int kind = static_cast<int>(end.kind);
+        (void)!::write(pipe_fds[1], &kind, sizeof kind);
+        ::_exit(0);
+    }
+    ::close(pipe_fds[1]);
+    int kind = -1, status = 0;
+    (void)!::read(pipe_fds[0], &kind, sizeof kind);
+    ::close(pipe_fds[0]);
+    ::waitpid(child, &status, 0);
+    REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "the reader died: status ", status);
+    StreamEnd end;
+    end.kind = static_cast<StreamEnd::Kind>(kind);
+    return end;
+}
+
+} // namespace
+
+TEST_CASE("a chunk header's sizes are checked before anything is allocated for them")
+{
+    TempDir dir;
+    auto events = testing::sample_events(10);
+    auto starts = write_stream(dir.path / "ok", events, 10);
+    auto bytes = slurp(dir.path / "ok");
+    size_t at = starts[0];
+    const uint32_t huge = 0xfffffff0;
+
+    // A payload larger than the file: truncated, not a 4 GiB buffer.
+    auto longer = bytes;
+    std::memcpy(longer.data() + at + 4, &huge, 4);
+    reseal_header(longer, at);
+    spit(dir.path / "longer", longer, longer.size());
+    CHECK(read_with_little_memory(dir.path / "longer").kind == StreamEnd::Kind::Truncated);
+
+    // An uncompressed size other than the one the zstd frame holds: corrupt.
+    auto bigger = bytes;
+    std::memcpy(bigger.data() + at + 8, &huge, 4);
+    reseal_header(bigger, at);
+    spit(dir.path / "bigger", bigger, bigger.size());
+    CHECK(read_with_little_memory(dir.path / "bigger").kind == StreamEnd::Kind::Corrupt);
 }

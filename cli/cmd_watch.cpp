@@ -7,7 +7,6 @@
 #include "commands.h"
 #include "json_bytes.h"
 #include "gdb_launch.h"
-#include "hw_breakpoint.h"
 #include "gdb_mi.h"
 #include "nlohmann/json.hpp"
 #include "recorder.h"
@@ -176,10 +175,6 @@ void add_watch(CLI::App& app, Outcome& outcome)
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
         check_gdb(a->gdb);
         check_expression_syntax(a->gdb, t, expr);
-        if (a->connect.empty() && !perfclock::breakpoints_work())
-            throw UsageError("rewind watch counts positions between events with the CPU's debug registers, and they "
-                             "do not work on this machine (`rewind doctor`: hw breakpoints)",
-                             1);
         GdbSupport support(t);
         GdbMi gdb(a->gdb, {});
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;

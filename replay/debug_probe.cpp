@@ -120,8 +120,7 @@ void DebugSession::arm_probe_from(const Segment& s)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     switch (s.kind) {
     case Segment::Kind::Break:
-        probe_->from_trap.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8,
-                                  s.count + (s.addr == resting_on_ ? 1 : 0), kTagProbe);
+        probe_->from_trap.emplace(soft_counters_, *t, s.addr, s.count + (s.addr == resting_on_ ? 1 : 0), kTagProbe);
         probe_->from_resting = s.addr;
         break;
     case Segment::Kind::Step:
@@ -144,7 +143,7 @@ void DebugSession::start_probe()
     uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
     if (probe_->kind == ResumeRequest::Kind::Count) {
         for (uint64_t a : probe_->addrs) {
-            probe_->counters.emplace_back(t->tid(), perfclock::BreakpointKind::Execute, a, 8, 0, 0);
+            probe_->counters.emplace_back(soft_counters_, *t, a, 0, 0);
             // Resting on it: the counter sees that execution, which the position counted already.
             probe_->resting.push_back(a == resting ? 1 : 0);
         }
@@ -275,7 +274,7 @@ Position DebugSession::label(const Position& from, const Position& anchored)
         if (!t)
             throw NoSuchPosition("the debugged process is gone");
         labelling_->skip_resting = resting_on_ == labelling_->rip;
-        labelling_->trap.emplace(t->tid(), perfclock::BreakpointKind::Execute, labelling_->rip, 8, 1, kTagLabel);
+        labelling_->trap.emplace(soft_counters_, *t, labelling_->rip, 1, kTagLabel);
         retarget(Position{labelling_->from.event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw NoSuchPosition("the snapshot's state never comes again"); };
         return AfterArrival::Continue;

@@ -280,15 +280,20 @@ std::string DebugSession::travel_unavailable(const ResumeRequest& r) const
 {
     if (perfclock::breakpoints_work())
         return "";
+    // Executions of an instruction are counted by int3s instead (a stop per
+    // execution); what a data watchpoint sees has no such stand-in, and
+    // reverse execution collects the debugger's watchpoints and steps back
+    // by counting several instructions at once.
     using K = ResumeRequest::Kind;
-    bool counted = r.kind == K::ReverseContinue || r.kind == K::ReverseStep || r.kind == K::Count ||
-                   r.kind == K::Sample || r.kind == K::Label ||
-                   ((r.kind == K::GotoPosition || r.kind == K::Steps) && r.from && !r.from->path.empty());
-    if (!counted)
+    auto watches = [](const std::optional<Position>& p) {
+        return p && std::any_of(p->path.begin(), p->path.end(),
+                                [](const Segment& s) { return s.kind == Segment::Kind::Watch; });
+    };
+    if (r.kind != K::ReverseContinue && r.kind != K::ReverseStep && !watches(r.from) && !watches(r.to))
         return "";
-    return "this needs positions between two events, counted by the CPU's debug registers, and they do not work on "
-           "this machine (`rewind doctor`: hw breakpoints); forward execution, breakpoints and goto an event or "
-           "a percentage work";
+    return "this needs the CPU's debug registers, and they do not work on this machine (`rewind doctor`: hw "
+           "breakpoints); forward execution, breakpoints, goto an event, a percentage or a position, and rewind "
+           "watch work";
 }
 
 StopReport DebugSession::execute()
@@ -478,8 +483,10 @@ bool DebugSession::is_debugged(Task& t)
 
 void DebugSession::before_fork(Task& task)
 {
-    if (is_debugged(task))
+    if (is_debugged(task)) {
         breakpoints_.lift(task);
+        soft_counters_.lift_all();
+    }
     if (soft_target_.addr && soft_target_.pid == task.tid() && !soft_target_.stepping)
         remove_soft_target(task);
 }
@@ -488,13 +495,33 @@ void DebugSession::after_fork(Task& task)
 {
     if (soft_target_.addr && soft_target_.pid == task.tid() && !soft_target_.stepping)
         insert_soft_target(task);
+    if (is_debugged(task))
+        soft_counters_.plant_all();
     if (is_debugged(task) && (mode_ == Mode::Forward || mode_ == Mode::Collect))
         breakpoints_.apply(task);
 }
 
 DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
 {
-    if (!is_debugged(task) || (info.si_code == kTrapPerf && perf_data(info) == kTagEngine))
+    if (!is_debugged(task))
+        return Then::NotMine;
+    // An int3 counting in place of a debug register: counted and stepped
+    // over here, or its stop handled as the perf trap it stands for.
+    SoftCounters::Claim c = soft_counters_.claim(task, info);
+    switch (c.kind) {
+    case SoftCounters::Claim::Kind::Handled:
+        return c.then;
+    case SoftCounters::Claim::Kind::Fired:
+        return soft_counters_.after_fired(task, handle_trap(task, c.info));
+    case SoftCounters::Claim::Kind::NotOurs:
+        break;
+    }
+    return handle_trap(task, info);
+}
+
+DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
+{
+    if (info.si_code == kTrapPerf && perf_data(info) == kTagEngine)
         return Then::NotMine;
     Registers regs = task.regs();
     uint64_t rip = regs[Registers::RIP];

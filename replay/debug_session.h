@@ -28,6 +28,7 @@
 
 #include "breakpoint_set.h"
 #include "debug_hook.h"
+#include "execution_counter.h"
 #include "gdb_registers.h"
 #include "position.h"
 #include "replayer.h"
@@ -232,6 +233,7 @@ private:
     // Why a travel cannot be made on this machine ("" if it can).
     std::string travel_unavailable(const ResumeRequest& r) const;
     Then ask(const StopReport& report);
+    Then handle_trap(Task& task, const siginfo_t& info); // on_trap, after the soft counters' look
     void apply_request(const ResumeRequest& r);
     void begin_travel(const ResumeRequest& r);
     // Probes for tools (debug_probe.cpp): Count, Steps, GotoEnd.
@@ -322,6 +324,7 @@ private:
     std::vector<DebugFrontend*> frontends_; // the ones waiting while another is served
     Timeline timeline_;
     BreakpointSet breakpoints_;
+    SoftCounters soft_counters_; // the int3s that count where debug registers do not
     ExecEvent program_;
     Position position_;
     Position begin_;
@@ -337,11 +340,12 @@ private:
     Mode mode_ = Mode::Forward;
     // Seek/Collect/Search: where to go, and how far along its path we are.
     Position target_;
-    size_t segment_ = 0;      // index in target_.path of the armed segment
-    Segment current_;         // what is armed (a Step may be the rest of one)
-    uint64_t steps_left_ = 0; // for a Step segment
-    std::optional<perfclock::BreakpointCounter> target_counter_;
-    uint64_t target_expected_ = 0; // the count at which a Break target arrives
+    size_t segment_ = 0;                                       // index in target_.path of the armed segment
+    Segment current_;                                          // what is armed (a Step may be the rest of one)
+    uint64_t steps_left_ = 0;                                  // for a Step segment
+    std::optional<ExecutionCounter> target_counter_;           // a Break target
+    std::optional<perfclock::BreakpointCounter> target_watch_; // a Watch target (debug registers only)
+    uint64_t target_expected_ = 0;                             // the count at which a Break target arrives
     // A Break target reached after few executions is counted with an int3
     // instead: an instruction breakpoint near a hot loop slows the loop
     // (about 2.5x on the AMD machines measured), an int3 costs only its hits.
@@ -365,12 +369,12 @@ private:
         Position from;
         std::optional<Segment> from_segment; // FROM beyond the prefix it shares with TO
         std::vector<uint64_t> addrs;
-        std::optional<perfclock::BreakpointCounter> from_trap;
+        std::optional<ExecutionCounter> from_trap;
         uint64_t from_resting = 0;
         uint64_t steps_to_from = 0;
         bool started = false;
         std::chrono::steady_clock::time_point start;
-        std::vector<perfclock::BreakpointCounter> counters;
+        std::vector<ExecutionCounter> counters;
         std::vector<uint64_t> resting;
         uint64_t steps = 0;
         bool stepping() const { return steps_to_from > 0 || (started && kind == ResumeRequest::Kind::Steps); }
@@ -392,7 +396,7 @@ private:
         Position from;
         uint64_t hits = 0;
         bool skip_resting = false;
-        std::optional<perfclock::BreakpointCounter> trap;
+        std::optional<ExecutionCounter> trap;
     };
     std::unique_ptr<Labelling> labelling_;
     struct LabelDone {

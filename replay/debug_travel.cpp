@@ -218,17 +218,19 @@ void DebugSession::arm(const Segment& s)
         // An int3 in memory other threads share would stop them too: their
         // counters are the debug registers, which are per thread.
         bool shared = (mode_ == Mode::Collect && breakpoints_.has_software(s.addr)) || t->vm()->tasks.size() > 1;
-        if (count <= kSoftTargetMostHits && !shared)
+        // Without debug registers every counter is an int3, and all of them
+        // share one per address (a probe may count where its end lies).
+        if (count <= kSoftTargetMostHits && !shared && perfclock::breakpoints_work())
             arm_soft_target(*t, s.addr, count);
         else
-            target_counter_.emplace(t->tid(), perfclock::BreakpointKind::Execute, s.addr, 8, count, kTagTarget);
+            target_counter_.emplace(soft_counters_, *t, s.addr, count, kTagTarget);
         target_expected_ = count;
         break;
     }
     case Segment::Kind::Watch:
-        target_counter_.emplace(t->tid(),
-                                s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
-                                s.addr, s.len, s.count, kTagTarget);
+        target_watch_.emplace(t->tid(),
+                              s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
+                              s.addr, s.len, s.count, kTagTarget);
         break;
     case Segment::Kind::Step:
         steps_left_ = s.count;
@@ -265,6 +267,7 @@ void DebugSession::remove_soft_target(Task& task)
 void DebugSession::disarm_targets()
 {
     target_counter_.reset();
+    target_watch_.reset();
     if (soft_target_.addr) {
         if (Task* t = engine_.find_task(current_tid_); t && t->tid() == soft_target_.pid && !soft_target_.stepping)
             remove_soft_target(*t);

@@ -11,6 +11,7 @@
 
 #include "process_image.h"
 #include "replayer.h"
+#include "text.h"
 #include "snapshot.h"
 
 namespace rw::replay {
@@ -167,6 +168,9 @@ bool Replayer::can_snapshot(std::string* why)
         return fail("the program has not started");
     if (in_flight_ && !restartable_)
         return fail("in the middle of replaying event " + std::to_string(current_));
+    // Its int3 would be copied into the snapshot, with nobody to take it out.
+    if (engine_int3_)
+        return fail("the engine's breakpoint is planted at " + hex(engine_int3_));
     for (Task* t : live_tasks()) {
         collect_fresh(*t);
         if (t->at == Task::At::Running || t->at == Task::At::ExecutingCall)

@@ -238,9 +238,10 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             // Our interrupt: nothing of the recording, so it is not delivered.
             interrupt_sent_ = false;
             t.at = Task::At::SignalStop;
+            bool stepping = t.last_resume_stepped;
             if (hook_)
                 hook_->on_interrupt(t);
-            resume(t, t.last_resume);
+            resume(t, t.last_resume, stepping);
             continue;
         }
         if (stop->kind == StopInfo::Kind::SignalDelivery && is_stray_signal(t.tid(), stop->signal)) {

@@ -42,6 +42,7 @@ void Task::resume(Resume how, bool step)
     at = At::Running;
     emulated_entry = false;
     last_resume = how;
+    last_resume_stepped = step;
 }
 
 } // namespace rw::replay

@@ -73,6 +73,7 @@ public:
     };
     At at = At::Fresh;
     Resume last_resume = Resume::Cont;
+    bool last_resume_stepped = false; // an interrupt of a single step resumes it as a step
     // Stopped at a PTRACE_SYSEMU entry: resuming with PTRACE_SYSCALL from
     // here first reports the skipped syscall's exit.
     bool emulated_entry = false;

@@ -149,10 +149,9 @@ def main():
     checks = [(name, lambda name=name: check_one(rw, progs, work, name)) for name in PROGRAMS]
     checks += [("races", lambda: check_races(rw, progs, work)),
                ("tampered preemption", lambda: check_tampered_preemption(rw, args.tamper, work)),
-               ("order violation", requiring(rw, DEBUG_REGISTERS, lambda: check_order_violation(rw, progs, work))),
-               ("rewind watch", requiring(rw, DEBUG_REGISTERS, lambda: check_watch_names_writer(rw, work))),
-               ("watch across preemptions",
-                requiring(rw, DEBUG_REGISTERS, lambda: check_watch_across_preemptions(rw, progs, work)))]
+               ("order violation", lambda: check_order_violation(rw, progs, work)),
+               ("rewind watch", lambda: check_watch_names_writer(rw, work)),
+               ("watch across preemptions", lambda: check_watch_across_preemptions(rw, progs, work))]
     return run_checks(checks)
 
 if __name__ == "__main__":

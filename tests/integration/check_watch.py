@@ -107,6 +107,8 @@ def scenario_reverse_watch_in_gdb(rw, programs, graph, work):
     return "gdb left just before the change"
 
 
+# gdb's reverse-stepi steps back by counting several instructions at once.
+NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
 SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_memcpy, scenario_never_changes, scenario_reverse_watch_in_gdb]
 
 
@@ -121,11 +123,10 @@ def main():
     require_root()
     if not os.access("/usr/bin/gdb", os.X_OK):
         skip("no gdb at /usr/bin/gdb")
-    return run_checks([(s.__name__, requiring(args.rewind, DEBUG_REGISTERS,
-                                              lambda s=s: s(args.rewind, args.programs, args.graph,
-                                                            fresh_dir(os.path.join(args.work, s.__name__)))))
-                       for s in SCENARIOS], args.only)
-
+    def scenario(s):
+        fn = lambda: s(args.rewind, args.programs, args.graph, fresh_dir(os.path.join(args.work, s.__name__)))
+        return requiring(args.rewind, DEBUG_REGISTERS, fn) if s in NEED_DEBUG_REGISTERS else fn
+    return run_checks([(s.__name__, scenario(s)) for s in SCENARIOS], args.only)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,101 @@
+// Counting executions of an instruction by the thread a position follows.
+// Where the CPU's debug registers work, a perf breakpoint counts in the
+// kernel and stops the thread only at the N-th execution. Where they do not
+// (some hypervisors accept the perf event and never let it fire), an int3
+// stands in: every execution is a ptrace stop, the int3 is counted, taken
+// out for the instruction to run, and put back after it. Same counts, same
+// stops, at the price of a trap per execution: the searches that use these
+// counters keep them to short stretches or rarely executed instructions.
+//
+// A soft counter's stop reaches the session as a perf trap would: the
+// siginfo claim() returns carries si_code TRAP_PERF and the counter's tag,
+// with the thread at the instruction, not after its int3.
+#pragma once
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "debug_hook.h"
+#include "hw_breakpoint.h"
+#include "instruction_trap.h"
+
+namespace rw::replay {
+
+class Task;
+
+class SoftCounters {
+public:
+    struct Counter {
+        uint64_t addr = 0;
+        uint64_t stop_after = 0; // stop at every stop_after-th execution (0: count only)
+        uint64_t tag = 0;
+        uint64_t count = 0;
+    };
+
+    // Plants (or shares) the int3 at `addr` in `task`'s process. Throws
+    // std::runtime_error if the code cannot be read or written, or another
+    // int3 (the engine's, the debugger's) is there.
+    std::shared_ptr<Counter> add(Task& task, uint64_t addr, uint64_t stop_after, uint64_t tag);
+    void remove(const std::shared_ptr<Counter>& counter);
+
+    struct Claim {
+        enum class Kind {
+            NotOurs, // the session handles the trap as it is
+            Fired,   // a counter's stop: `info` is the perf trap it stands for
+            Handled, // an execution counted or a step over finished: resume with `then`
+        };
+        Kind kind = Kind::NotOurs;
+        siginfo_t info{};
+        DebugHook::Then then = DebugHook::Then::Resume;
+    };
+    // First look at every SIGTRAP of the session's threads.
+    Claim claim(Task& task, const siginfo_t& info);
+    // The session's answer to a Fired trap, adjusted so that the
+    // instruction runs once with its int3 out.
+    DebugHook::Then after_fired(Task& task, DebugHook::Then then);
+
+    // Around a fork of the process (a snapshot copies its memory).
+    void lift_all();
+    void plant_all();
+    bool empty() const { return sites_.empty(); }
+
+private:
+    struct Site {
+        std::unique_ptr<InstructionTrap> trap;
+        std::vector<std::shared_ptr<Counter>> counters;
+    };
+    std::map<uint64_t, Site> sites_;
+    uint64_t lifted_ = 0; // a site taken out for its instruction to run once
+    pid_t lifted_tid_ = 0;
+    bool swallow_step_ = false; // that step is ours alone, not a step the session asked for
+    void replant();
+};
+
+// A counter as the session uses it, whichever kind the machine allows.
+class ExecutionCounter {
+public:
+    // With `stop_after` > 0 the thread stops at that execution (and every
+    // stop_after-th after it): a perf trap tagged `tag`, real or stood for.
+    ExecutionCounter(SoftCounters& soft, Task& task, uint64_t addr, uint64_t stop_after, uint64_t tag);
+    ~ExecutionCounter();
+    ExecutionCounter(const ExecutionCounter&) = delete;
+    ExecutionCounter& operator=(const ExecutionCounter&) = delete;
+    ExecutionCounter(ExecutionCounter&& other) noexcept;
+
+    uint64_t count() const;
+    uint64_t address() const { return addr_; }
+
+private:
+    uint64_t addr_;
+    std::optional<perfclock::BreakpointCounter> hardware_;
+    SoftCounters* soft_ = nullptr;
+    std::shared_ptr<SoftCounters::Counter> counter_;
+};
+
+} // namespace rw::replay

@@ -75,6 +75,10 @@ void print_human(const std::string& expr, const WatchReport& r)
         fmt::print("{}\n", r.message);
         break;
     case WatchReport::Outcome::Found:
+        if (!r.last_evaluable_value.empty())
+            fmt::print("{} was last seen as {} {}{}; after that it could not be evaluated until the change:\n", expr,
+                       r.last_evaluable_value, r.last_evaluable_where,
+                       r.last_evaluable_position.empty() ? "" : " at " + r.last_evaluable_position);
         fmt::print("{} changed from {} to {}", expr, r.value_before, r.value_after);
         if (r.what == "instruction")
             fmt::print(" in thread {}, at\n", r.thread);
@@ -129,6 +133,10 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r)
         j["printed"] = printed;
         if (!r.later_change.empty())
             j["same_value_at_start"] = true;
+        if (!r.last_evaluable_value.empty())
+            j["last_evaluable"] = {{"position", r.last_evaluable_position},
+                                   {"where", r.last_evaluable_where},
+                                   {"value", r.last_evaluable_value}};
     }
     j["probes"] = r.probes;
     j["unevaluable_probes"] = r.unevaluable;
@@ -144,6 +152,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
     struct Args {
         std::vector<std::string> positional; // [TRACE] EXPR
         std::string at = "end";
+        std::string from;
         bool json = false;
         std::string gdb = "/usr/bin/gdb";
         std::string connect;
@@ -156,6 +165,9 @@ void add_watch(CLI::App& app, Outcome& outcome)
     cmd->add_option("--at", a->at,
                     "Where the expression has the value to explain: end (default), an event, PCT%, or a position "
                     "from `when`");
+    cmd->add_option("--from", a->from,
+                    "Search after this event or PCT% only: a start where the expression differs from its value at "
+                    "--at (when it has that value at the start too)");
     cmd->add_flag("--json", a->json, "Print the result as JSON");
     cmd->add_option("--print", a->prints, "Also show this expression where the change happens (repeatable)");
     cmd->add_option("--gdb", a->gdb, "The gdb that evaluates the expression (default: /usr/bin/gdb)");
@@ -188,6 +200,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         WatchOptions options;
         options.expr = expr;
         options.at = a->at;
+        options.from = a->from;
         options.prints = a->prints;
         options.progress = [&](const std::string& s) { progress.show(s); };
         WatchSearch search(gdb, options);

@@ -135,6 +135,10 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         unevaluable_++;
     }
     seen_[position] = v;
+    // Good positions only move later as the search narrows: the last one
+    // probed is the latest seen.
+    if (v.ok && !bad_.empty() && v.text != bad_)
+        last_evaluable_ = std::make_pair(position, v);
     return v;
 }
 
@@ -147,12 +151,24 @@ std::optional<std::string> WatchSearch::end_position()
     uint64_t begin = event_of(status["begin"].get<std::string>());
     uint64_t events = status["events"].get<uint64_t>();
     if (!at.empty() && at.back() == '%') {
-        uint64_t pct = std::stoull(at.substr(0, at.size() - 1));
-        if (pct > 100)
-            return std::nullopt;
-        return std::to_string(begin + (events - 1 - begin) * pct / 100);
+        auto e = event_at(at, begin, events - 1);
+        return e ? std::optional(std::to_string(*e)) : std::nullopt;
     }
     return go(at);
+}
+
+std::optional<uint64_t> WatchSearch::event_at(const std::string& spec, uint64_t begin, uint64_t end_event)
+{
+    try {
+        size_t used = 0;
+        uint64_t n = std::stoull(spec, &used);
+        if (used == spec.size())
+            return n >= begin && n <= end_event ? std::optional(n) : std::nullopt;
+        if (used + 1 == spec.size() && spec.back() == '%' && n <= 100)
+            return begin + (end_event - begin) * n / 100;
+    } catch (const std::logic_error&) {
+    }
+    return std::nullopt;
 }
 
 WatchReport WatchSearch::run()
@@ -187,10 +203,24 @@ WatchReport WatchSearch::run()
     uint64_t begin = event_of(status_json["begin"].get<std::string>());
     uint64_t bad_event = event_of(bad_position);
 
-    // The left end: the beginning, or the latest landmark where EXPR was good.
+    // The left end: the beginning (or --from), or the latest landmark where EXPR was good.
     uint64_t good_event = begin;
-    Value first = probe(std::to_string(begin));
-    if (is_bad(first)) {
+    if (!options_.from.empty()) {
+        auto from = event_at(options_.from, begin, bad_event);
+        if (!from)
+            throw std::runtime_error("--from " + options_.from + " is not an event or a percentage between the " +
+                                     "start (event " + std::to_string(begin) + ") and --at (" + bad_position + ")");
+        good_event = *from;
+        Value v = probe(std::to_string(good_event));
+        if (is_bad(v)) {
+            report.outcome = WatchReport::Outcome::NoChange;
+            report.message = fmt::format("{} is {} at --from {} (event {}) as at {}: nothing to find between them",
+                                         options_.expr, bad_, options_.from, good_event, bad_position);
+            return finish();
+        }
+    }
+    Value first = probe(std::to_string(good_event));
+    if (options_.from.empty() && is_bad(first)) {
         std::optional<uint64_t> latest_good;
         constexpr int kLandmarks = 8;
         for (int i = kLandmarks - 1; i >= 1 && !latest_good; i--) {
@@ -202,9 +232,11 @@ WatchReport WatchSearch::run()
         }
         if (!latest_good) {
             report.outcome = WatchReport::Outcome::NoChange;
-            report.message = fmt::format("{} is {} at the start ({}), at the end ({}) and at every probe between: "
-                                         "no change to find",
-                                         options_.expr, bad_, std::to_string(begin), bad_position);
+            report.message = fmt::format(
+                "{} is {} at the start (event {}), at {} and at {} positions between: a bisection cannot find a "
+                "change between two equal values. If it differed somewhere in between, start there: rewind watch "
+                "--from EVENT|PCT% (an event or a percentage where it is not {})",
+                options_.expr, bad_, begin, bad_position, kLandmarks - 1, bad_);
             return finish();
         }
         report.later_change = std::to_string(*latest_good);
@@ -466,7 +498,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     };
     double span = seconds;
     Interval left = in, previous = in;
-    constexpr int kRounds = 1;
+    constexpr int kRounds = 3;
     for (int round = 0; round < kRounds; round++) {
         while (span > 10e-6) {
             double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
@@ -486,6 +518,13 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                 good = settled;
                 goods.push_back(good);
                 span -= half;
+                // A run restored from a snapshot is slower than the recording
+                // (each page written is copied first), so an interrupt lands
+                // short of the time planned: measured, what is left to the
+                // bad end is often much more than the plan says.
+                if (!bad_anchor)
+                    span = nlohmann::json::parse(tool("rw-count " + good + " " + relative_bad(good)))["seconds"]
+                               .get<double>();
             }
         }
         if (bad_anchor)
@@ -572,6 +611,21 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
         throw std::runtime_error("the change did not reproduce at " + found.good + " / " + found.bad +
                                  " (the expression depends on something outside the recording?)");
     report.value_before = before.text;
+    if (!before.ok && last_evaluable_) {
+        // Anchored positions name snapshots of this search only: say where
+        // the program was instead.
+        const std::string& at = last_evaluable_->first;
+        std::vector<Frame> frames = frames_at(at);
+        MiResult f = gdb_.command("-stack-info-frame");
+        const MiValue* frame = f.ok() ? f.values.get("frame") : nullptr;
+        std::string where =
+            frame ? fmt::format("in {} ({}:{})", frame->str("func", "??"), frame->str("file"), frame->str("line", "?"))
+                  : "";
+        report.last_evaluable_position = at.find(":a") == std::string::npos ? at : "";
+        report.last_evaluable_where = where;
+        report.last_evaluable_value = last_evaluable_->second.text;
+        go(found.good); // back where the rest of the report is read
+    }
     auto st = nlohmann::json::parse(tool("rw-status"));
     report.thread = st["thread"].get<uint64_t>();
     MiResult frame = gdb_.command("-stack-info-frame");

@@ -28,7 +28,8 @@ namespace rw::cli {
 
 struct WatchOptions {
     std::string expr;
-    std::string at = "end";          // "end", an event number, "PCT%", or a position ("38:b…x3")
+    std::string at = "end"; // "end", an event number, "PCT%", or a position ("38:b…x3")
+    std::string from;       // "": the start; else an event number or "PCT%" where EXPR differs from its value at `at`
     std::vector<std::string> prints; // also shown where the change happens, from the innermost frame that knows them
     std::function<void(const std::string&)> progress; // one-line status updates
 };
@@ -49,7 +50,11 @@ struct WatchReport {
     std::string source_line;
     std::vector<std::string> backtrace; // frames, innermost first
     std::string later_change;           // NoChange: a position after which EXPR last changed, if one was seen
-    std::vector<std::pair<std::string, std::string>> printed; // --print expressions and their values
+    // Found, when EXPR cannot be evaluated just before the change: the last
+    // position where the search saw it evaluated (not bad), and its value.
+    std::string last_evaluable_position, last_evaluable_value; // position: "" if it names a snapshot of the search
+    std::string last_evaluable_where;                          // "in FUNCTION (FILE:LINE)"
+    std::vector<std::pair<std::string, std::string>> printed;  // --print expressions and their values
 
     int probes = 0;
     int unevaluable = 0; // probes that could not evaluate EXPR (counted as good)
@@ -80,6 +85,7 @@ private:
     std::string tool(const std::string& command); // a rw-* monitor command's JSON reply
 
     std::optional<std::string> end_position();
+    std::optional<uint64_t> event_at(const std::string& spec, uint64_t begin, uint64_t end_event); // an event or PCT%
     Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);
     Interval search_code(Interval in);
     Interval search_anchors(Interval in);
@@ -98,9 +104,10 @@ private:
     int probes_ = 0;
     int unevaluable_ = 0;
     std::vector<uint64_t> used_;
-    std::map<std::string, Value> seen_;                       // positions already evaluated
-    std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
-    std::string here_;                                        // where the replay is, when known
+    std::map<std::string, Value> seen_;                           // positions already evaluated
+    std::map<std::string, std::vector<uint64_t>> call_sites_;     // function → the addresses its calls return to
+    std::string here_;                                            // where the replay is, when known
+    std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };
 
 } // namespace rw::cli

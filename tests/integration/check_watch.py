@@ -38,6 +38,9 @@ def scenario_graph(rw, programs, graph, work):
     check(j["function"] == "add_edge", f"the change is not in add_edge: {j}")
     check("a->out[a->n_out++] = to" in j["source"], f"not the line that stores the edge: {j}")
     check(j["after"]["value"] == "1", f"has_cycle(g) is not 1 after the change: {j}")
+    last = j.get("last_evaluable", {})
+    check(not j["before"]["value"].startswith("<cannot") or (last.get("value") == "0" and "(" in last.get("where", "")),
+          f"the value is unevaluable before the change and the last value seen is not reported: {j}")
     check(j["printed"] == {"i": index, "from": frm, "to": to},
           f"rewind watch names edge {j['printed']}, the program logged {index}: {frm} -> {to}")
     return f"edge {index} ({frm} -> {to}) in {j['probes']} probes, {j['seconds']:.1f} s"
@@ -85,7 +88,12 @@ def scenario_never_changes(rw, programs, graph, work):
     trace, _ = record(rw, work, "never", [os.path.join(programs, "memcpy_overflow")])
     r, j = watch(rw, trace, "storage[0] == 12345")
     check(r.status == NO_CHANGE and j["outcome"] == "no-change", f"expected exit {NO_CHANGE}\n{r.describe()}")
-    check("no change to find" in j["message"], f"unclear message: {j['message']}")
+    check("cannot find a change between two equal values" in j["message"] and "--from" in j["message"],
+          f"unclear message: {j['message']}")
+    r, j = watch(rw, trace, "storage[0] == 12345", "--from", "50%")
+    check(r.status == NO_CHANGE and "at --from 50%" in j["message"], f"--from 50%\n{r.describe()}")
+    r = Run([rw, "watch", trace, "storage[0] == 12345", "--from", "999999"])
+    check(r.status == 1 and b"--from 999999 is not an event" in r.stderr, f"--from past the end\n{r.describe()}")
     r, j = watch(rw, trace, "no_such_variable + 1")
     check(r.status == UNEVALUABLE and j["outcome"] == "unevaluable", f"expected exit {UNEVALUABLE}\n{r.describe()}")
     check("no_such_variable" in j["message"], f"unclear message: {j['message']}")

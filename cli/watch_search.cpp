@@ -365,7 +365,16 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         for (uint64_t a : group)
             cmd += " " + addr_text(a);
         status("counting calls in " + in.good + " .. " + in.bad);
-        auto counts = nlohmann::json::parse(tool(cmd))["counts"];
+        nlohmann::json counts;
+        try {
+            counts = nlohmann::json::parse(tool(cmd))["counts"];
+        } catch (const std::runtime_error& e) {
+            // Counted by int3s (no debug registers), one of them ran too
+            // often to be worth it: try the next ones.
+            if (std::string(e.what()).find("counting stopped") == std::string::npos)
+                throw;
+            continue;
+        }
         for (size_t k = 0; k < group.size(); k++) {
             uint64_t c = counts[k].get<uint64_t>();
             if (c >= 1 && (!best || (best->second < 2 && c >= 2)))
@@ -404,10 +413,15 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     if (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2) {
         // The bad end is the m-th execution of y after the old start: count those before the new one.
         uint64_t before = y == x ? lo : 0;
-        if (y != x)
-            before =
-                nlohmann::json::parse(tool("rw-count " + in.good + " " + next.good + " " + addr_text(y)))["counts"][0]
-                    .get<uint64_t>();
+        if (y != x) {
+            try {
+                before = nlohmann::json::parse(
+                             tool("rw-count " + in.good + " " + next.good + " " + addr_text(y)))["counts"][0]
+                             .get<uint64_t>();
+            } catch (const std::runtime_error&) {
+                throw NotDivisible{};
+            }
+        }
         next.bad = with_segment(next.good, "b" + addr_text(y) + "x" + std::to_string(m - before));
         return next;
     }

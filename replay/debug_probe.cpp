@@ -143,7 +143,8 @@ void DebugSession::start_probe()
     uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
     if (probe_->kind == ResumeRequest::Kind::Count) {
         for (uint64_t a : probe_->addrs) {
-            probe_->counters.emplace_back(soft_counters_, *t, a, 0, 0);
+            probe_->counters.emplace_back(soft_counters_, *t, a, perfclock::breakpoints_work() ? 0 : kSoftCountMost + 1,
+                                          kTagCountCap);
             // Resting on it: the counter sees that execution, which the position counted already.
             probe_->resting.push_back(a == resting ? 1 : 0);
         }

@@ -85,6 +85,7 @@ void DebugSession::run(DebugFrontend& frontend)
             back.from = before_travel;
             travel = back;
             arrival_hook_ = nullptr;
+            probe_.reset(); // (a count given up part-way)
             mode_ = Mode::Forward;
         } catch (const SessionEnd&) {
             if (frontends_.empty())
@@ -274,6 +275,16 @@ StopReport DebugSession::stop(StopReport::Kind kind)
     r.kind = kind;
     r.tid = current_tid_;
     return r;
+}
+
+std::string DebugSession::fmt_count_cap(uint64_t addr)
+{
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "counting stopped: 0x%llx ran more than %llu times (without debug registers each execution is a "
+                  "trap)",
+                  static_cast<unsigned long long>(addr), static_cast<unsigned long long>(kSoftCountMost));
+    return text;
 }
 
 std::string DebugSession::travel_unavailable(const ResumeRequest& r) const
@@ -622,6 +633,8 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
     case Mode::Seek: {
         if (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel)
             return label_trap(task);
+        if (probe_ && info.si_code == kTrapPerf && perf_data(info) == kTagCountCap)
+            throw NoSuchPosition(fmt_count_cap(rip));
         bool from_reached = info.si_code == kTrapPerf && perf_data(info) == kTagProbe;
         Then probe_then = Then::Resume;
         if (probe_ && (from_reached || (step && !target)))

@@ -10,6 +10,7 @@ inline constexpr uint64_t kTagEngine = 0x7277'0000'0000'0002;    // the engine f
 inline constexpr uint64_t kTagTarget = 0x7277'0000'0000'0001;    // a position being sought
 inline constexpr uint64_t kTagLabel = 0x7277'0000'0000'0004;     // looking for a snapshot's state
 inline constexpr uint64_t kTagProbe = 0x7277'0000'0000'0003;     // where a probe starts counting
+inline constexpr uint64_t kTagCountCap = 0x7277'0000'0000'0005;  // a probe's int3 counter ran too often
 inline constexpr uint64_t kTagCandidate = 0x7277'0000'0000'0100; // + index: an instruction that may come just before
 inline constexpr uint64_t kTagUserBase = 0x7277'0000'0001'0000;  // + index of a debugger breakpoint
 

@@ -200,6 +200,7 @@ WatchReport WatchSearch::run()
     report.value_after = bad_;
 
     auto status_json = nlohmann::json::parse(tool("rw-status"));
+    soft_counting_ = status_json.value("counting", "") == "int3";
     uint64_t begin = event_of(status_json["begin"].get<std::string>());
     uint64_t bad_event = event_of(bad_position);
 
@@ -485,25 +486,17 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // Name the bad anchor from the good end: an instruction and its
         // execution count. Interrupts arrive late by varying amounts, so a
         // good anchor sampled after the bad one may lie beyond it; the good
-        // end it was itself sampled from does not.
+        // end it was itself sampled from does not. A settled anchor is
+        // named by where it settled (a return into the outermost function),
+        // which runs far less often than where the interrupt stopped.
         status("naming " + *bad_anchor);
-        size_t slash = bad_anchor->find('/');
-        std::string anchor = bad_anchor->substr(0, slash);
         for (auto g = goods.rbegin(); g != goods.rend(); ++g) {
             std::string named;
             try {
-                named = nlohmann::json::parse(tool("rw-label " + *g + " " + anchor))["position"].get<std::string>();
+                named =
+                    nlohmann::json::parse(tool("rw-label " + *g + " " + *bad_anchor))["position"].get<std::string>();
             } catch (const std::runtime_error&) {
                 continue; // after the bad anchor
-            }
-            if (slash != std::string::npos) {
-                // Settled: the next execution of the address after the label.
-                unsigned long long resume = 0;
-                std::sscanf(bad_anchor->substr(slash + 1).c_str(), "b%llx", &resume);
-                uint64_t before =
-                    nlohmann::json::parse(tool("rw-count " + *g + " " + named + " " + addr_text(resume)))["counts"][0]
-                        .get<uint64_t>();
-                named = with_segment(*g, "b" + addr_text(resume) + "x" + std::to_string(before + 1));
             }
             goods.erase(g.base(), goods.end());
             return {*g, named};
@@ -514,24 +507,29 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     Interval left = in, previous = in;
     constexpr int kRounds = 3;
     for (int round = 0; round < kRounds; round++) {
-        while (span > 10e-6) {
+        int stalls = 0;
+        while (span > 10e-6 && stalls < 3) {
             double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
             status(fmt::format("bisecting {:.0f} us of execution", span * 1e6));
-            auto anchors = nlohmann::json::parse(tool(
-                fmt::format("rw-sample {} 1 {}", good, static_cast<uint64_t>(half * 2e6))))["anchors"]
-                               .get<std::vector<std::string>>();
+            auto reply =
+                nlohmann::json::parse(tool(fmt::format("rw-sample {} 1 {}", good, static_cast<uint64_t>(half * 2e6))));
+            auto anchors = reply["anchors"].get<std::vector<std::string>>();
             if (anchors.empty()) { // the bad end came first
                 span = half;
                 continue;
             }
+            // Interrupts land late, by more than the shortest spans asked
+            // for: where the anchor is, is what the run took to get there.
+            double ran = reply["ran_us"][0].get<double>() * 1e-6;
             std::string settled = settle(anchors[0], live);
             if (is_bad(probe(settled))) {
                 bad_anchor = settled;
-                span = half;
+                stalls = ran >= span * 0.9 ? stalls + 1 : 0; // no closer than the last one
+                span = std::min(span, ran);
             } else {
                 good = settled;
                 goods.push_back(good);
-                span -= half;
+                span = std::max(span - ran, 0.0);
                 // A run restored from a snapshot is slower than the recording
                 // (each page written is copied first), so an interrupt lands
                 // short of the time planned: measured, what is left to the
@@ -548,6 +546,10 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         if (left.good == previous.good && left.bad == previous.bad)
             break; // no progress
         previous = left;
+        // Counted by int3s, a count's time is mostly its traps: no measure
+        // of the running time left, and another round would plan from it.
+        if (soft_counting_)
+            break;
         span = nlohmann::json::parse(tool("rw-count " + left.good + " " + left.bad))["seconds"].get<double>();
         if (span < 100e-6)
             break;

@@ -107,6 +107,7 @@ private:
     std::map<std::string, Value> seen_;                           // positions already evaluated
     std::map<std::string, std::vector<uint64_t>> call_sites_;     // function → the addresses its calls return to
     std::string here_;                                            // where the replay is, when known
+    bool soft_counting_ = false; // the server counts executions with int3s (no debug registers)
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };
 

@@ -2,6 +2,8 @@
 // end of history, counting how often instructions run between two
 // positions, counting the single steps between two positions. Each leaves
 // the replay at the second position and says what it found as JSON.
+#include <sys/prctl.h>
+
 #include <chrono>
 
 #include "debug_session.h"
@@ -91,9 +93,10 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         return;
     }
     case ResumeRequest::Kind::Sample: {
-        auto anchors = sample(*r.from, r.value, std::chrono::nanoseconds(r.span_ns));
+        auto [anchors, ran] = sample(*r.from, r.value, std::chrono::nanoseconds(r.span_ns));
         nlohmann::json j;
         j["anchors"] = anchors;
+        j["ran_us"] = ran; // where each landed: interrupts come late, by varying amounts
         probe_result_ = dump_for_display(j);
         seek(anchors.empty() ? *r.from : *Position::parse(anchors.back()), report);
         return;
@@ -198,7 +201,8 @@ void DebugSession::finish_probe()
 
 namespace rw::replay {
 
-std::vector<std::string> DebugSession::sample(const Position& from, uint64_t count, std::chrono::nanoseconds span)
+std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(const Position& from, uint64_t count,
+                                                                              std::chrono::nanoseconds span)
 {
     // Native running, interrupted now and then: each interrupt leaves a
     // snapshot of the state it found, ordered, but with no count to name it.
@@ -214,21 +218,31 @@ std::vector<std::string> DebugSession::sample(const Position& from, uint64_t cou
     arrival_hook_ = [this] {
         if (Task* t = runner())
             engine_.interrupt_after(*t, sampling_->spacing);
+        sampling_->started = std::chrono::steady_clock::now();
         retarget(Position{sampling_->event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };
         return AfterArrival::Continue;
     };
+    // The interrupt is sent when a wait times out: with the default timer
+    // slack (50 us) that comes late by more than the shortest spans asked.
+    int slack = ::prctl(PR_GET_TIMERSLACK);
+    ::prctl(PR_SET_TIMERSLACK, 1UL);
     try {
         execute();
     } catch (const SamplingDone&) {
+    } catch (...) {
+        ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack));
+        throw;
     }
+    ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack));
     engine_.cancel_interrupt();
     arrival_hook_ = nullptr;
     std::vector<std::string> anchors = std::move(sampling_->anchors);
+    std::vector<double> ran = std::move(sampling_->ran_us);
     sampling_.reset();
     mode_ = Mode::Forward;
     debug_log("  %zu anchors", anchors.size());
-    return anchors;
+    return {anchors, ran};
 }
 
 void DebugSession::on_interrupt(Task& task)
@@ -247,6 +261,8 @@ void DebugSession::on_interrupt(Task& task)
         const auto& e = timeline_.add_anchor(sampling_->event, sampling_->run, sampling_->anchors.size() + 1,
                                              engine_.take_snapshot(false));
         sampling_->anchors.push_back(e.pos.serialize());
+        sampling_->ran_us.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sampling_->started).count());
         if (sampling_->anchors.size() >= sampling_->wanted)
             throw SamplingDone{};
     }
@@ -255,19 +271,44 @@ void DebugSession::on_interrupt(Task& task)
 
 Position DebugSession::label(const Position& from, const Position& anchored)
 {
+    // The anchor itself, or a position reached from it by one more segment
+    // (where a call returns, say): an instruction executed less often than
+    // the one an interrupt happened to stop at is cheaper to count.
     const Timeline::Entry* a = anchored.anchored() ? timeline_.anchor(anchored.path[0]) : nullptr;
-    if (!a || anchored.path.size() != 1 || from.event != anchored.event)
+    bool beyond = anchored.path.size() == 2 && anchored.path[1].kind == Segment::Kind::Break;
+    if (!a || (anchored.path.size() != 1 && !beyond) || from.event != anchored.event)
         throw NoSuchPosition("cannot name " + anchored.describe() + " from " + from.describe());
-    const ReplaySnapshot::TaskCopy* copy = nullptr;
-    for (const auto& c : a->snapshot->tasks)
-        if (c.recorded_tid == current_tid_ || (!copy && c.recorded_tid == program_.tid))
-            copy = &c;
-    if (!copy)
-        throw NoSuchPosition("the snapshot of " + anchored.describe() + " has no debugged thread");
+    Registers want;
+    if (beyond) {
+        struct Arrived {
+            Registers regs;
+        };
+        restore_for(anchored);
+        arrival_hook_ = [this]() -> AfterArrival {
+            Task* t = runner();
+            if (!t)
+                throw NoSuchPosition("the debugged process is gone");
+            throw Arrived{t->regs()};
+        };
+        try {
+            execute();
+        } catch (const Arrived& arrived) {
+            want = arrived.regs;
+        }
+        arrival_hook_ = nullptr;
+    } else {
+        const ReplaySnapshot::TaskCopy* copy = nullptr;
+        for (const auto& c : a->snapshot->tasks)
+            if (c.recorded_tid == current_tid_ || (!copy && c.recorded_tid == program_.tid))
+                copy = &c;
+        if (!copy)
+            throw NoSuchPosition("the snapshot of " + anchored.describe() + " has no debugged thread");
+        want = copy->regs;
+    }
     debug_log("label %s from %s", anchored.describe().c_str(), from.describe().c_str());
     labelling_ = std::make_unique<Labelling>();
-    labelling_->want = copy->regs;
-    labelling_->rip = copy->regs[Registers::RIP];
+    labelling_->want = want;
+    labelling_->rip = want[Registers::RIP];
     labelling_->from = from;
     restore_for(from);
     arrival_hook_ = [this] {

@@ -248,7 +248,9 @@ private:
     Then probe_trap(bool step, bool from_reached);
     Then label_trap(Task& task);
     void finish_probe();
-    std::vector<std::string> sample(const Position& from, uint64_t count, std::chrono::nanoseconds span);
+    // Anchors, and how long the run took to reach each (microseconds).
+    std::pair<std::vector<std::string>, std::vector<double>> sample(const Position& from, uint64_t count,
+                                                                    std::chrono::nanoseconds span);
     // The anchored position `anchored` as `from` and the count of executions of
     // the anchor's instruction, found by comparing registers at each of them.
     Position label(const Position& from, const Position& anchored);
@@ -390,6 +392,8 @@ private:
         std::chrono::nanoseconds spacing{};
         uint64_t event = 0;
         std::vector<std::string> anchors;
+        std::vector<double> ran_us; // each anchor's running time from the start, as it happened
+        std::chrono::steady_clock::time_point started;
     };
     std::unique_ptr<Sampling> sampling_;
     uint32_t sampling_runs_ = 0;

@@ -1,4 +1,6 @@
 #include "gdb_monitor.h"
+
+#include "hw_breakpoint.h"
 #include "json_bytes.h"
 
 #include <sstream>
@@ -128,6 +130,9 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         j["events"] = session.total_events();
         j["thread"] = session.current_thread();
         j["diverted"] = session.diverted();
+        // How executions are counted: tools judge a count's "seconds" by it
+        // (int3s stop at each execution, so their time is mostly traps).
+        j["counting"] = perfclock::breakpoints_work() ? "debug registers" : "int3";
         out.output = dump_for_display(j) + "\n";
         return out;
     }

@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_watch  # noqa: E402
+import watch_shapes  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
@@ -305,8 +306,12 @@ def section_watch(ctx):
     return compare_watch.section_watch(ctx, md_table)
 
 
+def section_watch_shapes(ctx):
+    return watch_shapes.section(ctx, md_table)
+
+
 SECTIONS = {"record": section_record, "replay": section_replay, "codec": section_codec, "debug": section_debug,
-            "watch": section_watch, "threads": section_threads}
+            "watch": section_watch, "watch-shapes": section_watch_shapes, "threads": section_threads}
 
 
 def md_table(header, rows):

@@ -3,17 +3,36 @@
 #include <algorithm>
 #include <cstring>
 
+#include "process_image.h"
 #include "task.h"
 #include "tracee.h"
 
 namespace rw::replay {
 
-std::shared_ptr<SoftCounters::Counter> SoftCounters::add(Task& task, uint64_t addr, uint64_t stop_after, uint64_t tag)
+namespace {
+
+// An int3 written outside code would change data (a return address gdb
+// unwound from a frame without CFI can point anywhere); such an address is
+// never executed, so its count stays 0 with nothing planted.
+bool executable(pid_t tid, uint64_t addr)
 {
+    for (const Mapping& m : read_mappings(tid))
+        if (addr >= m.start && addr < m.end)
+            return m.perms.size() > 2 && m.perms[2] == 'x';
+    return false;
+}
+
+} // namespace
+
+std::shared_ptr<SoftCounters::Counter> SoftCounters::add(pid_t tid, uint64_t addr, uint64_t stop_after, uint64_t tag)
+{
+    auto c = std::make_shared<Counter>(Counter{addr, stop_after, tag, 0});
+    if (!sites_.contains(addr) && !executable(tid, addr))
+        return c;
     Site& site = sites_[addr];
     if (!site.trap) {
         try {
-            site.trap = std::make_unique<InstructionTrap>(task.tid(), addr);
+            site.trap = std::make_unique<InstructionTrap>(tid, addr);
         } catch (...) {
             sites_.erase(addr);
             throw;
@@ -21,7 +40,6 @@ std::shared_ptr<SoftCounters::Counter> SoftCounters::add(Task& task, uint64_t ad
         if (lifted_ == addr)
             lifted_ = 0; // a new int3 where an old one was out: nothing to put back
     }
-    auto c = std::make_shared<Counter>(Counter{addr, stop_after, tag, 0});
     site.counters.push_back(c);
     return c;
 }
@@ -126,7 +144,7 @@ ExecutionCounter::ExecutionCounter(SoftCounters& soft, Task& task, uint64_t addr
     if (perfclock::breakpoints_work()) {
         hardware_.emplace(task.tid(), perfclock::BreakpointKind::Execute, addr, 8, stop_after, tag);
     } else {
-        counter_ = soft.add(task, addr, stop_after, tag);
+        counter_ = soft.add(task.tid(), addr, stop_after, tag);
         soft_ = &soft;
     }
 }

@@ -41,7 +41,7 @@ public:
     // Plants (or shares) the int3 at `addr` in `task`'s process. Throws
     // std::runtime_error if the code cannot be read or written, or another
     // int3 (the engine's, the debugger's) is there.
-    std::shared_ptr<Counter> add(Task& task, uint64_t addr, uint64_t stop_after, uint64_t tag);
+    std::shared_ptr<Counter> add(pid_t tid, uint64_t addr, uint64_t stop_after, uint64_t tag);
     void remove(const std::shared_ptr<Counter>& counter);
 
     struct Claim {

@@ -501,7 +501,12 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             goods.erase(g.base(), goods.end());
             return {*g, named};
         }
-        throw std::runtime_error("cannot place " + *bad_anchor + " after " + in.good);
+        // No good end can name it (counting it would take too many traps):
+        // the stretch from the last good anchor to the interval's bad end,
+        // which is portable, is longer but still exact.
+        status("cannot name " + *bad_anchor + "; searching on from " + goods.back());
+        bad_anchor.reset();
+        return {goods.back(), relative_bad(goods.back())};
     };
     double span = seconds;
     Interval left = in, previous = in;

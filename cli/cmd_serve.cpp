@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
+#include <string>
 
 #include "commands.h"
 #include "debug_session.h"
@@ -69,7 +71,20 @@ UniqueFd accept_one_on_loopback(int port)
     }
 }
 
-int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd, int out_fd)
+// A tool driving gdb (rewind watch) reads why the server ended here:
+// gdb relays the server's stderr only while the connection lasts.
+void leave_error(const std::string& error_file, const std::string& why)
+{
+    if (error_file.empty())
+        return;
+    if (FILE* f = std::fopen(error_file.c_str(), "w")) {
+        std::fputs(why.c_str(), f);
+        std::fclose(f);
+    }
+}
+
+int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd, int out_fd,
+          const std::string& error_file)
 {
     try {
         replay::DebugSession session(trace, options);
@@ -81,7 +96,11 @@ int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd,
         session.run(server);
     } catch (const replay::ReplayError& e) {
         fmt::print(stderr, "rewind: {}\n", e.report());
+        leave_error(error_file, e.report());
         return replay::exit_status_for(e.kind());
+    } catch (const std::exception& e) {
+        leave_error(error_file, e.what());
+        throw;
     }
     return 0;
 }
@@ -98,6 +117,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         int watchdog = 120;
         bool quiet = false;
         bool verbose = false;
+        std::string error_file;
         ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
@@ -112,6 +132,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
     cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
+    cmd->add_option("--error-file", a->error_file, "Also write why the replay ended, if it failed, to FILE");
     cmd->footer("The program's output goes to stderr with --stdio, to stdout with --port.\n"
                 "Examples:\n  (gdb) target extended-remote | rewind serve --stdio latest\n"
                 "  rewind serve --port 2345 latest     then in gdb: target extended-remote localhost:2345");
@@ -133,11 +154,11 @@ void add_serve(CLI::App& app, Outcome& outcome)
             // gdb owns the terminal and handles ^C itself (it sends an interrupt packet).
             std::signal(SIGINT, SIG_IGN);
             opts.stdout_fd = STDERR_FILENO;
-            outcome.exit_code = serve(t, opts, pid, STDIN_FILENO, STDOUT_FILENO);
+            outcome.exit_code = serve(t, opts, pid, STDIN_FILENO, STDOUT_FILENO, a->error_file);
             return;
         }
         UniqueFd conn = accept_one_on_loopback(a->port);
-        outcome.exit_code = serve(t, opts, pid, conn.get(), conn.get());
+        outcome.exit_code = serve(t, opts, pid, conn.get(), conn.get(), a->error_file);
     });
 }
 

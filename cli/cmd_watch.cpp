@@ -207,8 +207,10 @@ void add_watch(CLI::App& app, Outcome& outcome)
         WatchReport report;
         try {
             report = search.run();
-        } catch (...) {
+        } catch (const std::exception& e) {
             progress.erase(); // before main prints why
+            if (std::string why = support.server_error(); !why.empty())
+                throw std::runtime_error(std::string(e.what()) + "; the server ended with:\n  " + why);
             throw;
         }
         progress.erase();

@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 
 #include "gdb_host_files.h"
@@ -74,10 +76,17 @@ GdbSupport::~GdbSupport()
 std::string GdbSupport::target_command() const
 {
     std::string self = std::filesystem::read_symlink("/proc/self/exe");
-    std::string command = "target extended-remote | " + shell_quote(self) + " serve --stdio";
+    std::string command = "target extended-remote | " + shell_quote(self) + " serve --stdio --error-file " +
+                          shell_quote((dir_ / "server-error").string());
     for (const auto& o : serve_options_)
         command += " " + shell_quote(o);
     return command + " " + shell_quote(trace_dir_);
+}
+
+std::string GdbSupport::server_error() const
+{
+    std::ifstream in(dir_ / "server-error");
+    return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 void check_gdb(const std::string& gdb)

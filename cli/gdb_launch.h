@@ -28,6 +28,9 @@ public:
     std::string sysroot() const { return (dir_ / "sysroot").string(); }
     // The gdb command that connects to a replay server of the trace.
     std::string target_command() const;
+    // Why the server of target_command() ended, if it failed (empty if not):
+    // gdb shows the server's last words only while the connection lasts.
+    std::string server_error() const;
 
 private:
     std::filesystem::path dir_;

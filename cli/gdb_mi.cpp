@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
@@ -222,6 +223,7 @@ MiResult GdbMi::command(const std::string& mi_command)
     static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;
     if (trace)
         std::fprintf(stderr, "[gdb/mi] <- %s\n", mi_command.c_str());
+    auto sent = std::chrono::steady_clock::now();
     std::string token = std::to_string(token_++);
     std::string line = token + mi_command + "\n";
     for (size_t done = 0; done < line.size();) {
@@ -252,7 +254,9 @@ MiResult GdbMi::command(const std::string& mi_command)
             pos = end == std::string::npos ? s.size() : end;
             result.values = parse_mi_results(s, pos);
             if (trace)
-                std::fprintf(stderr, "[gdb/mi] -> %s%s\n", s.substr(token.size()).c_str(),
+                std::fprintf(stderr, "[gdb/mi] -> %.1f ms %s%s\n",
+                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count(),
+                             s.substr(token.size()).c_str(),
                              result.console.empty() ? "" : (" | " + result.console.substr(0, 200)).c_str());
             return result;
         }

@@ -104,9 +104,9 @@ private:
     int probes_ = 0;
     int unevaluable_ = 0;
     std::vector<uint64_t> used_;
-    std::map<std::string, Value> seen_;                           // positions already evaluated
-    std::map<std::string, std::vector<uint64_t>> call_sites_;     // function → the addresses its calls return to
-    std::string here_;                                            // where the replay is, when known
+    std::map<std::string, Value> seen_;                       // positions already evaluated
+    std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
+    std::string here_;                                        // where the replay is, when known
     bool soft_counting_ = false; // the server counts executions with int3s (no debug registers)
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };

@@ -14,10 +14,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "bytes.h"
 #include "event_format.h"
@@ -176,6 +178,34 @@ void Replayer::remove_task(Task& t)
 
 namespace {
 
+// What a thread that stopped answering is doing, from /proc: running (a
+// loop that reaches no event), or sleeping in a syscall, or stopped.
+std::string what_thread_does(pid_t tid)
+{
+    std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line))
+        return "it no longer exists";
+    size_t paren = line.rfind(')');
+    char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+    std::ifstream sc("/proc/" + std::to_string(tid) + "/syscall");
+    std::string nr, rest;
+    sc >> nr;
+    std::getline(sc, rest);
+    std::string pc = rest.substr(rest.find_last_of(' ') + 1);
+    switch (state) {
+    case 'R':
+        return "it is running";
+    case 't':
+    case 'T':
+        return "it is stopped, state " + std::string(1, state);
+    default:
+        if (!nr.empty() && std::isdigit(static_cast<unsigned char>(nr[0])))
+            return "it sleeps in syscall " + nr + " at " + pc;
+        return "state " + std::string(1, state) + (nr.empty() ? "" : ", " + nr + (rest.empty() ? "" : " at " + pc));
+    }
+}
+
 // A signal the replayed world raises by itself (a real child's SIGCHLD, a
 // terminal's SIGINT): the recording says which signals arrive and where, and
 // rewind sends those itself; everything else is dropped.
@@ -229,10 +259,18 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
             continue;
         }
-        if (!stop)
+        if (!stop) {
+            std::string doing = what_thread_does(t.tid());
+            if (doing == "it is running") {
+                // Where: a loop that never ends says more than "running".
+                ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP);
+                if (waiter_.wait_until(t.tid(), std::chrono::steady_clock::now() + std::chrono::seconds(1)))
+                    doing += " at " + hex(t.regs()[Registers::RIP]);
+            }
             throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
                               "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
-                                  " within " + std::to_string(options_.watchdog.count()) + " s");
+                                  " within " + std::to_string(options_.watchdog.count()) + " s (" + doing + ")");
+        }
         if (interrupt_sent_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGSTOP &&
             t.tid() == interrupt_tid_) {
             // Our interrupt: nothing of the recording, so it is not delivered.

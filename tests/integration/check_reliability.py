@@ -11,6 +11,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -410,6 +411,28 @@ def check_crafted_traces(rw, work, progs, tamper):
     return "symbolic links, a FIFO, a stray file, a FIFO end.json and a 2^60-byte input refused"
 
 
+def check_stuck_replay_says_where(rw, work, progs):
+    # A thread that runs longer than the watchdog without an event: the
+    # replay ends saying it is running and where, and a server says so in
+    # its --error-file too (gdb shows a server's last words only while the
+    # connection lasts).
+    trace = record(rw, work, "compute", [os.path.join(progs, "compute_loop"), "3"])
+    r = Run([rw, "replay", "--autopilot", "-q", "--watchdog", "1", trace])
+    check(r.status == 93 and re.search(rb"did not reach .* within 1 s \(it is running at 0x[0-9a-f]+\)", r.stderr),
+          f"a replay stuck in a loop\n{r.describe()}")
+    if not shutil.which("gdb"):
+        return "replay --autopilot (no gdb for serve)"
+    error_file = os.path.join(work, "server-error")
+    g = Run(["gdb", "-nx", "-batch", "-ex",
+             f"target extended-remote | {rw} serve --stdio -q --watchdog 1 --error-file {error_file} {trace}",
+             "-ex", "continue"], timeout=60)
+    check(os.path.exists(error_file), f"serve left no --error-file\n{g.describe()}")
+    with open(error_file) as f:
+        said = f.read()
+    check("replay is stuck" in said and "it is running at 0x" in said, f"serve's --error-file says {said!r}")
+    return "replay and serve say the thread is running and where"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -423,7 +446,7 @@ def main():
     checks = []
     for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
                check_serve_ends_with_gdb, check_scrub_env, check_disk_full, check_info_says_what_replay_does,
-               check_recorder_killed_anywhere]:
+               check_recorder_killed_anywhere, check_stuck_replay_says_where]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
     for fn in [check_damaged_traces, check_crafted_traces]:

@@ -570,7 +570,8 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         hw = breakpoints_.hardware_for_tag(perf_data(info));
     bool software =
         info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) && breakpoints_.applied_to(task.group().tgid);
-    bool probe_from = (probe_ && info.si_code == kTrapPerf && perf_data(info) == kTagProbe) ||
+    bool probe_from = (probe_ && info.si_code == kTrapPerf &&
+                       (perf_data(info) == kTagProbe || perf_data(info) == kTagCountCap)) ||
                       (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel);
     if (!step && !target && !hw && !software && !probe_from) {
         if (info.si_code == kTrapPerf)

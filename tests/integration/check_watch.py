@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import DEBUG_REGISTERS, Run, check, fresh_dir, require_root, requiring, run_checks, skip
+from rwtest import DEBUG_REGISTERS, Run, check, fresh_dir, machine_can, require_root, requiring, run_checks, skip
 from rwtest import rewind_watch as watch
 
 NO_CHANGE, UNEVALUABLE = 4, 5
@@ -115,9 +115,28 @@ def scenario_reverse_watch_in_gdb(rw, programs, graph, work):
     return "gdb left just before the change"
 
 
+def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
+    # The search counts executions of instructions. With debug registers
+    # the count is exact however large; with int3s (a trap each) it stops
+    # at 20,000 with that reason, even where the position counted towards
+    # is on the same instruction, and the search tries other addresses.
+    trace, _ = record(rw, work, "compute", [os.path.join(programs, "compute_loop"), "0.01"])
+    script = ('python a = gdb.decode_line("compute_loop.c:20")[1][0].pc; '
+              'gdb.execute(f"monitor rw-count 32 32:b{a:x}x30000 {a:x}")')
+    r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote | {rw} serve --stdio -q {trace}", "-ex", script],
+            timeout=300)
+    out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+    if machine_can(rw, DEBUG_REGISTERS):
+        check(re.search(r'"counts":\[30000\]', out) is not None, f"expected 30000 executions\n{r.describe()}")
+        return "30,000 executions counted by a debug register"
+    check("counting stopped" in out and "more than 20000 times" in out, f"int3 counting did not stop\n{r.describe()}")
+    return "int3 counting stopped at 20,000 executions"
+
+
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
-SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_memcpy, scenario_never_changes, scenario_reverse_watch_in_gdb]
+SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_memcpy, scenario_never_changes,
+             scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb]
 
 
 def main():

@@ -334,6 +334,27 @@ std::vector<uint64_t> WatchSearch::call_returns(const Interval& in)
 
 std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, const std::vector<uint64_t>&)
 {
+    // A bad end that is the m-th execution of an instruction after the good
+    // end (m > 1) is already counted: its executions divide the interval,
+    // with no run to count them. (In a loop without calls, where counting
+    // with int3s gives up, this is the only division there is.)
+    unsigned long long own = 0, own_count = 0;
+    if (std::sscanf(last_segment(in.bad).c_str(), "b%llxx%llu", &own, &own_count) == 2 && own_count > 1 &&
+        with_segment(in.good, last_segment(in.bad)) == in.bad) {
+        auto at = [&](uint64_t k) {
+            return k == 0 ? in.good : with_segment(in.good, "b" + addr_text(own) + "x" + std::to_string(k));
+        };
+        uint64_t lo = 0, hi = own_count;
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            status(fmt::format("executions {}..{} of {} of {:#x}", lo, hi, own_count, own));
+            if (is_bad(probe(at(mid))))
+                hi = mid;
+            else
+                lo = mid;
+        }
+        return Interval{at(lo), with_segment(at(lo), "b" + addr_text(own) + "x1")};
+    }
     // Return addresses of the frames live at either end of the interval,
     // the outermost first: their executions split the interval into calls.
     std::vector<uint64_t> returns;

@@ -321,14 +321,22 @@ Position DebugSession::label(const Position& from, const Position& anchored)
         arrival_hook_ = []() -> AfterArrival { throw NoSuchPosition("the snapshot's state never comes again"); };
         return AfterArrival::Continue;
     };
+    // However the run ends (found, or NoSuchPosition), its counter goes:
+    // an int3 left planted would outlive the process it was planted in.
+    struct Done {
+        DebugSession& s;
+        ~Done()
+        {
+            s.arrival_hook_ = nullptr;
+            s.labelling_.reset();
+        }
+    } done{*this};
     Position found;
     try {
         execute();
     } catch (const LabelDone& d) {
         found = d.found;
     }
-    arrival_hook_ = nullptr;
-    labelling_.reset();
     mode_ = Mode::Forward;
     debug_log("  %s", found.describe().c_str());
     return found;
@@ -342,6 +350,10 @@ DebugHook::Then DebugSession::label_trap(Task& task)
         return Then::Resume;
     }
     l.hits++;
+    // Each execution is a trap where int3s count: an anchor a hot
+    // instruction reaches only after many is not worth naming.
+    if (!perfclock::breakpoints_work() && l.hits > kSoftCountMost)
+        throw NoSuchPosition(fmt_count_cap(l.rip));
     Registers now = task.regs();
     for (size_t i = 0; i < Registers::kCount; i++)
         if (i != Registers::EFLAGS && i != Registers::ORIG_RAX && now.words[i] != l.want.words[i])

@@ -86,6 +86,7 @@ void DebugSession::run(DebugFrontend& frontend)
             travel = back;
             arrival_hook_ = nullptr;
             probe_.reset(); // (a count given up part-way)
+            labelling_.reset();
             mode_ = Mode::Forward;
         } catch (const SessionEnd&) {
             if (frontends_.empty())
@@ -570,9 +571,9 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         hw = breakpoints_.hardware_for_tag(perf_data(info));
     bool software =
         info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) && breakpoints_.applied_to(task.group().tgid);
-    bool probe_from = (probe_ && info.si_code == kTrapPerf &&
-                       (perf_data(info) == kTagProbe || perf_data(info) == kTagCountCap)) ||
-                      (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel);
+    bool probe_from =
+        (probe_ && info.si_code == kTrapPerf && (perf_data(info) == kTagProbe || perf_data(info) == kTagCountCap)) ||
+        (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel);
     if (!step && !target && !hw && !software && !probe_from) {
         if (info.si_code == kTrapPerf)
             return Then::Resume; // a counter of an abandoned seek

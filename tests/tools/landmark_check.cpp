@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -258,9 +259,11 @@ void poke_int(pid_t tid, uint64_t addr, int value)
     check(ptrace(PTRACE_POKEDATA, tid, addr, word) == 0, "PTRACE_POKEDATA: " + std::string(std::strerror(errno)));
 }
 
-// Resumes every traced thread and follows them until all have exited.
-void run_to_exit(std::set<pid_t> tids)
+// Resumes every traced thread and follows them until all have exited;
+// returns the exit status of each.
+std::map<pid_t, int> run_to_exit(std::set<pid_t> tids)
 {
+    std::map<pid_t, int> exits;
     for (pid_t t : tids)
         check(ptrace(PTRACE_CONT, t, nullptr, nullptr) == 0, "PTRACE_CONT: " + std::string(std::strerror(errno)));
     while (!tids.empty()) {
@@ -273,11 +276,13 @@ void run_to_exit(std::set<pid_t> tids)
             check(!WIFSIGNALED(status),
                   "thread " + std::to_string(w) + " was killed by " + strsignal(WTERMSIG(status)));
             tids.erase(w);
+            exits[w] = WEXITSTATUS(status);
         } else if (WIFSTOPPED(status)) {
             int sig = (status >> 16) != 0 ? 0 : WSTOPSIG(status);
             ptrace(PTRACE_CONT, w, nullptr, sig);
         }
     }
+    return exits;
 }
 
 int run(const std::string& program, int threads, int megabytes, const fs::path& work)
@@ -377,7 +382,8 @@ int run(const std::string& program, int threads, int megabytes, const fs::path& 
     std::set<pid_t> all(tids.begin(), tids.end());
     for (const auto& c : copy.threads())
         all.insert(c.tid);
-    run_to_exit(all);
+    auto exits = run_to_exit(all);
+    check(exits[pid] == 0, "the original exited with status " + std::to_string(exits[pid]));
     std::string original_output = read_all(out[0]), copy_output = read_all(copy_out[0]);
     int copy_status = copy.wait_holder();
     check(original_output.find("main ") != std::string::npos, "the original printed: " + original_output);

@@ -1,5 +1,11 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -43,5 +49,37 @@ TEST_CASE("restoring from a directory without a landmark says so")
     std::filesystem::path dir = mkdtemp(tmpl);
     CHECK_THROWS_WITH_AS(RestoredLandmark::restore("/bin/true", dir, {}, 0), doctest::Contains("holds no landmark"),
                          std::runtime_error);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a landmark is refused inside a system call, and the thread stays seized")
+{
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    REQUIRE(child > 0);
+    REQUIRE(ptrace(PTRACE_SEIZE, child, nullptr, PTRACE_O_EXITKILL) == 0);
+    int status = 0;
+    // Interrupted while it waits in pause(): orig_rax is the system call.
+    for (int i = 0; i < 100; i++) {
+        REQUIRE(ptrace(PTRACE_INTERRUPT, child, nullptr, nullptr) == 0);
+        REQUIRE(waitpid(child, &status, __WALL) == child);
+        user_regs_struct regs{};
+        REQUIRE(ptrace(PTRACE_GETREGS, child, nullptr, &regs) == 0);
+        if (static_cast<long long>(regs.orig_rax) != -1)
+            break;
+        REQUIRE(ptrace(PTRACE_CONT, child, nullptr, nullptr) == 0);
+        usleep(1000);
+    }
+    char tmpl[] = "/tmp/rewind-landmark-XXXXXX";
+    std::filesystem::path dir = mkdtemp(tmpl);
+    CHECK_THROWS_WITH_AS(dump_landmark("/bin/true", child, {child}, dir, 0), doctest::Contains("inside system call"),
+                         std::runtime_error);
+    user_regs_struct regs{};
+    CHECK(ptrace(PTRACE_GETREGS, child, nullptr, &regs) == 0); // still ours, still stopped
+    kill(child, SIGKILL);
+    waitpid(child, &status, __WALL);
     std::filesystem::remove_all(dir);
 }

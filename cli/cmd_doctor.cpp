@@ -5,13 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "bpf_capture.h"
 #include "commands.h"
+#include "criu_landmark.h"
 #include "hw_breakpoint.h"
 #include "tsc.h"
 #include "launcher.h"
@@ -20,6 +22,7 @@
 
 namespace rw::cli {
 namespace {
+namespace fs = std::filesystem;
 
 enum class Level { Ok, No, Fail };
 
@@ -28,23 +31,6 @@ struct Check {
     std::string name;
     std::string detail;
 };
-
-std::string run_command(const std::string& cmd, int& status)
-{
-    std::string out;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    if (!p) {
-        status = -1;
-        return "";
-    }
-    std::array<char, 512> buf;
-    while (fgets(buf.data(), buf.size(), p))
-        out += buf.data();
-    status = pclose(p);
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
-        out.pop_back();
-    return out;
-}
 
 bool kernel_at_least(const std::string& release, int major, int minor)
 {
@@ -90,25 +76,37 @@ Check check_ebpf()
 
 Check check_criu()
 {
-    if (find_program("criu").empty())
-        return {Level::No, "criu", "not installed: persistent (on-disk) landmarks unavailable"};
-    int status = 0;
-    std::string out = run_command("criu check", status);
-    if (status == 0)
-        return {Level::Ok, "criu", "criu check: " + out};
-    // criu's most telling line is usually its first error.
-    std::string first = out.substr(0, out.find('\n'));
-    for (size_t pos = 0; pos < out.size();) {
-        size_t end = out.find('\n', pos);
-        std::string line = out.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        if (line.find("Error") != std::string::npos && line.find("exited, status") == std::string::npos) {
-            first = line;
-            break;
+    std::string criu = replay::find_criu();
+    if (criu.empty())
+        return {Level::No, "criu",
+                "not installed (scripts/install-criu.sh installs CRIU 4.1 in " +
+                    std::string(fs::path(replay::kCriuPrivatePath).parent_path().parent_path()) +
+                    "): persistent (on-disk) landmarks unavailable"};
+    std::string version = replay::criu_version(criu);
+    std::string what = criu + " " + (version.empty() ? "(no version)" : version);
+    replay::ProgramOutput out = replay::run_program({criu, "check"});
+    if (out.status == 0 && replay::version_at_least(version, 4, 1))
+        return {Level::Ok, "criu", what + ", criu check passes: persistent landmarks available"};
+    std::string why;
+    if (out.status != 0) {
+        // criu's most telling line is usually its first error.
+        std::istringstream lines(out.output);
+        for (std::string line; std::getline(lines, line);) {
+            if (why.empty() && !line.empty())
+                why = line;
+            if (line.find("Error") != std::string::npos && line.find("exited, status") == std::string::npos) {
+                why = line;
+                break;
+            }
         }
-        pos = end == std::string::npos ? out.size() : end + 1;
+        why = "criu check fails (" + why + ")";
+    } else {
+        why = "criu check passes, but rewind needs CRIU 4.1 or later";
     }
     return {Level::No, "criu",
-            "criu check fails (" + first + "): persistent landmarks unavailable; in-memory snapshots still work"};
+            what + ": " + why +
+                "; persistent landmarks unavailable (scripts/install-criu.sh installs CRIU 4.1), "
+                "in-memory snapshots still work"};
 }
 
 } // namespace

@@ -516,18 +516,22 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             try {
                 named =
                     nlohmann::json::parse(tool("rw-label " + *g + " " + *bad_anchor))["position"].get<std::string>();
-            } catch (const std::runtime_error&) {
-                continue; // after the bad anchor
+            } catch (const std::runtime_error& e) {
+                if (std::string(e.what()).find("counting stopped") != std::string::npos)
+                    break; // too far to count; an earlier good end is farther still
+                continue;  // after the bad anchor
             }
             goods.erase(g.base(), goods.end());
             return {*g, named};
         }
-        // No good end can name it (counting it would take too many traps):
-        // the stretch from the last good anchor to the interval's bad end,
-        // which is portable, is longer but still exact.
-        status("cannot name " + *bad_anchor + "; searching on from " + goods.back());
+        // Counted by int3s, the bad anchor is too many executions of its
+        // instruction away to name. Those executions still divide the
+        // stretch: gallop over them from the last good anchor.
+        std::vector<Frame> at = frames_at(*bad_anchor);
         bad_anchor.reset();
-        return {goods.back(), relative_bad(goods.back())};
+        if (at.empty())
+            return {goods.back(), relative_bad(goods.back())};
+        return gallop(goods.back(), at.front().pc, relative_bad(goods.back()));
     };
     double span = seconds;
     Interval left = in, previous = in;
@@ -621,6 +625,41 @@ WatchSearch::Interval WatchSearch::search_code(Interval in)
             return step_search(in);
         in = *next;
     }
+}
+
+WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, const std::string& bad)
+{
+    // P(k) = the k-th execution of y after `good`. Probing k = 1, 2, 4, …
+    // from the snapshot of the last probe costs about twice the executions
+    // up to the change, however far it is; then bisect the last doubling.
+    auto at = [&](uint64_t k) {
+        return k == 0 ? good : with_segment(good, "b" + addr_text(y) + "x" + std::to_string(k));
+    };
+    uint64_t lo = 0, hi = 1;
+    for (;; hi *= 2) {
+        status(fmt::format("galloping over executions of {:#x}: {}", y, hi));
+        bool bad_here;
+        try {
+            bad_here = is_bad(probe(at(hi)));
+        } catch (const std::runtime_error&) {
+            // y runs fewer than hi times before the event: the change is
+            // between its last good execution and the portable bad end.
+            std::string from = at(lo);
+            return {from, lo == 0 ? bad : with_segment(from, last_segment(bad))};
+        }
+        if (bad_here)
+            break;
+        lo = hi;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        status(fmt::format("executions {}..{} of {:#x}", lo, hi, y));
+        if (is_bad(probe(at(mid))))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return {at(lo), with_segment(at(lo), "b" + addr_text(y) + "x1")};
 }
 
 WatchSearch::Interval WatchSearch::step_search(const Interval& in)

@@ -93,6 +93,7 @@ private:
     std::vector<Frame> frames_at(const std::string& position);                     // innermost first
     std::vector<uint64_t> call_returns(const Interval& in); // of the outermost function live at both ends
     std::optional<size_t> bisect(const std::vector<std::string>& positions); // last good index
+    Interval gallop(const std::string& good, uint64_t y, const std::string& bad);
     std::optional<Interval> divide(const Interval& in, const std::vector<uint64_t>& used_out);
     Interval step_search(const Interval& in);
     void describe(WatchReport& report, const Interval& found);

@@ -298,6 +298,10 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
                 if (preempt_point && preempt_search_->found)
                     break; // the debugger's stop is the event's point: the thread rests there
                 resume(t, t.last_resume, then == DebugHook::Then::Step);
+                // A thread counted or stepped trap by trap is moving, only
+                // slowly (a trap per execution where debug registers do not
+                // work): the watchdog is for one that never stops.
+                watchdog = std::chrono::steady_clock::now() + options_.watchdog;
                 continue;
             }
         }

@@ -3,10 +3,13 @@
  *
  * One hook per syscall, at sys_exit: it copies the user memory the syscall
  * read and wrote (as the shared syscall table describes it) into the ring
- * buffer, followed by the syscall record that closes the event. There is no
- * sys_enter hook: on x86-64 the arguments are still in pt_regs at exit, and
- * every attached syscall tracepoint costs every process on the machine.
- * Forks are followed here, before the child runs. Whatever cannot be
+ * buffer, followed by the syscall record that closes the event. On x86-64
+ * the arguments are still in pt_regs at exit. The sys_enter hook serves only
+ * processes whose threads run one at a time: at a call that may block, the
+ * thread gives the CPU up (RW_REC_YIELD), and when the call returns it is
+ * stopped (RW_STALL_TURN) until the supervisor gives it the CPU again; every
+ * other call runs through without a stop. Other processes leave it at its
+ * first lookup. Forks are followed here, before the child runs. Whatever cannot be
  * captured completely is handed to the supervisor by stalling the thread
  * (see rw_stall in rewind_abi.h): nothing is ever dropped silently.
  */
@@ -66,6 +69,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rw_stall);
 } stalls SEC(".maps");
+
+/* Processes whose threads run one at a time (tgid -> 1), kept by the
+ * supervisor. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} serialized SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -231,6 +243,45 @@ static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
 	s->sc.h.flags |= RW_SC_FILE;
 }
 
+#define O_NONBLOCK_FLAG 04000
+#define S_IFMT_BITS 0170000
+#define S_IFREG_BITS 0100000
+#define S_IFDIR_BITS 0040000
+#define S_IFBLK_BITS 0060000
+#define S_IFCHR_BITS 0020000
+#define MEM_MAJOR 1 /* /dev/null, /dev/zero, /dev/urandom… */
+#define KERNEL_MINOR_BITS 20
+
+/* Whether I/O on descriptor `fd` of the current task can wait for another
+ * thread: anything but a regular file, a directory, a block device, a
+ * memory device, or a descriptor in non-blocking mode. */
+static __always_inline int fd_may_block(__u64 fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *file = 0;
+	struct inode *inode;
+	__u32 mode;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0; /* EBADF at once */
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
+		return 1;
+	if (!file)
+		return 0;
+	if (BPF_CORE_READ(file, f_flags) & O_NONBLOCK_FLAG)
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	mode = BPF_CORE_READ(inode, i_mode) & S_IFMT_BITS;
+	if (mode == S_IFREG_BITS || mode == S_IFDIR_BITS || mode == S_IFBLK_BITS)
+		return 0;
+	if (mode == S_IFCHR_BITS && (BPF_CORE_READ(inode, i_rdev) >> KERNEL_MINOR_BITS) == MEM_MAJOR)
+		return 0;
+	return 1;
+}
+
 static __always_inline int file_is_known(struct scratch *s)
 {
 	struct file_key key = {.dev = s->sc.file.dev, .ino = s->sc.file.ino};
@@ -357,6 +408,72 @@ static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *
 	return 0;
 }
 
+/* Whether the call may block, as the syscall table says (syscall_table.h:
+ * Blocking). Unknown calls may. */
+static __always_inline int may_block(struct pt_regs *regs, long id)
+{
+	const struct rw_sys_spec *spec, *sub;
+	struct rw_subcmd_key key = {};
+	__u32 nr = (__u32)id;
+	__u64 args[RW_MAX_ARGS];
+	__u8 flags;
+
+	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
+	if (!spec || !(spec->flags & RW_SYS_KNOWN))
+		return 1;
+	flags = spec->flags;
+	if (flags & RW_SYS_DISPATCH) {
+		args[0] = regs->di;
+		args[1] = regs->si;
+		args[2] = regs->dx;
+		args[3] = regs->r10;
+		args[4] = regs->r8;
+		args[5] = regs->r9;
+		key.nr = nr;
+		key.value = args[spec->dispatch_arg < RW_MAX_ARGS ? spec->dispatch_arg : 0];
+		if (spec->dispatch_mask_bits)
+			key.value &= (1ull << (spec->dispatch_mask_bits & 63)) - 1;
+		sub = bpf_map_lookup_elem(&subcmds, &key);
+		if (sub)
+			flags = sub->flags;
+	}
+	if (flags & RW_SYS_MAY_BLOCK)
+		return 1;
+	if (flags & RW_SYS_BLOCKS_ON_FD)
+		return fd_may_block(regs->di);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	struct rw_task_state *st = state_of_current();
+	struct rw_rec_yield rec = {};
+	__u64 pid_tgid;
+	__u32 tgid;
+
+	if (!st || st->phase != RW_TASK_ACTIVE)
+		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	tgid = pid_tgid >> 32;
+	if (!bpf_map_lookup_elem(&serialized, &tgid) || !may_block(regs, id))
+		return 0;
+	rec.h.kind = RW_REC_YIELD;
+	rec.h.tid = (__u32)pid_tgid;
+	rec.h.seq = __sync_fetch_and_add(&seq_counter, 1);
+	rec.tgid = tgid;
+	rec.nr = (__s32)id;
+	/* The supervisor hands the CPU to another thread as soon as it reads
+	 * this: wake it now. */
+	if (bpf_ringbuf_output(&rb, &rec, sizeof(rec), BPF_RB_FORCE_WAKEUP)) {
+		/* The thread keeps the CPU; the trace is marked incomplete. */
+		__sync_fetch_and_add(&ring_refusals, 1);
+		return 0;
+	}
+	st->released = 1;
+	return 0;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -368,12 +485,17 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u32 zero = 0, nr;
 	__u64 chunks;
 	__u64 need = 0, ring_size, pending;
+	__u32 turn;
 
 	if (!st || st->phase != RW_TASK_ACTIVE)
 		return 0;
 	s = bpf_map_lookup_elem(&scratch_map, &zero);
 	if (!s)
 		return 0;
+	/* Gave the CPU up at the entry: whatever else happens below, the
+	 * thread stops before it returns to user mode (every stall does). */
+	turn = st->released;
+	st->released = 0;
 
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	s->sc.h.kind = RW_REC_SYSCALL;
@@ -460,5 +582,7 @@ emit:
 	}
 	if ((s->sc.h.flags & RW_SC_FILE) && !file_is_known(s))
 		stall(s, RW_STALL_COPY_FILE);
+	else if (turn)
+		stall(s, RW_STALL_TURN);
 	return 0;
 }

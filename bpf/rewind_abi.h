@@ -68,6 +68,12 @@ struct rw_buf_spec {
 	0x02		      /* buffers depend on args[dispatch_arg]:                             \
 				 look up rw_subcmd_key in the subcommand map */
 #define RW_SYS_MAPS_FILE 0x04 /* mmap: capture the identity of args[4] */
+/* While the threads of a process run one at a time, a thread gives the CPU
+ * up at the entry of a call that may block (it may wait for another thread
+ * of its process). Calls with neither flag never block: the thread runs
+ * through them without a stop. */
+#define RW_SYS_MAY_BLOCK     0x08
+#define RW_SYS_BLOCKS_ON_FD  0x10 /* only if args[0] is a descriptor that can block */
 
 struct rw_sys_spec {
 	__u8 flags;
@@ -101,6 +107,8 @@ enum rw_task_phase {
 struct rw_task_state {
 	__u32 phase;
 	__u32 child_return; /* forked: the next exit is the child's return */
+	__u32 released;	    /* gave the CPU up at this syscall's entry (RW_REC_YIELD) */
+	__u32 reserved;
 };
 
 #define RW_NR_RT_SIGRETURN 15
@@ -113,6 +121,9 @@ enum rw_record_kind {
 			       RW_REC_SYSCALL of the same thread */
 	RW_REC_FORK = 3,
 	RW_REC_EXIT = 4,
+	RW_REC_YIELD = 5, /* a thread of a serialized process entered a syscall
+			     that may block: it gives the CPU up, and the
+			     syscall's event takes this record's seq */
 };
 
 struct rw_rec_header {
@@ -178,6 +189,12 @@ struct rw_rec_exit {
 	__u64 pending_args[RW_MAX_ARGS];
 };
 
+struct rw_rec_yield {
+	struct rw_rec_header h; /* seq = the place of the syscall's event */
+	__u32 tgid;
+	__s32 nr;
+};
+
 /* ---- stalls: when the kernel side cannot finish an event --------------- */
 
 /* The kernel side never drops an event silently. When it cannot emit one
@@ -192,6 +209,9 @@ enum rw_stall_reason {
 	RW_STALL_READ_FAULT = 2,
 	RW_STALL_TOO_COMPLEX = 3,
 	RW_STALL_COPY_FILE = 4, /* event emitted; copy the mapped file */
+	RW_STALL_TURN = 5,	/* event emitted; the thread gave the CPU up at
+				   the entry (RW_REC_YIELD): it waits for its
+				   turn before it runs user code again */
 };
 
 struct rw_stall {
@@ -219,6 +239,7 @@ static_assert(sizeof(struct rw_rec_syscall) == 136, "rw_rec_syscall layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
 static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");
+static_assert(sizeof(struct rw_rec_yield) == 24, "rw_rec_yield layout");
 #endif
 #endif
 

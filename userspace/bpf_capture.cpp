@@ -95,13 +95,15 @@ BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
     int specs_fd = bpf_map__fd(s->maps.specs);
     for (const auto& info : all_syscalls()) {
         uint32_t key = static_cast<uint32_t>(info.nr);
-        if (bpf_map_update_elem(specs_fd, &key, &info.spec, BPF_ANY))
+        rw_sys_spec spec = kernel_spec(info);
+        if (bpf_map_update_elem(specs_fd, &key, &spec, BPF_ANY))
             throw CaptureError("cannot upload the syscall table: " + std::string(strerror(errno)));
     }
     int subs_fd = bpf_map__fd(s->maps.subcmds);
     for (const auto& sub : all_subcommands()) {
         rw_subcmd_key key{static_cast<uint32_t>(sub.nr), 0, sub.value};
-        if (bpf_map_update_elem(subs_fd, &key, &sub.spec, BPF_ANY))
+        rw_sys_spec spec = kernel_spec(sub);
+        if (bpf_map_update_elem(subs_fd, &key, &spec, BPF_ANY))
             throw CaptureError("cannot upload the subcommand table: " + std::string(strerror(errno)));
     }
 
@@ -143,6 +145,13 @@ size_t BpfCapture::drain()
     return static_cast<size_t>(n);
 }
 
+bool BpfCapture::has_stall(pid_t tid)
+{
+    uint32_t key = static_cast<uint32_t>(tid);
+    rw_stall stall{};
+    return bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.stalls), &key, &stall) == 0;
+}
+
 std::optional<rw_stall> BpfCapture::take_stall(pid_t tid)
 {
     uint32_t key = static_cast<uint32_t>(tid);
@@ -160,6 +169,19 @@ void BpfCapture::mark_file_known(const rw_file_identity& identity)
         uint64_t dev, ino;
     } key{identity.dev, identity.ino};
     bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.known_files), &key, &identity, BPF_ANY);
+}
+
+void BpfCapture::set_serialized(pid_t tgid, bool serialized)
+{
+    uint32_t key = static_cast<uint32_t>(tgid), one = 1;
+    int fd = bpf_map__fd(impl_->skel->maps.serialized);
+    if (serialized) {
+        if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+            throw CaptureError("cannot tell the kernel side that process " + std::to_string(tgid) +
+                               " runs one thread at a time: " + strerror(errno));
+    } else {
+        bpf_map_delete_elem(fd, &key);
+    }
 }
 
 uint64_t BpfCapture::next_seq()

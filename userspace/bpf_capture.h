@@ -41,10 +41,17 @@ public:
     // Hands every committed ring record to the handler; returns how many.
     size_t drain();
 
+    // Whether the kernel side left a stall for this thread.
+    bool has_stall(pid_t tid);
     // A stall the kernel side left for this thread, removed from the map.
     std::optional<rw_stall> take_stall(pid_t tid);
     // Tells the kernel side a file's content is in the trace (no more stalls for it).
     void mark_file_known(const rw_file_identity& identity);
+
+    // The threads of process `tgid` run one at a time (or no longer do):
+    // the kernel side then emits RW_REC_YIELD at the entry of every call
+    // that may block, and stops the thread when that call returns.
+    void set_serialized(pid_t tgid, bool serialized);
 
     // Draws the next number from the global event counter.
     uint64_t next_seq();

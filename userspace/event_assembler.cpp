@@ -82,6 +82,17 @@ void EventAssembler::on_record(std::span<const uint8_t> rec)
         sink_.emit(std::move(e));
         return;
     }
+    case RW_REC_YIELD: {
+        rw_rec_yield y;
+        if (!read_record(rec, y)) {
+            problems_.push_back("a truncated yield record");
+            return;
+        }
+        // The thread gave the CPU up here: its syscall's event goes here.
+        expect_syscall(tid, y.nr, h.seq);
+        yields_.push_back(tid);
+        return;
+    }
     case RW_REC_EXIT: {
         rw_rec_exit x;
         if (!read_record(rec, x)) {

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "event.h"
@@ -42,6 +43,10 @@ public:
     // made before this entry must have been read already.
     void expect_syscall(Tid tid, int nr, std::optional<uint64_t> place);
 
+    // Threads that gave the CPU up at a syscall entry (RW_REC_YIELD), in
+    // the order the kernel side reported them, since the last call.
+    std::vector<Tid> take_yields() { return std::exchange(yields_, {}); }
+
     // seq of the thread's most recent syscall event.
     std::optional<uint64_t> last_syscall_seq(Tid tid) const;
 
@@ -68,6 +73,7 @@ private:
     std::unordered_map<Tid, Partial> partial_;
     std::unordered_map<Tid, uint64_t> last_syscall_;
     std::vector<std::string> problems_;
+    std::vector<Tid> yields_;
     uint64_t records_ = 0;
 };
 

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -267,6 +269,17 @@ RecordResult record(const RecordOptions& options)
         return {dir, end};
     }
     end.stalls = supervisor.stalls();
+    if (std::getenv("REWIND_RECORD_STATS"))
+        std::fprintf(stderr,
+                     "rewind: supervisor: %llu ptrace stops, %llu stalls, %llu rdtsc traps, %llu deferred signals; "
+                     "serialized threads: %llu CPU hand-overs at syscalls that may block, %llu at the exit of a "
+                     "syscall past the time slice\n",
+                     static_cast<unsigned long long>(supervisor.stops()),
+                     static_cast<unsigned long long>(supervisor.stalls()),
+                     static_cast<unsigned long long>(supervisor.rdtsc_traps()),
+                     static_cast<unsigned long long>(supervisor.deferred_signals()),
+                     static_cast<unsigned long long>(supervisor.yields()),
+                     static_cast<unsigned long long>(supervisor.syscall_handovers()));
     end.kernel_hz = capture.kernel_hz();
     for (const auto* list : {&assembler.problems(), &files.problems(), &supervisor.problems()})
         end.problems.insert(end.problems.end(), list->begin(), list->end());

@@ -130,7 +130,7 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
                     ::kill(initial_, static_cast<int>(si.ssi_signo));
             }
         }
-        capture_.drain();
+        drain_ring();
         for (;;) {
             int status = 0;
             pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -164,6 +164,9 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
 
 void Supervisor::on_stop(pid_t tid, int status)
 {
+    // A thread that gave the CPU up at a syscall entry must be known as
+    // such before any of its stops is handled.
+    drain_ring();
     StopInfo s = decode_wait_status(status);
     if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled) {
         auto it = threads_.find(tid);
@@ -175,8 +178,11 @@ void Supervisor::on_stop(pid_t tid, int status)
         on_thread_gone(tid, tgid);
         return;
     }
+    stops_++;
     Thread& t = thread(tid);
     try {
+        if (t.out_of_turn && park_stop(t, status))
+            return;
         switch (s.kind) {
         case StopInfo::Kind::PtraceEvent:
             on_ptrace_event(t, s.event);
@@ -203,7 +209,15 @@ void Supervisor::on_stop(pid_t tid, int status)
 
 bool Supervisor::resume(Thread& t, int signo)
 {
-    long request = t.syscall_stops || serialized(t) ? PTRACE_SYSCALL : PTRACE_CONT;
+    if (t.out_of_turn && serialized(t)) {
+        // It gave the CPU up at a syscall entry: it goes on in its turn.
+        t.parked_signal = signo;
+        if (!scheduler_.want(t.tgid, t.tid, Clock::now()))
+            return true;
+        t.out_of_turn = false;
+        t.parked_signal = 0;
+    }
+    long request = t.syscall_stops ? PTRACE_SYSCALL : PTRACE_CONT;
     if (::ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, reinterpret_cast<void*>(long(signo))) == 0)
         return true;
     if (errno != ESRCH)
@@ -219,7 +233,7 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_CLONE: {
         Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
         if (child.tgid == t.tgid)
-            scheduler_.serialize(t.tgid, t.tid, std::chrono::steady_clock::now());
+            serialize(t.tgid, t.tid);
         break;
     }
     case PTRACE_EVENT_EXEC:
@@ -266,10 +280,6 @@ void Supervisor::on_event_stop(Thread& t, int signal)
 
 void Supervisor::on_syscall_stop(Thread& t)
 {
-    if (serialized(t)) {
-        on_serialized_syscall_stop(t);
-        return;
-    }
     // Only threads with deferred signals run with syscall stops, and they
     // leave that mode at the first entry, so this is a syscall entry.
     if (!t.deferred.empty())
@@ -399,7 +409,7 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
     const rw_stall* stall = &stall_entry;
     // Everything the kernel side emitted before the stall is in the ring.
     capture_.drain();
-    if (stall->reason != RW_STALL_COPY_FILE) {
+    if (stall->reason != RW_STALL_COPY_FILE && stall->reason != RW_STALL_TURN) {
         assembler_.discard_partial(t.tid);
         std::string why;
         uint64_t args[RW_MAX_ARGS];
@@ -420,7 +430,9 @@ void Supervisor::on_exec(Thread& t)
     if (former != t.tid)
         threads_.erase(former);
     // The other threads are gone: the process runs freely again.
-    scheduler_.forget(t.tgid);
+    unserialize(t.tgid);
+    t.out_of_turn = false;
+    t.parked_signal = 0;
     t.tgid = t.tid; // the exec'ing thread now leads its process
     capture_.drain();
 

@@ -15,7 +15,9 @@
 //    records the full register state of that point (SignalKind::AtPosition).
 //
 // The threads of a multithreaded process run one at a time under the
-// ThreadScheduler, with syscall stops (supervisor_threads.cpp).
+// ThreadScheduler (supervisor_threads.cpp). They run under PTRACE_CONT as
+// well: the kernel side reports the entries of calls that may block and
+// stops the thread when such a call returns.
 #pragma once
 
 #include <sys/types.h>
@@ -64,6 +66,11 @@ public:
     uint64_t stalls() const { return stalls_; }
     uint64_t rdtsc_traps() const { return rdtsc_traps_; }
     uint64_t deferred_signals() const { return deferred_signals_; }
+    // Serialized processes: CPU hand-overs at syscalls that may block, and
+    // at the exit of a syscall of a thread past its time slice.
+    uint64_t yields() const { return yields_; }
+    uint64_t stops() const { return stops_; } // ptrace stops handled (exits not counted)
+    uint64_t syscall_handovers() const { return syscall_handovers_; }
 
 private:
     struct Thread {
@@ -77,8 +84,12 @@ private:
         std::chrono::steady_clock::time_point deadline{};
         bool interrupt_requested = false;
         // Scheduling (serialized processes only).
-        bool started = false;                                // its first stop was seen
-        bool in_syscall = false;                             // between a syscall's entry and exit stops
+        bool started = false; // its first stop was seen
+        // Gave the CPU up at a syscall entry (RW_REC_YIELD) and has not had
+        // it back: it runs user code again only in its turn.
+        bool out_of_turn = false;
+        std::optional<int> parked_status;                    // a stop handled in its turn
+        int parked_signal = 0;                               // resumed with this in its turn
         bool preempt_requested = false;                      // a PTRACE_INTERRUPT of ours is on its way
         std::unique_ptr<perfclock::BreakpointCounter> probe; // where a preemption lands
         std::chrono::steady_clock::time_point probe_deadline{};
@@ -101,10 +112,16 @@ private:
 
     // Scheduling the threads of multithreaded processes (supervisor_threads.cpp).
     bool serialized(const Thread& t) const { return scheduler_.serialized(t.tgid); }
+    void serialize(Tid tgid, Tid runner);
+    void unserialize(Tid tgid);
+    void drain_ring(); // reads the ring, then hands on the CPU of threads that gave it up
+    void take_yields();
+    bool park_stop(Thread& t, int status); // true: handled in the thread's turn
+    bool grant(Thread& t);                 // `t` has the CPU: it goes on; false if it is gone
     void on_new_thread_stop(Thread& t);
-    void on_serialized_syscall_stop(Thread& t);
     void want_cpu(Thread& t);
     void give_up_cpu(Thread& t);
+    void hand_over(Thread& t); // gives the CPU up where it stands, and waits for it again
     void run_next(Tid tgid, std::optional<Tid> next);
     void on_thread_gone(Tid tid, Tid tgid);
     void check_slices();
@@ -131,6 +148,9 @@ private:
     uint64_t rdtsc_traps_ = 0;
     uint64_t deferred_signals_ = 0;
     uint64_t refusals_seen_ = 0;
+    uint64_t yields_ = 0;
+    uint64_t stops_ = 0;
+    uint64_t syscall_handovers_ = 0;
 };
 
 } // namespace rw

@@ -27,6 +27,7 @@
 
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
 #include "bpf_capture.h"
 #include "event_assembler.h"
@@ -59,6 +60,78 @@ bool is_syscall_instruction(pid_t tid, uint64_t rip)
 
 } // namespace
 
+void Supervisor::serialize(Tid tgid, Tid runner)
+{
+    if (!scheduler_.serialized(tgid))
+        capture_.set_serialized(tgid, true);
+    scheduler_.serialize(tgid, runner, Clock::now());
+}
+
+void Supervisor::unserialize(Tid tgid)
+{
+    if (!scheduler_.serialized(tgid))
+        return;
+    scheduler_.forget(tgid);
+    capture_.set_serialized(tgid, false);
+}
+
+void Supervisor::drain_ring()
+{
+    capture_.drain();
+    take_yields();
+}
+
+void Supervisor::take_yields()
+{
+    // The kernel side reported the entry of a call that may block: the
+    // thread's place in the stream is reserved there (EventAssembler), and
+    // it is stopped when the call returns (RW_STALL_TURN). Another thread
+    // runs meanwhile.
+    for (Tid tid : assembler_.take_yields()) {
+        auto it = threads_.find(tid);
+        if (it == threads_.end() || !serialized(it->second))
+            continue;
+        Thread& t = it->second;
+        yields_++;
+        t.out_of_turn = true;
+        t.probe.reset(); // it reached a syscall: no preemption needed
+        give_up_cpu(t);
+    }
+}
+
+bool Supervisor::park_stop(Thread& t, int status)
+{
+    if (!serialized(t)) {
+        t.out_of_turn = false;
+        return false;
+    }
+    // The stop that ends its call (a stall) is the kernel side's: handled
+    // now, its resumption waits (resume). Any other (a signal to record, a
+    // group stop) is handled when the thread has the CPU.
+    StopInfo s = decode_wait_status(status);
+    if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == RW_STALL_SIGNAL && capture_.has_stall(t.tid))
+        return false;
+    if (scheduler_.want(t.tgid, t.tid, Clock::now())) {
+        t.out_of_turn = false;
+        return false;
+    }
+    t.parked_status = status;
+    return true;
+}
+
+bool Supervisor::grant(Thread& t)
+{
+    t.out_of_turn = false;
+    if (t.parked_status) {
+        int status = *t.parked_status;
+        t.parked_status.reset();
+        on_stop(t.tid, status);
+        return true;
+    }
+    int signo = std::exchange(t.parked_signal, 0);
+    return resume(t, signo);
+}
+
 void Supervisor::on_new_thread_stop(Thread& t)
 {
     // The new thread's first stop can come before its creator's clone
@@ -66,7 +139,7 @@ void Supervisor::on_new_thread_stop(Thread& t)
     if (!serialized(t)) {
         for (const auto& [tid, other] : threads_)
             if (other.tgid == t.tgid && tid != t.tid) {
-                scheduler_.serialize(t.tgid, tid, Clock::now());
+                serialize(t.tgid, tid);
                 break;
             }
     }
@@ -75,7 +148,7 @@ void Supervisor::on_new_thread_stop(Thread& t)
 
 void Supervisor::want_cpu(Thread& t)
 {
-    if (scheduler_.want(t.tgid, t.tid, Clock::now()) && !resume(t, 0))
+    if (scheduler_.want(t.tgid, t.tid, Clock::now()) && !grant(t))
         on_thread_gone(t.tid, t.tgid);
 }
 
@@ -84,12 +157,21 @@ void Supervisor::give_up_cpu(Thread& t)
     run_next(t.tgid, scheduler_.yield(t.tgid, t.tid, Clock::now()));
 }
 
+void Supervisor::hand_over(Thread& t)
+{
+    Tid tid = t.tid;
+    give_up_cpu(t);
+    auto it = threads_.find(tid);
+    if (it != threads_.end())
+        want_cpu(it->second);
+}
+
 void Supervisor::run_next(Tid tgid, std::optional<Tid> next)
 {
     // A thread that died while it waited passes its turn on.
     while (next) {
         auto it = threads_.find(*next);
-        if (it != threads_.end() && resume(it->second, 0))
+        if (it != threads_.end() && grant(it->second))
             return;
         next = scheduler_.gone(tgid, *next, Clock::now());
     }
@@ -102,40 +184,7 @@ void Supervisor::on_thread_gone(Tid tid, Tid tgid)
     for (const auto& [other, th] : threads_)
         any = any || th.tgid == tgid;
     if (!any)
-        scheduler_.forget(tgid);
-}
-
-void Supervisor::on_serialized_syscall_stop(Thread& t)
-{
-    __ptrace_syscall_info info{};
-    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) <= 0)
-        throw std::system_error(errno, std::generic_category(),
-                                "reading the syscall of thread " + std::to_string(t.tid));
-    if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
-        // The thread's previous syscall was reported before it got here:
-        // read it now, so that this entry's place cannot be given to it.
-        capture_.drain();
-        t.in_syscall = true;
-        t.probe.reset(); // it reached a syscall: no preemption needed
-        if (!t.deferred.empty())
-            resend_deferred(t);
-        int nr = static_cast<int>(info.entry.nr);
-        uint64_t args[RW_MAX_ARGS];
-        std::copy(std::begin(info.entry.args), std::end(info.entry.args), args);
-        if (keeps_cpu(nr, args)) {
-            assembler_.expect_syscall(t.tid, nr, std::nullopt);
-            resume(t, 0);
-            return;
-        }
-        // Its place in the stream is here, whenever the kernel reports it.
-        assembler_.expect_syscall(t.tid, nr, capture_.next_seq());
-        resume(t, 0);
-        give_up_cpu(t);
-        return;
-    }
-    // A syscall returned (or an injected stop without entry: treat alike).
-    t.in_syscall = false;
-    want_cpu(t);
+        unserialize(tgid);
 }
 
 void Supervisor::check_slices()
@@ -146,7 +195,7 @@ void Supervisor::check_slices()
         if (it == threads_.end())
             continue;
         Thread& t = it->second;
-        if (t.in_syscall || t.preempt_requested || t.interrupt_requested)
+        if (t.out_of_turn || t.preempt_requested || t.interrupt_requested)
             continue;
         if (t.probe) {
             if (now < t.probe_deadline)
@@ -161,8 +210,13 @@ void Supervisor::check_slices()
 void Supervisor::start_preemption(Thread& t)
 {
     Registers regs = get_registers(t.tid);
-    if (static_cast<int64_t>(regs[Registers::ORIG_RAX]) >= 0 || t.in_syscall) {
-        resume(t, 0); // inside a syscall after all: its exit stop decides
+    if (static_cast<int64_t>(regs[Registers::ORIG_RAX]) >= 0) {
+        // Stopped on its way out of a syscall (one that does not block, or
+        // one the interrupt cut short, which the kernel restarts): its event
+        // is a point replay reaches without help. The CPU changes hands here.
+        capture_.drain();
+        syscall_handovers_++;
+        hand_over(t);
         return;
     }
     t.probe_from = regs;
@@ -274,11 +328,7 @@ void Supervisor::preempt_here(Thread& t)
     e.seq = capture_.next_seq();
     emit(std::move(e));
     // The trap is ours: the thread waits, stopped here, for its next turn.
-    Tid tid = t.tid;
-    give_up_cpu(t);
-    auto it = threads_.find(tid);
-    if (it != threads_.end())
-        want_cpu(it->second);
+    hand_over(t);
 }
 
 } // namespace rw

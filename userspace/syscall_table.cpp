@@ -144,11 +144,19 @@ SyscallInfo with(FdEffect effect, SyscallInfo info)
     return info;
 }
 
-// The syscall never blocks, and other threads must see it in order (maps,
-// clone, exit…): a thread keeps the CPU through it (thread_scheduler.h).
+// The syscall never blocks: a thread of a serialized process runs through
+// it without a stop (thread_scheduler.h).
 SyscallInfo keeps(SyscallInfo info)
 {
-    info.keeps_cpu = true;
+    info.blocking = Blocking::Never;
+    return info;
+}
+
+// Blocks only on a descriptor that can block (a pipe, a socket, a
+// terminal…); on a regular file it never waits for another thread.
+SyscallInfo fd_io(SyscallInfo info)
+{
+    info.blocking = Blocking::OnDescriptor;
     return info;
 }
 
@@ -164,16 +172,16 @@ const std::vector<SyscallInfo>& table()
 {
     static const std::vector<SyscallInfo> t = {
         // ---- file I/O ------------------------------------------------------
-        sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)}),
-        sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0),
-        sys(SYS_pread64, "pread64", "fpul", R::Emulate, {out_ret(1)}),
-        sys(SYS_pwrite64, "pwrite64", "fpul", R::Emulate, {in_ret(1)}, 0),
-        sys(SYS_readv, "readv", "fpd", R::Emulate, {out_iovec(1, 2)}),
-        sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0),
-        sys(SYS_preadv, "preadv", "fpdll", R::Emulate, {out_iovec(1, 2)}),
-        sys(SYS_pwritev, "pwritev", "fpdll", R::Emulate, {in_iovec(1, 2)}, 0),
-        sys(SYS_preadv2, "preadv2", "fpdllx", R::Emulate, {out_iovec(1, 2)}),
-        sys(SYS_pwritev2, "pwritev2", "fpdllx", R::Emulate, {in_iovec(1, 2)}, 0),
+        fd_io(sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)})),
+        fd_io(sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0)),
+        fd_io(sys(SYS_pread64, "pread64", "fpul", R::Emulate, {out_ret(1)})),
+        fd_io(sys(SYS_pwrite64, "pwrite64", "fpul", R::Emulate, {in_ret(1)}, 0)),
+        fd_io(sys(SYS_readv, "readv", "fpd", R::Emulate, {out_iovec(1, 2)})),
+        fd_io(sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0)),
+        fd_io(sys(SYS_preadv, "preadv", "fpdll", R::Emulate, {out_iovec(1, 2)})),
+        fd_io(sys(SYS_pwritev, "pwritev", "fpdll", R::Emulate, {in_iovec(1, 2)}, 0)),
+        fd_io(sys(SYS_preadv2, "preadv2", "fpdllx", R::Emulate, {out_iovec(1, 2)})),
+        fd_io(sys(SYS_pwritev2, "pwritev2", "fpdllx", R::Emulate, {in_iovec(1, 2)}, 0)),
         with(kNewFd, sys(SYS_open, "open", "sxo", R::Emulate, {in_str(0)})),
         with(kNewFd, sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)})),
         with(kNewFd, sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)})),
@@ -487,7 +495,7 @@ SubcommandInfo sub(int nr, uint64_t value, std::string_view name, std::initializ
 
 SubcommandInfo keeps(SubcommandInfo info)
 {
-    info.keeps_cpu = true;
+    info.blocking = Blocking::Never;
     return info;
 }
 
@@ -735,13 +743,41 @@ FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS])
     return info ? info->fd_effect : FdEffect::None;
 }
 
-bool keeps_cpu(int nr, const uint64_t (&args)[RW_MAX_ARGS])
+Blocking blocking(int nr, const uint64_t (&args)[RW_MAX_ARGS])
 {
     const SyscallInfo* info = find_syscall(nr);
     if (!info)
-        return false;
+        return Blocking::May;
+    // A syscall that never blocks decides for all its subcommands (prctl).
+    if (info->blocking == Blocking::Never || !(info->spec.flags & RW_SYS_DISPATCH))
+        return info->blocking;
     ResolvedSpec r = resolve_spec(nr, args);
-    return info->keeps_cpu || (r.subcommand && r.subcommand->keeps_cpu);
+    return r.subcommand ? r.subcommand->blocking : info->blocking;
+}
+
+namespace {
+
+rw_sys_spec with_blocking(rw_sys_spec spec, Blocking blocking)
+{
+    if (blocking == Blocking::May)
+        spec.flags |= RW_SYS_MAY_BLOCK;
+    else if (blocking == Blocking::OnDescriptor)
+        spec.flags |= RW_SYS_BLOCKS_ON_FD;
+    return spec;
+}
+
+} // namespace
+
+rw_sys_spec kernel_spec(const SyscallInfo& info)
+{
+    return with_blocking(info.spec, info.blocking);
+}
+
+rw_sys_spec kernel_spec(const SubcommandInfo& info)
+{
+    const SyscallInfo* parent = find_syscall(info.nr);
+    bool never = parent && parent->blocking == Blocking::Never;
+    return with_blocking(info.spec, never ? Blocking::Never : info.blocking);
 }
 
 ResolvedSpec resolve_spec(int nr, const uint64_t (&args)[RW_MAX_ARGS])

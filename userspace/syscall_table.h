@@ -39,6 +39,18 @@ enum class FdEffect : uint8_t {
     CloseRange // args[0]..args[1] are closed
 };
 
+// Whether a call may block: wait for something another thread of the
+// process may do. While the threads of a process run one at a time, a
+// thread gives the CPU up at the entry of a call that may block, and runs
+// through any other call without a stop (thread_scheduler.h).
+enum class Blocking : uint8_t {
+    May,          // gives the CPU up (the default: unknown calls may block)
+    OnDescriptor, // only if args[0] is a descriptor that can block: not a regular
+                  // file, directory, block device or memory device (/dev/zero…),
+                  // and not O_NONBLOCK
+    Never,        // memory maps, clone, exit, futex wake, getters…
+};
+
 // One character per argument, for display:
 //   d int  l long  u unsigned  x hex flags  o octal mode  p pointer  f fd
 //   s string (an input buffer of the event)  S signal number
@@ -50,7 +62,7 @@ struct SyscallInfo {
     rw_sys_spec spec;
     int8_t fd_arg; // descriptor argument whose data is kept in full, or -1
     FdEffect fd_effect = FdEffect::None;
-    bool keeps_cpu = false; // never blocks, and order matters to other threads (see keeps_cpu below)
+    Blocking blocking = Blocking::May;
 };
 
 // ioctl requests, prctl options, fcntl commands…: the buffers depend on one
@@ -61,17 +73,20 @@ struct SubcommandInfo {
     std::string_view name;
     rw_sys_spec spec;
     FdEffect fd_effect = FdEffect::None;
-    bool keeps_cpu = false;
+    Blocking blocking = Blocking::May;
 };
 
 // The descriptor effect of one call (resolving fcntl's commands).
 FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 
-// While recording a multithreaded process, a thread keeps the CPU through
-// this call (it never blocks, and its order matters to the other threads:
-// memory maps, clone, exit, futex wake…); any other call may block, so the
-// thread gives the CPU up at its entry.
-bool keeps_cpu(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
+// Whether one call may block (resolving subcommands; unknown calls and
+// subcommands may). The kernel side decides the same from kernel_spec().
+Blocking blocking(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
+
+// The spec the kernel side gets: the buffers, plus RW_SYS_MAY_BLOCK or
+// RW_SYS_BLOCKS_ON_FD from `blocking`.
+rw_sys_spec kernel_spec(const SyscallInfo& info);
+rw_sys_spec kernel_spec(const SubcommandInfo& info);
 
 std::span<const SyscallInfo> all_syscalls();
 std::span<const SubcommandInfo> all_subcommands();

@@ -3,10 +3,11 @@
 // is the order of the event stream, and replay reproduces even data races.
 //
 // A thread gives up the CPU when it enters a syscall that may block, and
-// waits for it again when the syscall returns. Syscalls that never block and
-// whose order matters to other threads (memory maps, clone, exit…) keep the
-// CPU: the syscall table says which (keeps_cpu). A thread that runs past its time slice while others wait is preempted
-// (the supervisor decides where). Processes run in parallel with each other.
+// waits for it again when the syscall returns; the kernel side tells which
+// (the syscall table's Blocking) and reports such entries. Other syscalls
+// run through without a stop. A thread that runs past its time slice while
+// others wait is preempted (the supervisor decides where: at the exit of a
+// syscall if it is in one). Processes run in parallel with each other.
 //
 // This class is only the bookkeeping; the supervisor stops and resumes.
 #pragma once

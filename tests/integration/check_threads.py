@@ -66,6 +66,27 @@ def check_dump_names_threads(rw, events, name):
     return f"{len(futexes)} futex events, {len(by_workers)} from worker threads"
 
 
+def check_handoffs(rw, progs, work, recordings=5):
+    """Calls that never block run without a ptrace stop between mutex and
+    condition variable hand-offs: each of several recordings replays to
+    its own output, byte for byte, and the recorder stopped the program far
+    less often than it made syscalls."""
+    outputs = set()
+    for i in range(recordings):
+        trace = os.path.join(work, f"handoff-{i}")
+        rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "threads_handoff")],
+                  env={**os.environ, "REWIND_RECORD_STATS": "1"})
+        rep = replay(rw, trace)
+        same_run(rec, rep, f"threads_handoff recording {i + 1}")
+        outputs.add(rec.stdout)
+        m = re.search(r"(\d+) ptrace stops", rec.stderr.decode())
+        check(m, f"no supervisor statistics\n{rec.describe()}")
+        syscalls = sum(1 for e in dump_events(rw, trace) if e["kind"] == "syscall")
+        stops = int(m.group(1))
+        check(stops * 2 < syscalls, f"{stops} ptrace stops for {syscalls} syscalls: calls that never block stopped")
+    return f"{recordings} recordings, {len(outputs)} distinct outputs, last: {stops} stops for {syscalls} syscalls"
+
+
 def check_races(rw, progs, work):
     """The racy counter: each recording replays to its own final value."""
     values = []
@@ -147,7 +168,8 @@ def main():
     work = fresh_dir(args.work)
     rw, progs = args.rewind, args.programs
     checks = [(name, lambda name=name: check_one(rw, progs, work, name)) for name in PROGRAMS]
-    checks += [("races", lambda: check_races(rw, progs, work)),
+    checks += [("hand-offs", lambda: check_handoffs(rw, progs, work)),
+               ("races", lambda: check_races(rw, progs, work)),
                ("tampered preemption", lambda: check_tampered_preemption(rw, args.tamper, work)),
                ("order violation", lambda: check_order_violation(rw, progs, work)),
                ("rewind watch", lambda: check_watch_names_writer(rw, work)),

@@ -98,13 +98,36 @@ TEST_CASE("a thread past its slice is overdue only while another waits")
 TEST_CASE("syscalls that never block keep the CPU; those that may block give it up")
 {
     uint64_t none[RW_MAX_ARGS] = {};
-    CHECK(keeps_cpu(SYS_mmap, none));
-    CHECK(keeps_cpu(SYS_clone3, none));
-    CHECK(keeps_cpu(SYS_exit, none));
-    CHECK(!keeps_cpu(SYS_read, none));
-    CHECK(!keeps_cpu(SYS_sched_yield, none));
+    CHECK(blocking(SYS_mmap, none) == Blocking::Never);
+    CHECK(blocking(SYS_clone3, none) == Blocking::Never);
+    CHECK(blocking(SYS_exit, none) == Blocking::Never);
+    CHECK(blocking(SYS_read, none) == Blocking::OnDescriptor);
+    CHECK(blocking(SYS_pwritev2, none) == Blocking::OnDescriptor);
+    CHECK(blocking(SYS_sched_yield, none) == Blocking::May);
+    CHECK(blocking(SYS_nanosleep, none) == Blocking::May);
+    CHECK(blocking(1000, none) == Blocking::May); // unknown
     uint64_t wait[RW_MAX_ARGS] = {0, 0 /* FUTEX_WAIT */}, wake[RW_MAX_ARGS] = {0, 1 | 128 /* FUTEX_WAKE_PRIVATE */};
-    CHECK(keeps_cpu(SYS_prctl, none)); // a subcommand inherits its syscall's answer
-    CHECK(!keeps_cpu(SYS_futex, wait));
-    CHECK(keeps_cpu(SYS_futex, wake));
+    CHECK(blocking(SYS_prctl, none) == Blocking::Never); // a subcommand inherits its syscall's answer
+    CHECK(blocking(SYS_futex, wait) == Blocking::May);
+    CHECK(blocking(SYS_futex, wake) == Blocking::Never);
+}
+
+TEST_CASE("the kernel side's blocking flags say what blocking() says")
+{
+    for (const auto& info : all_syscalls()) {
+        rw_sys_spec k = kernel_spec(info);
+        CAPTURE(info.name);
+        CHECK(bool(k.flags & RW_SYS_MAY_BLOCK) == (info.blocking == Blocking::May));
+        CHECK(bool(k.flags & RW_SYS_BLOCKS_ON_FD) == (info.blocking == Blocking::OnDescriptor));
+        CHECK((k.flags & ~(RW_SYS_MAY_BLOCK | RW_SYS_BLOCKS_ON_FD)) == info.spec.flags);
+    }
+    for (const auto& sub : all_subcommands()) {
+        uint64_t args[RW_MAX_ARGS] = {};
+        const SyscallInfo* parent = find_syscall(sub.nr);
+        REQUIRE(parent);
+        args[parent->spec.dispatch_arg] = sub.value;
+        rw_sys_spec k = kernel_spec(sub);
+        CAPTURE(sub.name);
+        CHECK(bool(k.flags & RW_SYS_MAY_BLOCK) == (blocking(sub.nr, args) == Blocking::May));
+    }
 }

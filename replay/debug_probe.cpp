@@ -146,6 +146,7 @@ void DebugSession::start_probe()
     uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
     if (probe_->kind == ResumeRequest::Kind::Count) {
         for (uint64_t a : probe_->addrs) {
+            refuse_count_at_switch_point(a);
             probe_->counters.emplace_back(soft_counters_, *t, a, perfclock::breakpoints_work() ? 0 : kSoftCountMost + 1,
                                           kTagCountCap);
             // Resting on it: the counter sees that execution, which the position counted already.
@@ -316,6 +317,7 @@ Position DebugSession::label(const Position& from, const Position& anchored)
         if (!t)
             throw NoSuchPosition("the debugged process is gone");
         labelling_->skip_resting = resting_on_ == labelling_->rip;
+        refuse_count_at_switch_point(labelling_->rip);
         labelling_->trap.emplace(soft_counters_, *t, labelling_->rip, 1, kTagLabel);
         retarget(Position{labelling_->from.event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw NoSuchPosition("the snapshot's state never comes again"); };

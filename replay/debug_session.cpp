@@ -288,6 +288,22 @@ std::string DebugSession::fmt_count_cap(uint64_t addr)
     return text;
 }
 
+void DebugSession::refuse_count_at_switch_point(uint64_t addr)
+{
+    if (perfclock::breakpoints_work())
+        return;
+    const IndexedEvent* next = engine_.peek_next_event();
+    const auto* preempt = next ? std::get_if<PreemptEvent>(&next->event) : nullptr;
+    if (preempt && preempt->regs[Registers::RIP] == addr) {
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      "counting stopped: 0x%llx is where the recording switched threads at event %llu, and "
+                      "replaying that switch needs the instruction's int3",
+                      static_cast<unsigned long long>(addr), static_cast<unsigned long long>(next->index));
+        throw NoSuchPosition(text);
+    }
+}
+
 std::string DebugSession::travel_unavailable(const ResumeRequest& r) const
 {
     if (perfclock::breakpoints_work())

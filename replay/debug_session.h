@@ -238,6 +238,10 @@ private:
     // one address: the search that asked looks for a cheaper way.
     static constexpr uint64_t kSoftCountMost = 20000;
     static std::string fmt_count_cap(uint64_t addr);
+    // Where int3s count, the replay needs its own int3 on the instruction
+    // where the recording switched threads next: a counter there is refused
+    // (NoSuchPosition, "counting stopped: …") rather than fought over.
+    void refuse_count_at_switch_point(uint64_t addr);
     void apply_request(const ResumeRequest& r);
     void begin_travel(const ResumeRequest& r);
     // Probes for tools (debug_probe.cpp): Count, Steps, GotoEnd.

@@ -133,12 +133,22 @@ void seize_stopped(pid_t tid, unsigned long options)
     if (ptrace(PTRACE_SEIZE, tid, nullptr, options) != 0)
         throw std::runtime_error(errno_text("PTRACE_SEIZE of thread " + std::to_string(tid)));
     int status = 0;
-    pid_t w;
-    do
-        w = waitpid(tid, &status, __WALL);
-    while (w < 0 && errno == EINTR);
-    if (w != tid)
-        throw std::runtime_error(errno_text("waitpid for thread " + std::to_string(tid)));
+    for (int round = 0;; round++) {
+        pid_t w;
+        do
+            w = waitpid(tid, &status, __WALL);
+        while (w < 0 && errno == EINTR);
+        if (w != tid)
+            throw std::runtime_error(errno_text("waitpid for thread " + std::to_string(tid)));
+        // A SIGSTOP still pending when the thread was seized is reported
+        // first as its delivery: delivering it makes the group-stop.
+        if (round < 3 && WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP && (status >> 16) == 0) {
+            if (ptrace(PTRACE_CONT, tid, nullptr, SIGSTOP) != 0)
+                throw std::runtime_error(errno_text("PTRACE_CONT of thread " + std::to_string(tid)));
+            continue;
+        }
+        break;
+    }
     if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_STOP)
         throw std::runtime_error("thread " + std::to_string(tid) + " seized after its stop reports " +
                                  describe_status(status) + " rather than a group-stop");

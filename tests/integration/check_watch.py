@@ -121,8 +121,14 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
     # at 20,000 with that reason, even where the position counted towards
     # is on the same instruction, and the search tries other addresses.
     trace, _ = record(rw, work, "compute", [os.path.join(programs, "compute_loop"), "0.01"])
-    script = ('python a = gdb.decode_line("compute_loop.c:20")[1][0].pc; '
-              'gdb.execute(f"monitor rw-count 32 32:b{a:x}x30000 {a:x}")')
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs", "compute_loop.c")
+    with open(source) as f:
+        line = next(n for n, text in enumerate(f, 1) if "/* the long loop */" in text)
+    # The long loop runs after the second clock_gettime, in that event's stretch.
+    dump = Run([rw, "dump", trace]).stdout.decode()
+    event = int(re.findall(r"^#(\d+)\s.*clock_gettime", dump, re.M)[-1]) + 1
+    script = (f'python a = gdb.decode_line("compute_loop.c:{line}")[1][0].pc; '
+              f'gdb.execute(f"monitor rw-count {event} {event}:b{{a:x}}x30000 {{a:x}}")')
     r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote | {rw} serve --stdio -q {trace}", "-ex", script],
             timeout=300)
     out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")

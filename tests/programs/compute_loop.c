@@ -18,7 +18,7 @@ int main(int argc, char** argv)
     double probe = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
     unsigned long rounds = (unsigned long)(seconds / (probe > 1e-6 ? probe : 1e-6) * 1e7);
     for (unsigned long i = 0; i < rounds; i++)
-        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        x = x * 6364136223846793005ul + 1442695040888963407ul; /* the long loop */
     printf("computed for %.1f s\n", seconds);
     return 0;
 }

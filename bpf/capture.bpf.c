@@ -70,8 +70,9 @@ struct {
 	__type(value, struct rw_stall);
 } stalls SEC(".maps");
 
-/* Processes whose threads run one at a time (tgid -> 1), kept by the
- * supervisor. */
+/* Processes whose threads run one at a time (tgid -> RW_SERIALIZED, or
+ * RW_SERIALIZED_EVERY_CALL where every call hands the CPU over), kept by
+ * the supervisor. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -409,8 +410,10 @@ static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *
 }
 
 /* Whether the call may block, as the syscall table says (syscall_table.h:
- * Blocking). Unknown calls may. */
-static __always_inline int may_block(struct pt_regs *regs, long id)
+ * Blocking). Unknown calls may. With `any_fd` (--chaos, which hands the
+ * CPU over as often as it can) a call that blocks on some descriptors
+ * counts whatever its descriptor. */
+static __always_inline int may_block(struct pt_regs *regs, long id, int any_fd)
 {
 	const struct rw_sys_spec *spec, *sub;
 	struct rw_subcmd_key key = {};
@@ -440,7 +443,7 @@ static __always_inline int may_block(struct pt_regs *regs, long id)
 	if (flags & RW_SYS_MAY_BLOCK)
 		return 1;
 	if (flags & RW_SYS_BLOCKS_ON_FD)
-		return fd_may_block(regs->di);
+		return any_fd || fd_may_block(regs->di);
 	return 0;
 }
 
@@ -450,13 +453,14 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	struct rw_task_state *st = state_of_current();
 	struct rw_rec_yield rec = {};
 	__u64 pid_tgid;
-	__u32 tgid;
+	__u32 tgid, *mode;
 
 	if (!st || st->phase != RW_TASK_ACTIVE)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	tgid = pid_tgid >> 32;
-	if (!bpf_map_lookup_elem(&serialized, &tgid) || !may_block(regs, id))
+	mode = bpf_map_lookup_elem(&serialized, &tgid);
+	if (!mode || !may_block(regs, id, *mode == RW_SERIALIZED_EVERY_CALL))
 		return 0;
 	rec.h.kind = RW_REC_YIELD;
 	rec.h.tid = (__u32)pid_tgid;

@@ -75,6 +75,12 @@ struct rw_buf_spec {
 #define RW_SYS_MAY_BLOCK     0x08
 #define RW_SYS_BLOCKS_ON_FD  0x10 /* only if args[0] is a descriptor that can block */
 
+/* Values of the kernel side's `serialized` map: the process's threads run
+ * one at a time, handing the CPU over at calls that may block, or also at
+ * every read or write whatever its descriptor (rewind record --chaos). */
+#define RW_SERIALIZED            1
+#define RW_SERIALIZED_EVERY_CALL 2
+
 struct rw_sys_spec {
 	__u8 flags;
 	__u8 nbufs;

@@ -171,12 +171,12 @@ void BpfCapture::mark_file_known(const rw_file_identity& identity)
     bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.known_files), &key, &identity, BPF_ANY);
 }
 
-void BpfCapture::set_serialized(pid_t tgid, bool serialized)
+void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)
 {
-    uint32_t key = static_cast<uint32_t>(tgid), one = 1;
+    uint32_t key = static_cast<uint32_t>(tgid), mode = every_call ? RW_SERIALIZED_EVERY_CALL : RW_SERIALIZED;
     int fd = bpf_map__fd(impl_->skel->maps.serialized);
     if (serialized) {
-        if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+        if (bpf_map_update_elem(fd, &key, &mode, BPF_ANY))
             throw CaptureError("cannot tell the kernel side that process " + std::to_string(tgid) +
                                " runs one thread at a time: " + strerror(errno));
     } else {

@@ -50,8 +50,10 @@ public:
 
     // The threads of process `tgid` run one at a time (or no longer do):
     // the kernel side then emits RW_REC_YIELD at the entry of every call
-    // that may block, and stops the thread when that call returns.
-    void set_serialized(pid_t tgid, bool serialized);
+    // that may block (with `every_call`, for --chaos, whose point is to
+    // hand the CPU over often, also at every read and write), and
+    // stops the thread when that call returns.
+    void set_serialized(pid_t tgid, bool serialized, bool every_call = false);
 
     // Draws the next number from the global event counter.
     uint64_t next_seq();

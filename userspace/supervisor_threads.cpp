@@ -63,7 +63,7 @@ bool is_syscall_instruction(pid_t tid, uint64_t rip)
 void Supervisor::serialize(Tid tgid, Tid runner)
 {
     if (!scheduler_.serialized(tgid))
-        capture_.set_serialized(tgid, true);
+        capture_.set_serialized(tgid, true, options_.chaos);
     scheduler_.serialize(tgid, runner, Clock::now());
 }
 

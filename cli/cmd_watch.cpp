@@ -102,7 +102,9 @@ void print_human(const std::string& expr, const WatchReport& r)
     }
     fmt::print("{} probes", r.probes);
     if (r.unevaluable)
-        fmt::print(" ({} could not evaluate the expression and counted as before the change)", r.unevaluable);
+        fmt::print(" ({} could not evaluate the expression; each counted as before or after the change as it was where "
+                   "main got control back)",
+                   r.unevaluable);
     fmt::print(", {:.2f} s\n", r.seconds);
 }
 

@@ -133,6 +133,25 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
             why = "a function it calls crashed";
         v.text = "<cannot be evaluated: " + why + ">";
         unevaluable_++;
+        // Inside a call EXPR's own functions cannot run through (malloc
+        // holding its lock, a half-done update): which side of the change
+        // is it on? Where main gets control back, the call is over. Before
+        // the change there (or where that cannot be reached), it counts as
+        // before; after it, as after: malloc's internals after the change
+        // would otherwise pull the search past it.
+        if (!bad_.empty() && !settling_) {
+            settling_ = true;
+            std::vector<Frame> frames = frames_at(position);
+            if (frames.size() >= 2 && frames.back().function == "main") {
+                try {
+                    Value there = probe(with_segment(position, "b" + addr_text(frames.back().pc) + "x1"));
+                    v.after_change = there.ok && there.text == bad_;
+                } catch (const std::runtime_error&) {
+                }
+            }
+            settling_ = false;
+            go(position);
+        }
     }
     seen_[position] = v;
     // Good positions only move later as the search narrows: the last one

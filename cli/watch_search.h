@@ -57,7 +57,7 @@ struct WatchReport {
     std::vector<std::pair<std::string, std::string>> printed;  // --print expressions and their values
 
     int probes = 0;
-    int unevaluable = 0; // probes that could not evaluate EXPR (counted as good)
+    int unevaluable = 0; // probes that could not evaluate EXPR (classified by where main gets control back)
     double seconds = 0;
 };
 
@@ -70,6 +70,8 @@ private:
     struct Value {
         bool ok = false;
         std::string text; // the value, or why it could not be evaluated
+        // Unevaluable, but after the change where main gets control back.
+        bool after_change = false;
     };
     struct Frame {
         std::string function;
@@ -80,7 +82,7 @@ private:
     };
 
     Value probe(const std::string& position);
-    bool is_bad(const Value& v) const { return v.ok && v.text == bad_; }
+    bool is_bad(const Value& v) const { return v.ok ? v.text == bad_ : v.after_change; }
     std::string go(const std::string& position);  // returns the position reached
     std::string tool(const std::string& command); // a rw-* monitor command's JSON reply
 
@@ -104,6 +106,7 @@ private:
     std::string bad_;
     int probes_ = 0;
     int unevaluable_ = 0;
+    bool settling_ = false; // evaluating where main gets control back after an unevaluable probe
     std::vector<uint64_t> used_;
     std::map<std::string, Value> seen_;                       // positions already evaluated
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to

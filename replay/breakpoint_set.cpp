@@ -73,7 +73,8 @@ void BreakpointSet::apply(Task& task)
         for (pid_t tid : tids)
             for (size_t i = 0; i < hardware_.size(); i++) {
                 const auto& h = hardware_[i];
-                armed_.emplace_back(tid, h.kind, h.addr, h.len, 1, kTagUserBase + i);
+                armed_.push_back(
+                    Armed{tid, i, perfclock::BreakpointCounter(tid, h.kind, h.addr, h.len, 1, kTagUserBase + i)});
             }
         armed_tids_ = tids;
     }
@@ -84,6 +85,22 @@ void BreakpointSet::hide(uint64_t addr, std::span<uint8_t> data) const
 {
     for (auto it = shadow_.lower_bound(addr); it != shadow_.end() && it->first < addr + data.size(); ++it)
         data[it->first - addr] = it->second;
+}
+
+std::optional<HardwareBreakpoint> BreakpointSet::counted_since_last(pid_t tid)
+{
+    std::optional<HardwareBreakpoint> hit;
+    if (hardware_changed_)
+        return hit; // armed_ follows hardware_ again at the next apply
+    for (Armed& a : armed_) {
+        if (a.tid != tid)
+            continue;
+        uint64_t n = a.counter.count();
+        if (n != a.seen && !hit && a.index < hardware_.size())
+            hit = hardware_[a.index];
+        a.seen = n;
+    }
+    return hit;
 }
 
 void BreakpointSet::lift(Task& task)

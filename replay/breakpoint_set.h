@@ -60,6 +60,13 @@ public:
     // Puts the original bytes back in memory read from the process at `addr`.
     void hide(uint64_t addr, std::span<uint8_t> data) const;
 
+    // The hardware breakpoint of thread `tid` that counted a hit since the
+    // last call (each call takes the counts in). A single step that also
+    // hits a watchpoint is reported by the kernel as the step alone: the
+    // breakpoint's own SIGTRAP is dropped as one is already pending, so the
+    // count is the only trace of the hit.
+    std::optional<HardwareBreakpoint> counted_since_last(pid_t tid);
+
 private:
     std::set<uint64_t> software_;
     std::vector<HardwareBreakpoint> hardware_;
@@ -67,7 +74,13 @@ private:
     std::set<pid_t> armed_tids_;
     bool hardware_changed_ = false;
     std::map<uint64_t, uint8_t> shadow_; // original byte under each inserted int3
-    std::vector<perfclock::BreakpointCounter> armed_;
+    struct Armed {
+        pid_t tid;
+        size_t index; // into hardware_
+        perfclock::BreakpointCounter counter;
+        uint64_t seen = 0; // its count when last looked at
+    };
+    std::vector<Armed> armed_;
 };
 
 } // namespace rw::replay

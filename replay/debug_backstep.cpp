@@ -12,7 +12,10 @@
 namespace rw::replay {
 namespace {
 
-constexpr size_t kMaxCandidates = 3; // debug registers besides the arrival's counter
+// Debug registers besides the arrival's counter: candidates tried per replay.
+constexpr size_t kCandidatesPerRound = 3;
+// Rounds at most: each replays the stretch once, at full speed.
+constexpr size_t kMaxCandidates = 4 * kCandidatesPerRound;
 
 perfclock::BreakpointKind counter_kind(const Segment& s)
 {
@@ -71,6 +74,20 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
     mode_ = Mode::Forward;
     debug_log("  %s", found ? found->describe().c_str() : "none of them");
     return found;
+}
+
+std::optional<Position> DebugSession::backstep_in_rounds(const Position& base, const Segment& arrival,
+                                                         const std::vector<uint64_t>& candidates,
+                                                         const Registers& at_arrival)
+{
+    for (size_t i = 0; i < candidates.size(); i += kCandidatesPerRound) {
+        std::vector<uint64_t> round(candidates.begin() + static_cast<long>(i),
+                                    candidates.begin() +
+                                        static_cast<long>(std::min(candidates.size(), i + kCandidatesPerRound)));
+        if (auto found = backstep(base, arrival, round, at_arrival))
+            return found;
+    }
+    return std::nullopt;
 }
 
 void DebugSession::begin_backstep()

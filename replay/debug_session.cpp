@@ -257,6 +257,9 @@ void DebugSession::begin_search()
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone at " + position_.describe());
+    search_pc_counts_.clear();
+    search_start_rip_ = t->regs()[Registers::RIP];
+    search_last_rip_ = search_last_count_ = 0;
     if (search_arrival_->kind == Segment::Kind::Watch) {
         const Segment& a = *search_arrival_;
         search_counter_.emplace(t->tid(),
@@ -585,6 +588,15 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
     std::optional<HardwareBreakpoint> hw;
     if (info.si_code == kTrapPerf && !target)
         hw = breakpoints_.hardware_for_tag(perf_data(info));
+    // A watchpoint hit by a single-stepped instruction shows only in its count.
+    bool hit_while_stepping = false;
+    if (!breakpoints_.hardware().empty() && breakpoints_.applied_to(task.group().tgid)) {
+        std::optional<HardwareBreakpoint> counted = breakpoints_.counted_since_last(task.tid());
+        if (step && !hw && counted && counted->kind != perfclock::BreakpointKind::Execute) {
+            hw = counted;
+            hit_while_stepping = true;
+        }
+    }
     bool software =
         info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) && breakpoints_.applied_to(task.group().tgid);
     bool probe_from =
@@ -632,6 +644,7 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
             r.kind = StopReport::Kind::HardwareBreak;
             rest_on(task, rip);
         } else if (hw) {
+            // (After a single step, the same point as that step's end.)
             uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
             position_.extend(Segment::watch(hw->addr, hw->len, access, 1));
             r.kind = StopReport::Kind::Watch;
@@ -680,9 +693,22 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         }
         if (arrived)
             throw SearchDone{search_steps_};
+        search_last_rip_ = rip;
+        search_last_count_ = ++search_pc_counts_[rip];
         return Then::Step;
     }
     case Mode::Collect: {
+        if (hit_while_stepping && !(steps_left_ == 1 && segment_ + 1 == target_.path.size())) {
+            // Inside a stretch of steps: the watched access of this step is
+            // a hit (at the final step it is the target itself).
+            uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
+            uint64_t n = ++hit_counts_[hw->addr ^ 0x8000000000000000ull];
+            Segment w = Segment::watch(hw->addr, hw->len, access, n);
+            hits_.push_back({position_.with(w), StopReport::Kind::Watch, hw->addr, access,
+                             Arrival{task.regs(), candidates_before(w, task)}});
+        }
+        if (hit_while_stepping)
+            hw.reset(); // the rest is the step's
         if (target || (step && steps_left_ > 0 && !stepping_over_)) {
             // Watchpoint hits at the target itself are the target, not a hit.
             return segment_reached();

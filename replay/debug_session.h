@@ -24,6 +24,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "breakpoint_set.h"
@@ -279,6 +280,9 @@ private:
     std::vector<uint64_t> candidates_before(const Segment& arrival, Task& task);
     std::optional<Position> backstep(const Position& base, const Segment& arrival,
                                      const std::vector<uint64_t>& candidates, const Registers& at_arrival);
+    // backstep() over the candidates, as many at a time as debug registers allow.
+    std::optional<Position> backstep_in_rounds(const Position& base, const Segment& arrival,
+                                               const std::vector<uint64_t>& candidates, const Registers& at_arrival);
     void begin_backstep();
     Then backstep_trap(Task& task, const siginfo_t& info, bool step);
     uint64_t search_steps(const Position& base, const Segment& arrival);
@@ -417,6 +421,13 @@ private:
     std::optional<Position> end_; // just before the program's last exit, once known
     X86Decoder decoder_;
     uint64_t search_steps_ = 0;
+    // Where each step of a search stood, to name the instruction before the
+    // arrival by its execution count rather than by a count of steps (which
+    // only single-stepping can reach again).
+    std::unordered_map<uint64_t, uint64_t> search_pc_counts_;
+    uint64_t search_start_rip_ = 0;
+    uint64_t search_last_rip_ = 0;
+    uint64_t search_last_count_ = 0;
     std::optional<perfclock::BreakpointCounter> search_counter_;
     uint64_t search_counter_seen_ = 0;
     // Collect.

@@ -464,11 +464,20 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
             base = base.with(earlier);
         }
         arrival.count = 1;
-        if (at && !at->before.empty())
-            if (auto found = backstep(base, arrival, at->before, at->regs))
+        if (at)
+            if (auto found = backstep_in_rounds(base, arrival, at->before, at->regs))
                 return found;
         uint64_t steps = search_steps(base, arrival);
-        return steps > 1 ? base.with(Segment::step(steps - 1)) : base;
+        if (steps <= 1)
+            return base;
+        // The same point named by an execution count, which a counter
+        // reaches at full speed: the steps before it need not be stepped
+        // again at every later move from there. (Not when the stretch
+        // starts on that instruction: whether its first execution counts
+        // would depend on how the start was reached.)
+        if (search_last_rip_ && search_last_rip_ != search_start_rip_ && search_last_count_ > 0)
+            return base.with(Segment::brk(search_last_rip_, search_last_count_));
+        return base.with(Segment::step(steps - 1));
     }
     }
     return base;

@@ -71,6 +71,18 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
     Registers saved = t.regs();
     // The task resumes afterwards as it would have: same mode, same stop kind.
     Resume saved_resume = t.last_resume;
+    // Not stepped, even while the debugger single-steps the task: a step
+    // from the syscall's entry would report its exit as a step's trap.
+    struct Unstepped {
+        Task& t;
+        bool stepping = t.single_stepping, on_resume = t.step_on_resume;
+        Unstepped(Task& task) : t(task) { t.single_stepping = t.step_on_resume = false; }
+        ~Unstepped()
+        {
+            t.single_stepping = stepping;
+            t.step_on_resume = on_resume;
+        }
+    } unstepped(t);
     Registers r = saved;
     r[Registers::RIP] = insn;
     r[Registers::RAX] = static_cast<uint64_t>(nr);

@@ -2,7 +2,9 @@
 
 #include <capstone/capstone.h>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <stdexcept>
 
 namespace rw::replay {
@@ -311,6 +313,55 @@ std::vector<uint64_t> returns_of(const X86Decoder& decoder, uint64_t entry, cons
     return out;
 }
 
+// Direct jumps within a window around `target` that land on it, nearest
+// first. Bytes are tried at every offset, so a few may be the middle of
+// another instruction; the backstep's trap on such an address never fires.
+std::vector<uint64_t> jump_sources(const X86Decoder& decoder, uint64_t target, const MemoryReader& memory)
+{
+    // The page holding the target and its neighbours, as far as they read.
+    constexpr uint64_t kPage = 4096;
+    uint64_t page = target & ~(kPage - 1);
+    uint64_t first = page >= kPage ? page - kPage : page, last = page + kPage;
+    std::vector<uint8_t> code(3 * kPage);
+    auto readable = [&](uint64_t p) { return memory(p, {code.data() + (p - first), kPage}); };
+    if (!readable(page))
+        return {};
+    uint64_t start = first != page && readable(first) ? first : page;
+    uint64_t end = readable(last) ? last + kPage : page + kPage;
+    if (start != first)
+        std::memmove(code.data(), code.data() + (start - first), end - start);
+    size_t n = end - start;
+    std::vector<uint64_t> found;
+    for (size_t i = 0; i + 2 <= n; i++) {
+        uint64_t at = start + i;
+        uint8_t b0 = code[i], b1 = code[i + 1];
+        size_t size = 0;
+        int64_t rel = 0;
+        if (b0 == 0xeb || (b0 >= 0x70 && b0 <= 0x7f)) {
+            size = 2;
+            rel = static_cast<int8_t>(b1);
+        } else if ((b0 == 0xe9 && i + 5 <= n) || (b0 == 0x0f && b1 >= 0x80 && b1 <= 0x8f && i + 6 <= n)) {
+            size = b0 == 0xe9 ? 5 : 6;
+            int32_t r32 = 0;
+            std::memcpy(&r32, &code[i + size - 4], 4);
+            rel = r32;
+        } else {
+            continue;
+        }
+        if (at + size + static_cast<uint64_t>(rel) != target)
+            continue;
+        auto insn = decoder.decode(at, std::span<const uint8_t>(&code[i], std::min<size_t>(15, n - i)));
+        using F = X86Decoder::Insn::Flow;
+        if (insn && insn->size == size && (insn->flow == F::Jump || insn->flow == F::CondJump))
+            found.push_back(at);
+    }
+    std::sort(found.begin(), found.end(), [&](uint64_t a, uint64_t b) {
+        auto distance = [&](uint64_t x) { return x > target ? x - target : target - x; };
+        return distance(a) < distance(b);
+    });
+    return found;
+}
+
 } // namespace
 
 std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t target, const Registers& regs,
@@ -334,6 +385,10 @@ std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t
             }
         }
     }
+    // Arrived by a direct jump from nearby (a loop's back edge, an if's
+    // join): the instructions whose target this is, nearest first.
+    for (uint64_t from : jump_sources(decoder, target, memory))
+        out.push_back(from);
     // Arrived by a call: the return address is on top of the stack.
     uint64_t ret = 0;
     if (memory(regs[Registers::RSP], {reinterpret_cast<uint8_t*>(&ret), 8}) && ret > 16) {

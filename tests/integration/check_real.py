@@ -30,7 +30,7 @@ class Case:
     process (by exec name) to debug on its own."""
 
     def __init__(self, name, argv, prepare=None, function="write", hits=1, child=None, child_shows=None,
-                 forked_child=False, watch=True):
+                 forked_child=False, watch="$rsi"):
         self.name, self.argv, self.prepare = name, argv, prepare
         self.function, self.hits = function, hits
         self.child, self.child_shows, self.forked_child, self.watch = child, child_shows, forked_child, watch
@@ -143,7 +143,7 @@ CASES = [
                      " update t set b = upper(b) where a > 1; select a, b from t order by a desc;"
                      " select count(*), sum(a) from t;"]),
     Case("gcc", ["gcc", "-O1", "-c", "-o", "lib_a.o", "lib_a.c"], c_project, function="access", hits=3, child="cc1",
-         child_shows=r"twice"),
+         child_shows=r"twice", watch="$rdi"),
     # Two compilers run at once: the first cc1 to start is either's.
     Case("make_j2", ["make", "-j2"], c_project, hits=3, child="cc1", child_shows=r"\.globl\\t(twice|plus_three|main)",
          watch=False),
@@ -226,7 +226,9 @@ def reverse_execution(rw, case, rec):
     commands = [f"break {case.function}", *hit, "when", "stepi", "when", "reverse-stepi", "when", "reverse-finish",
                 "reverse-next", "reverse-step", "when"]
     if case.watch:
-        commands += [f"continue", "watch -l *(char*)$rsi", "reverse-continue", "when"]
+        # The watch is on the first byte the function is given: the buffer
+        # write is to print, the path access is to check.
+        commands += [f"continue", f"watch -l *(char*){case.watch}", "reverse-continue", "when"]
     out = gdb_session(rw, rec.trace, commands)
     no_divergence(out, "reverse session")
     found = positions(out)

@@ -257,9 +257,7 @@ void DebugSession::begin_search()
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone at " + position_.describe());
-    search_pc_counts_.clear();
-    search_start_rip_ = t->regs()[Registers::RIP];
-    search_last_rip_ = search_last_count_ = 0;
+    trail_.start(position_, t->regs()[Registers::RIP]);
     if (search_arrival_->kind == Segment::Kind::Watch) {
         const Segment& a = *search_arrival_;
         search_counter_.emplace(t->tid(),
@@ -693,8 +691,7 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         }
         if (arrived)
             throw SearchDone{search_steps_};
-        search_last_rip_ = rip;
-        search_last_count_ = ++search_pc_counts_[rip];
+        trail_.stepped(rip);
         return Then::Step;
     }
     case Mode::Collect: {

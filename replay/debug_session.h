@@ -30,6 +30,7 @@
 #include "breakpoint_set.h"
 #include "debug_hook.h"
 #include "execution_counter.h"
+#include "step_trail.h"
 #include "gdb_registers.h"
 #include "position.h"
 #include "replayer.h"
@@ -421,13 +422,7 @@ private:
     std::optional<Position> end_; // just before the program's last exit, once known
     X86Decoder decoder_;
     uint64_t search_steps_ = 0;
-    // Where each step of a search stood, to name the instruction before the
-    // arrival by its execution count rather than by a count of steps (which
-    // only single-stepping can reach again).
-    std::unordered_map<uint64_t, uint64_t> search_pc_counts_;
-    uint64_t search_start_rip_ = 0;
-    uint64_t search_last_rip_ = 0;
-    uint64_t search_last_count_ = 0;
+    StepTrail trail_; // the last search's steps
     std::optional<perfclock::BreakpointCounter> search_counter_;
     uint64_t search_counter_seen_ = 0;
     // Collect.

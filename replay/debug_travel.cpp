@@ -444,6 +444,9 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
         }
         return prev;
     }
+    // Stepped through already (a reverse-next is many reverse-stepi).
+    if (auto known = trail_.before(p))
+        return known;
     const Segment last = p.path.back();
     Position base = p.parent();
     switch (last.kind) {
@@ -470,14 +473,7 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
         uint64_t steps = search_steps(base, arrival);
         if (steps <= 1)
             return base;
-        // The same point named by an execution count, which a counter
-        // reaches at full speed: the steps before it need not be stepped
-        // again at every later move from there. (Not when the stretch
-        // starts on that instruction: whether its first execution counts
-        // would depend on how the start was reached.)
-        if (search_last_rip_ && search_last_rip_ != search_start_rip_ && search_last_count_ > 0)
-            return base.with(Segment::brk(search_last_rip_, search_last_count_));
-        return base.with(Segment::step(steps - 1));
+        return trail_.last();
     }
     }
     return base;

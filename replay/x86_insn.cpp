@@ -362,6 +362,56 @@ std::vector<uint64_t> jump_sources(const X86Decoder& decoder, uint64_t target, c
     return found;
 }
 
+// The jump among the first few instructions at `entry` (a PLT stub:
+// endbr64, then a jump through the GOT) and where it goes, computed with the
+// registers and memory of now.
+std::optional<std::pair<uint64_t, uint64_t>> stub_jump(const X86Decoder& decoder, uint64_t entry, const Registers& regs,
+                                                       const MemoryReader& memory)
+{
+    std::array<uint8_t, 64> code{};
+    size_t n = 0;
+    for (size_t chunk = code.size(); chunk >= 16 && n == 0; chunk /= 2)
+        if (memory(entry, {code.data(), chunk}))
+            n = chunk;
+    size_t off = 0;
+    for (int i = 0; i < 4 && off < n; i++) {
+        std::span<const uint8_t> bytes(code.data() + off, n - off);
+        auto insn = decoder.decode(entry + off, bytes);
+        if (!insn)
+            break;
+        if (insn->flow == X86Decoder::Insn::Flow::Jump) {
+            Registers any = regs;
+            if (auto to = decoder.successor(entry + off, bytes.first(insn->size), any, memory))
+                return std::pair{entry + off, *to};
+            break;
+        }
+        if (insn->flow != X86Decoder::Insn::Flow::Next)
+            break;
+        off += insn->size;
+    }
+    return std::nullopt;
+}
+
+// The stub's jump at `entry`, if it lands on `target`.
+std::vector<uint64_t> stub_jumps_to(const X86Decoder& decoder, uint64_t entry, uint64_t target, const Registers& regs,
+                                    const MemoryReader& memory)
+{
+    auto j = stub_jump(decoder, entry, regs, memory);
+    if (j && j->second == target)
+        return {j->first};
+    return {};
+}
+
+// Where the stub at `entry` jumps to.
+std::vector<uint64_t> stub_destinations(const X86Decoder& decoder, uint64_t entry, const Registers& regs,
+                                        const MemoryReader& memory)
+{
+    auto j = stub_jump(decoder, entry, regs, memory);
+    if (j)
+        return {j->second};
+    return {};
+}
+
 } // namespace
 
 std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t target, const Registers& regs,
@@ -376,11 +426,20 @@ std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t
         using F = X86Decoder::Insn::Flow;
         if (insn && insn->size == k && (insn->flow == F::Next || insn->flow == F::CondJump))
             out.push_back(target - k);
-        // Just after a direct call: the callee returned here.
-        if (insn && insn->size == k && insn->flow == F::Call && k == 5) {
+        // Just after a call: the callee returned here. An indirect call's
+        // destination is computed with the registers of now, often still
+        // right (a callee-saved base register); a wrong one only adds
+        // candidates that never lead here.
+        if (insn && insn->size == k && insn->flow == F::Call && k >= 2) {
             Registers any = regs;
             if (auto callee = decoder.successor(target - k, bytes, any, memory)) {
-                auto rets = returns_of(decoder, *callee, memory, 3);
+                auto rets = returns_of(decoder, *callee, memory, 6);
+                if (rets.empty())
+                    // A stub (the PLT): the returns of the function it jumps to.
+                    for (uint64_t to : stub_destinations(decoder, *callee, regs, memory)) {
+                        auto more = returns_of(decoder, to, memory, 6);
+                        rets.insert(rets.end(), more.begin(), more.end());
+                    }
                 out.insert(out.begin(), rets.begin(), rets.end());
             }
         }
@@ -405,6 +464,10 @@ std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t
             auto to = decoder.successor(ret - k, bytes, at_call, memory);
             if (to && *to == target)
                 out.insert(out.begin(), ret - k); // a call that lands here is the likeliest
+            else if (to)
+                // A call through a stub (the PLT): the stub's jump that lands here.
+                for (uint64_t j : stub_jumps_to(decoder, *to, target, regs, memory))
+                    out.insert(out.begin(), j);
         }
     }
     return out;

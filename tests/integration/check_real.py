@@ -176,7 +176,11 @@ def gdb_session(rw, trace, commands, options=(), timeout=600):
             "-ex", "set pagination off"]
     for c in commands:
         argv += ["-ex", c]
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        shown = (e.output or b"").decode(errors="replace")
+        check(False, f"the gdb session did not end within {timeout} s:\n{shown}")
     return p.stdout.decode(errors="replace")
 
 

@@ -18,6 +18,9 @@ struct queue {
 
 static struct queue *fifo;
 static long compressed;
+/* The consumer's last block takes as long as main needs to free the queue:
+ * an order the test can rely on (on a loaded machine a sleep is not). */
+static int freed[2];
 
 static struct queue *queue_init(void)
 {
@@ -53,8 +56,11 @@ static void *consumer(void *arg)
         long block = fifo->blocks[fifo->head++ % 64];
         pthread_mutex_unlock(fifo->mut);
         compressed += block * id;
-        if (block == 31)
-            usleep(200 * 1000); /* a slow last block: main gets ahead */
+        if (block == 31) {
+            char c; /* a slow last block: main gets ahead */
+            if (read(freed[0], &c, 1) != 1)
+                return NULL;
+        }
     }
     return NULL;
 }
@@ -68,6 +74,8 @@ static void *output(void *arg)
 
 int main(void)
 {
+    if (pipe(freed) != 0)
+        return 1;
     fifo = queue_init();
     pthread_t consumers[2], writer;
     for (long i = 0; i < 2; i++)
@@ -87,6 +95,8 @@ int main(void)
     /* Only the output thread is joined, as in pbzip2. */
     pthread_join(writer, NULL);
     queue_delete(fifo);
+    if (write(freed[1], "x", 1) != 1)
+        return 1;
     usleep(400 * 1000);
     printf("compressed %ld\n", compressed);
     return 0;

@@ -47,9 +47,10 @@ std::vector<uint64_t> DebugSession::candidates_before(const Segment& arrival, Ta
 }
 
 std::optional<Position> DebugSession::backstep(const Position& base, const Segment& arrival,
-                                               const std::vector<uint64_t>& candidates, const Registers& at_arrival)
+                                               const std::vector<uint64_t>& candidates, const Registers& at_arrival,
+                                               std::optional<uint64_t> slot)
 {
-    if (candidates.empty() || (arrival.kind != Segment::Kind::Break && arrival.kind != Segment::Kind::Watch))
+    if ((candidates.empty() && !slot) || (arrival.kind != Segment::Kind::Break && arrival.kind != Segment::Kind::Watch))
         return std::nullopt;
     debug_log("backstep from %s, %zu candidates", base.describe().c_str(), candidates.size());
     restore_for(base);
@@ -62,6 +63,7 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
     backstep_->arrival = arrival;
     backstep_->candidates = candidates;
     backstep_->at_arrival = at_arrival;
+    backstep_->slot = slot;
     std::optional<Position> found;
     try {
         execute();
@@ -69,6 +71,7 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
                           "replaying from " + base.describe() + " never arrived where the debugger stopped");
     } catch (const BackstepDone& d) {
         found = d.found;
+        after_slot_write_ = d.after_slot_write;
     }
     backstep_.reset();
     mode_ = Mode::Forward;
@@ -90,6 +93,30 @@ std::optional<Position> DebugSession::backstep_in_rounds(const Position& base, c
     return std::nullopt;
 }
 
+std::optional<uint64_t> DebugSession::callee_returning(const Position& base, const Segment& arrival,
+                                                       const Registers& at_arrival)
+{
+    if (arrival.kind != Segment::Kind::Break)
+        return std::nullopt;
+    Task* t = runner();
+    if (!t)
+        return std::nullopt;
+    TraceeMemory mem = t->memory();
+    MemoryReader read = [&](uint64_t addr, std::span<uint8_t> out) {
+        if (!mem.read(RemoteAddr(addr), out))
+            return false;
+        breakpoints_.hide(addr, out);
+        return true;
+    };
+    if (!follows_call(decoder_, arrival.addr, read))
+        return std::nullopt;
+    after_slot_write_ = 0;
+    backstep(base, arrival, {}, at_arrival, at_arrival[Registers::RSP] - 8);
+    if (!after_slot_write_)
+        return std::nullopt;
+    return after_slot_write_;
+}
+
 void DebugSession::begin_backstep()
 {
     Task* t = runner();
@@ -109,6 +136,8 @@ void DebugSession::begin_backstep()
     b.arrival_offset = resting_extra;
     for (size_t i = 0; i < b.candidates.size(); i++)
         b.traps.emplace_back(t->tid(), perfclock::BreakpointKind::Execute, b.candidates[i], 8, 1, kTagCandidate + i);
+    if (b.slot)
+        b.slot_watch.emplace(t->tid(), perfclock::BreakpointKind::Write, *b.slot, 8, 1, kTagSlot);
     b.executions.assign(b.candidates.size(), 0);
 }
 
@@ -135,7 +164,11 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
         return step ? Then::Resume : Then::NotMine;
     uint64_t tag = perf_data(info);
     if (tag == kTagTarget)
-        throw BackstepDone{std::nullopt}; // at the arrival: no candidate led to it
+        throw BackstepDone{std::nullopt, b.after_slot_write}; // at the arrival: no candidate led to it
+    if (tag == kTagSlot) {
+        b.after_slot_write = task.regs()[Registers::RIP];
+        return Then::Resume;
+    }
     if (tag < kTagCandidate || tag >= kTagCandidate + b.candidates.size())
         return Then::Resume;
     size_t i = tag - kTagCandidate;

@@ -212,6 +212,11 @@ private:
         uint64_t arrival_offset = 0;
         std::vector<perfclock::BreakpointCounter> traps;
         std::vector<uint64_t> executions;
+        // Instead of candidates: a watch on the stack slot the arrival's
+        // return read, and where the thread stood after its last write.
+        std::optional<uint64_t> slot;
+        std::optional<perfclock::BreakpointCounter> slot_watch;
+        uint64_t after_slot_write = 0;
         uint64_t resting = 0;
         bool resting_seen = false;
         bool verifying = false;
@@ -219,6 +224,7 @@ private:
     };
     struct BackstepDone {
         std::optional<Position> found;
+        uint64_t after_slot_write = 0;
     };
     struct CollectDone {};
     struct SearchDone {
@@ -280,7 +286,14 @@ private:
     // Backstep (debug_backstep.cpp).
     std::vector<uint64_t> candidates_before(const Segment& arrival, Task& task);
     std::optional<Position> backstep(const Position& base, const Segment& arrival,
-                                     const std::vector<uint64_t>& candidates, const Registers& at_arrival);
+                                     const std::vector<uint64_t>& candidates, const Registers& at_arrival,
+                                     std::optional<uint64_t> slot = std::nullopt);
+    uint64_t after_slot_write_ = 0; // what the last backstep with a slot found
+    // Where the function that returned to the arrival (just after a call)
+    // began: the call's push of the return address is the last write to its
+    // slot before the arrival, and stops at the callee's first instruction.
+    // For calls whose destination the registers no longer tell (call *%rax).
+    std::optional<uint64_t> callee_returning(const Position& base, const Segment& arrival, const Registers& at_arrival);
     // backstep() over the candidates, as many at a time as debug registers allow.
     std::optional<Position> backstep_in_rounds(const Position& base, const Segment& arrival,
                                                const std::vector<uint64_t>& candidates, const Registers& at_arrival);

@@ -467,9 +467,24 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
             base = base.with(earlier);
         }
         arrival.count = 1;
-        if (at)
+        if (at) {
             if (auto found = backstep_in_rounds(base, arrival, at->before, at->regs))
                 return found;
+            // Just returned from a call whose callee the candidates missed.
+            if (auto callee = callee_returning(base, arrival, at->regs)) {
+                std::vector<uint64_t> rets;
+                if (Task* t = runner()) {
+                    TraceeMemory mem = t->memory();
+                    MemoryReader read = [&](uint64_t addr, std::span<uint8_t> out) {
+                        return mem.read(RemoteAddr(addr), out);
+                    };
+                    rets = returns_of_function(decoder_, *callee, at->regs, read);
+                }
+                debug_log("  called 0x%llx: %zu returns", static_cast<unsigned long long>(*callee), rets.size());
+                if (auto found = backstep_in_rounds(base, arrival, rets, at->regs))
+                    return found;
+            }
+        }
         uint64_t steps = search_steps(base, arrival);
         if (steps <= 1)
             return base;

@@ -414,6 +414,33 @@ std::vector<uint64_t> stub_destinations(const X86Decoder& decoder, uint64_t entr
 
 } // namespace
 
+std::vector<uint64_t> returns_of_function(const X86Decoder& decoder, uint64_t entry, const Registers& regs,
+                                          const MemoryReader& memory)
+{
+    auto rets = returns_of(decoder, entry, memory, 6);
+    if (rets.empty())
+        for (uint64_t to : stub_destinations(decoder, entry, regs, memory)) {
+            auto more = returns_of(decoder, to, memory, 6);
+            rets.insert(rets.end(), more.begin(), more.end());
+        }
+    return rets;
+}
+
+bool follows_call(const X86Decoder& decoder, uint64_t addr, const MemoryReader& memory)
+{
+    size_t readable = 0;
+    auto code = code_before(addr, memory, readable);
+    for (size_t k : {2, 3, 5, 6, 7, 4}) {
+        if (k > readable)
+            continue;
+        std::span<const uint8_t> bytes(code.data() + 16 - k, k);
+        auto insn = decoder.decode(addr - k, bytes);
+        if (insn && insn->size == k && insn->flow == X86Decoder::Insn::Flow::Call)
+            return true;
+    }
+    return false;
+}
+
 std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t target, const Registers& regs,
                                              const MemoryReader& memory)
 {
@@ -433,13 +460,7 @@ std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t
         if (insn && insn->size == k && insn->flow == F::Call && k >= 2) {
             Registers any = regs;
             if (auto callee = decoder.successor(target - k, bytes, any, memory)) {
-                auto rets = returns_of(decoder, *callee, memory, 6);
-                if (rets.empty())
-                    // A stub (the PLT): the returns of the function it jumps to.
-                    for (uint64_t to : stub_destinations(decoder, *callee, regs, memory)) {
-                        auto more = returns_of(decoder, to, memory, 6);
-                        rets.insert(rets.end(), more.begin(), more.end());
-                    }
+                auto rets = returns_of_function(decoder, *callee, regs, memory);
                 out.insert(out.begin(), rets.begin(), rets.end());
             }
         }

@@ -59,6 +59,15 @@ private:
 std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t target, const Registers& regs,
                                              const MemoryReader& memory);
 
+// Whether the instruction ending at `addr` is a call (so a thread there has
+// just returned from its callee).
+bool follows_call(const X86Decoder& decoder, uint64_t addr, const MemoryReader& memory);
+
+// The returns of the function at `entry`, or of the function a stub there
+// (the PLT) jumps to.
+std::vector<uint64_t> returns_of_function(const X86Decoder& decoder, uint64_t entry, const Registers& regs,
+                                          const MemoryReader& memory);
+
 // Instructions ending at `after` (where the thread is after a watched
 // write) that write memory overlapping [addr, addr+len), judged with the
 // registers after the write. Most plausible first.

@@ -1,6 +1,7 @@
 // x86 semantics used to step backwards: successors, writes, candidates.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -126,4 +127,44 @@ TEST_CASE("x86: candidates for the instruction before an arrival")
     CHECK(before.front() == 0x2000);
     // ... and the nop that falls through to it is a candidate too
     CHECK(std::find(before.begin(), before.end(), 0x2fffu) != before.end());
+}
+
+TEST_CASE("x86: candidates reached by jumps, through a PLT stub, and returns of its function")
+{
+    X86Decoder d;
+    FakeMemory m;
+    Registers r;
+    // A page of code: a loop's back edge (jmp rel8) and a jne rel32 land on 50a0.
+    for (uint64_t a = 0x5000; a < 0x6000; a++)
+        m.bytes[a] = 0x90;
+    m.put(0x5100, {0xeb, 0x9e});                         // jmp 50a0
+    m.put(0x5200, {0x0f, 0x85, 0x9a, 0xfe, 0xff, 0xff}); // jne 50a0
+    auto before = predecessor_candidates(d, 0x50a0, r, m.reader());
+    CHECK(std::find(before.begin(), before.end(), 0x5100u) != before.end());
+    CHECK(std::find(before.begin(), before.end(), 0x5200u) != before.end());
+    CHECK(std::find(before.begin(), before.end(), 0x509fu) != before.end()); // the nop falling through
+
+    // call 6000 (a PLT stub: endbr64; jmp *GOT) whose GOT entry is 9000.
+    m.put(0x20f0, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
+    m.put(0x2100, {0xe8, 0xfb, 0x3e, 0x00, 0x00});
+    for (uint64_t a = 0x6000; a < 0x6040; a++)
+        m.bytes[a] = 0xcc;
+    m.put(0x6000, {0xf3, 0x0f, 0x1e, 0xfa, 0xff, 0x25, 0xf6, 0x1f, 0x00, 0x00}); // endbr64; jmp *0x1ff6(%rip)
+    m.put64(0x8000, 0x9000);
+    for (uint64_t a = 0x9000; a < 0x9040; a++)
+        m.bytes[a] = 0x90;
+    m.put(0x9003, {0xc3, 0xf3, 0x0f, 0x1e, 0xfa}); // ret, then the next function's endbr64
+    r[Registers::RSP] = 0x7000;
+    m.put64(0x7000, 0x2105);
+    // Arriving at the function: the stub's jump is the likeliest.
+    auto at_entry = predecessor_candidates(d, 0x9000, r, m.reader());
+    REQUIRE_FALSE(at_entry.empty());
+    CHECK(at_entry.front() == 0x6004);
+    // Back after the call: the ret of the function the stub jumped to.
+    CHECK(follows_call(d, 0x2105, m.reader()));
+    CHECK_FALSE(follows_call(d, 0x5101, m.reader()));
+    r[Registers::RSP] = 0x7008;
+    auto after_call = predecessor_candidates(d, 0x2105, r, m.reader());
+    CHECK(std::find(after_call.begin(), after_call.end(), 0x9003u) != after_call.end());
+    CHECK(returns_of_function(d, 0x6000, r, m.reader()) == std::vector<uint64_t>{0x9003});
 }

@@ -402,6 +402,119 @@ std::vector<uint64_t> stub_jumps_to(const X86Decoder& decoder, uint64_t entry, u
     return {};
 }
 
+// The instructions from `addr` on, up to `most`, until one that does not
+// fall through; calls `f(addr, insn, bytes)` for each.
+template <typename F>
+void decode_run(const X86Decoder& decoder, uint64_t addr, const MemoryReader& memory, size_t most, F f)
+{
+    std::vector<uint8_t> code(most * 16);
+    size_t n = 0;
+    for (size_t chunk = code.size(); chunk >= 16 && n == 0; chunk /= 2)
+        if (memory(addr, {code.data(), chunk}))
+            n = chunk;
+    size_t off = 0;
+    for (size_t i = 0; i < most && off < n; i++) {
+        std::span<const uint8_t> bytes(code.data() + off, n - off);
+        auto insn = decoder.decode(addr + off, bytes);
+        if (!insn || !f(addr + off, *insn, bytes.first(insn->size)))
+            return;
+        off += insn->size;
+    }
+}
+
+// On the first call through a lazily bound PLT entry (`jmp *GOT; push N;
+// jmp PLT0`), its GOT slot still led to the push: PLT0 pushes one more word
+// and jumps to the dynamic linker's resolver, which ends in a jump through a
+// register to the function it bound.
+struct LazyBinding {
+    uint64_t first_jump = 0; // the stub's jump through its GOT slot
+    uint64_t push = 0;       // where that slot led before binding: the push after it
+    uint64_t stub_jump = 0;  // the stub's jump to PLT0
+    uint64_t plt0 = 0;
+    uint64_t plt0_jump = 0;  // PLT0's jump to the resolver
+    uint64_t resolver = 0;   // where it lands
+    uint64_t final_jump = 0; // the resolver's jump to the bound function
+    uint64_t final_dest = 0; // where that goes, with the registers of now
+};
+
+std::optional<LazyBinding> lazy_binding(const X86Decoder& decoder, uint64_t stub, const Registers& regs,
+                                        const MemoryReader& memory)
+{
+    using F = X86Decoder::Insn::Flow;
+    // The stub: an indirect jump, a push, a direct jump to PLT0.
+    LazyBinding lb;
+    int seen = 0;
+    decode_run(decoder, stub, memory, 4, [&](uint64_t at, const X86Decoder::Insn& insn, std::span<const uint8_t> b) {
+        seen++;
+        if (insn.flow == F::Jump && seen > 1) {
+            Registers any = regs;
+            lb.stub_jump = at;
+            lb.plt0 = decoder.successor(at, b, any, memory).value_or(0);
+            return false;
+        }
+        if (insn.flow == F::Jump) {
+            lb.first_jump = at;
+            lb.push = at + insn.size;
+        }
+        return insn.flow == F::Next || (insn.flow == F::Jump && seen == 1);
+    });
+    if (!lb.plt0 || !lb.first_jump)
+        return std::nullopt;
+    // PLT0: a push, then a jump through the GOT to the resolver.
+    decode_run(decoder, lb.plt0, memory, 3, [&](uint64_t at, const X86Decoder::Insn& insn, std::span<const uint8_t> b) {
+        if (insn.flow == F::Jump) {
+            Registers any = regs;
+            lb.plt0_jump = at;
+            lb.resolver = decoder.successor(at, b, any, memory).value_or(0);
+            return false;
+        }
+        return insn.flow == F::Next;
+    });
+    if (!lb.resolver)
+        return std::nullopt;
+    decode_run(decoder, lb.resolver, memory, 256,
+               [&](uint64_t at, const X86Decoder::Insn& insn, std::span<const uint8_t> b) {
+                   if (insn.flow == F::Jump) {
+                       Registers any = regs;
+                       lb.final_jump = at;
+                       lb.final_dest = decoder.successor(at, b, any, memory).value_or(0);
+                       return false; // the resolver's end
+                   }
+                   return insn.flow != F::Ret && insn.flow != F::Stop;
+               });
+    return lb;
+}
+
+// The resolver's jump, if it lands on `target` (the bound function's entry).
+std::vector<uint64_t> lazy_binding_jumps(const X86Decoder& decoder, uint64_t stub, uint64_t target,
+                                         const Registers& regs, const MemoryReader& memory)
+{
+    auto lb = lazy_binding(decoder, stub, regs, memory);
+    if (lb && lb->final_jump && lb->final_dest == target)
+        return {lb->final_jump};
+    return {};
+}
+
+// The call (direct, through a stub) whose return address is at `slot`, and
+// the stub it called.
+std::optional<uint64_t> stub_called_from(const X86Decoder& decoder, uint64_t slot, const Registers& regs,
+                                         const MemoryReader& memory)
+{
+    uint64_t ret = 0;
+    size_t readable = 0;
+    if (!memory(slot, {reinterpret_cast<uint8_t*>(&ret), 8}) || ret <= 16)
+        return std::nullopt;
+    auto site = code_before(ret, memory, readable);
+    if (readable < 5)
+        return std::nullopt;
+    std::span<const uint8_t> bytes(site.data() + 11, 5);
+    auto insn = decoder.decode(ret - 5, bytes);
+    if (!insn || insn->size != 5 || insn->flow != X86Decoder::Insn::Flow::Call)
+        return std::nullopt;
+    Registers any = regs;
+    return decoder.successor(ret - 5, bytes, any, memory);
+}
+
 // Where the stub at `entry` jumps to.
 std::vector<uint64_t> stub_destinations(const X86Decoder& decoder, uint64_t entry, const Registers& regs,
                                         const MemoryReader& memory)
@@ -485,12 +598,31 @@ std::vector<uint64_t> predecessor_candidates(const X86Decoder& decoder, uint64_t
             auto to = decoder.successor(ret - k, bytes, at_call, memory);
             if (to && *to == target)
                 out.insert(out.begin(), ret - k); // a call that lands here is the likeliest
-            else if (to)
-                // A call through a stub (the PLT): the stub's jump that lands here.
+            else if (to) {
+                // A call through a stub (the PLT): the stub's jump that lands
+                // here, or on the first call the dynamic linker's.
                 for (uint64_t j : stub_jumps_to(decoder, *to, target, regs, memory))
                     out.insert(out.begin(), j);
+                for (uint64_t j : lazy_binding_jumps(decoder, *to, target, regs, memory))
+                    out.push_back(j);
+            }
         }
     }
+    // At the dynamic linker's resolver, entered from PLT0 on a first call:
+    // on the stack the link map (PLT0's push), the relocation index (the
+    // stub's), then the return address to the call site.
+    // Before that, at PLT0 (the index, the return address) and at the stub's
+    // push (the return address).
+    for (uint64_t depth : {16, 8, 0})
+        if (auto stub = stub_called_from(decoder, regs[Registers::RSP] + depth, regs, memory))
+            if (auto lb = lazy_binding(decoder, *stub, regs, memory)) {
+                uint64_t from = depth == 16 && lb->resolver == target ? lb->plt0_jump
+                                : depth == 8 && lb->plt0 == target    ? lb->stub_jump
+                                : depth == 0 && lb->push == target    ? lb->first_jump
+                                                                      : 0;
+                if (from)
+                    out.insert(out.begin(), from);
+            }
     return out;
 }
 

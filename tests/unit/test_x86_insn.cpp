@@ -168,3 +168,40 @@ TEST_CASE("x86: candidates reached by jumps, through a PLT stub, and returns of 
     CHECK(std::find(after_call.begin(), after_call.end(), 0x9003u) != after_call.end());
     CHECK(returns_of_function(d, 0x6000, r, m.reader()) == std::vector<uint64_t>{0x9003});
 }
+
+TEST_CASE("x86: a first call through a lazily bound PLT entry, stepped back through the dynamic linker")
+{
+    X86Decoder d;
+    FakeMemory m;
+    Registers r;
+    m.put(0x20f0, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90});
+    m.put(0x2100, {0xe8, 0xfb, 0x3e, 0x00, 0x00}); // call 6000
+    for (uint64_t a = 0x6000; a < 0x6040; a++)
+        m.bytes[a] = 0xcc;
+    m.put(0x6000, {0xff, 0x25, 0xfa, 0x1f, 0x00, 0x00}); // jmp *0x8000 (now bound to 9000)
+    m.put(0x6006, {0x68, 0x00, 0x00, 0x00, 0x00});       // push $0
+    m.put(0x600b, {0xe9, 0xf0, 0x00, 0x00, 0x00});       // jmp 6100 (PLT0)
+    for (uint64_t a = 0x6100; a < 0x6130; a++)
+        m.bytes[a] = 0xcc;
+    m.put(0x6100, {0xff, 0x35, 0xfa, 0x1e, 0x00, 0x00}); // push *0x8000 (any)
+    m.put(0x6106, {0xff, 0x25, 0x04, 0x1f, 0x00, 0x00}); // jmp *0x8010: the resolver
+    m.put64(0x8000, 0x9000);
+    m.put64(0x8010, 0xa000);
+    for (uint64_t a = 0xa000; a < 0xa040; a++)
+        m.bytes[a] = 0x90;
+    m.put(0xa010, {0x41, 0xff, 0xe3}); // jmp *%r11
+    r[Registers::R11] = 0x9000;
+    auto has = [](const std::vector<uint64_t>& v, uint64_t a) { return std::find(v.begin(), v.end(), a) != v.end(); };
+    // At the bound function: the resolver's jump.
+    r[Registers::RSP] = 0x7000;
+    m.put64(0x7000, 0x2105);
+    CHECK(has(predecessor_candidates(d, 0x9000, r, m.reader()), 0xa010));
+    // At the stub's push: the stub's jump through the GOT, before it was bound.
+    CHECK(has(predecessor_candidates(d, 0x6006, r, m.reader()), 0x6000));
+    // At PLT0: the stub's jump there (the relocation index on the stack).
+    r[Registers::RSP] = 0x6ff8;
+    CHECK(has(predecessor_candidates(d, 0x6100, r, m.reader()), 0x600b));
+    // At the resolver: PLT0's jump (the link map pushed too).
+    r[Registers::RSP] = 0x6ff0;
+    CHECK(has(predecessor_candidates(d, 0xa000, r, m.reader()), 0x6106));
+}

@@ -351,6 +351,50 @@ std::vector<uint64_t> WatchSearch::call_returns(const Interval& in)
     return out;
 }
 
+const WatchSearch::FunctionCalls& WatchSearch::calls_in(uint64_t pc)
+{
+    if (auto it = function_calls_.find(pc); it != function_calls_.end())
+        return it->second;
+    FunctionCalls& f = function_calls_[pc];
+    MiResult r = gdb_.command("-data-disassemble -a 0x" + addr_text(pc) + " -- 0");
+    const MiValue* insns = r.ok() ? r.values.get("asm_insns") : nullptr;
+    for (size_t i = 0; insns && i + 1 < insns->items.size(); i++) {
+        std::string inst = insns->items[i].second.str("inst");
+        if (inst.rfind("call", 0) != 0)
+            continue;
+        f.returns.push_back(std::stoull(insns->items[i + 1].second.str("address"), nullptr, 16));
+        // "call   0x555555555449 <add_shortcut>": a direct call, not through the PLT.
+        size_t hex = inst.find("0x");
+        if (hex != std::string::npos && inst.find('*') == std::string::npos && inst.find("@plt") == std::string::npos) {
+            uint64_t to = std::stoull(inst.substr(hex), nullptr, 16);
+            if (std::find(f.targets.begin(), f.targets.end(), to) == f.targets.end())
+                f.targets.push_back(to);
+        }
+    }
+    return f;
+}
+
+std::vector<uint64_t> WatchSearch::callee_returns(const Interval& in)
+{
+    std::vector<Frame> at_good = frames_at(in.good);
+    if (at_good.empty() || at_good.front().pc == 0)
+        return {};
+    constexpr size_t kMost = 24;   // each three cost one more run of the stretch
+    constexpr size_t kCallees = 8; // functions looked into
+    std::vector<uint64_t> out;
+    auto add = [&](const std::vector<uint64_t>& from) {
+        for (uint64_t a : from)
+            if (out.size() < kMost && std::find(used_.begin(), used_.end(), a) == used_.end() &&
+                std::find(out.begin(), out.end(), a) == out.end())
+                out.push_back(a);
+    };
+    FunctionCalls here = calls_in(at_good.front().pc);
+    add(here.returns);
+    for (size_t i = 0; i < here.targets.size() && i < kCallees; i++)
+        add(calls_in(here.targets[i]).returns);
+    return out;
+}
+
 std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, const std::vector<uint64_t>&)
 {
     // A bad end that is the m-th execution of an instruction after the good
@@ -399,7 +443,22 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     auto ev = nlohmann::json::parse(tool("rw-event " + std::to_string(event_of(in.good))));
     size_t per_count = ev["kind"] == "preempt" ? 2 : 3;
     std::optional<std::pair<uint64_t, uint64_t>> best; // address, count
-    for (size_t i = 0; i < returns.size() && !(best && best->second >= 2); i += per_count) {
+    bool deeper = false;
+    for (size_t i = 0;; i += per_count) {
+        if (best && best->second >= 2)
+            break;
+        if (i >= returns.size()) {
+            // Nothing at this level runs in the stretch: look inside the calls.
+            if (best || deeper)
+                break;
+            deeper = true;
+            std::vector<uint64_t> more = callee_returns(in);
+            for (uint64_t a : more)
+                if (std::find(returns.begin(), returns.end(), a) == returns.end())
+                    returns.push_back(a);
+            if (i >= returns.size())
+                break;
+        }
         std::string cmd = "rw-count " + in.good + " " + in.bad;
         std::vector<uint64_t> group(returns.begin() + static_cast<long>(i),
                                     returns.begin() + static_cast<long>(std::min(i + per_count, returns.size())));
@@ -640,7 +699,7 @@ WatchSearch::Interval WatchSearch::search_code(Interval in)
         } catch (const NotDivisible&) {
             next.reset();
         }
-        if (!next)
+        if (!next || (next->good == in.good && next->bad == in.bad))
             return step_search(in);
         in = *next;
     }

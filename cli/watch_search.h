@@ -94,6 +94,15 @@ private:
     std::string settle(const std::string& anchor, const std::vector<Frame>& live); // live: outermost first
     std::vector<Frame> frames_at(const std::string& position);                     // innermost first
     std::vector<uint64_t> call_returns(const Interval& in); // of the outermost function live at both ends
+    // Where the calls of the innermost function at the good end, and of the
+    // functions it calls directly, return to: they divide a stretch that is
+    // one long call of a function the outer levels only see from outside.
+    std::vector<uint64_t> callee_returns(const Interval& in);
+    struct FunctionCalls {
+        std::vector<uint64_t> returns; // the address after each call
+        std::vector<uint64_t> targets; // direct calls' destinations (not PLT stubs)
+    };
+    const FunctionCalls& calls_in(uint64_t pc);                              // of the function holding pc
     std::optional<size_t> bisect(const std::vector<std::string>& positions); // last good index
     Interval gallop(const std::string& good, uint64_t y, const std::string& bad);
     std::optional<Interval> divide(const Interval& in, const std::vector<uint64_t>& used_out);
@@ -110,6 +119,7 @@ private:
     std::vector<uint64_t> used_;
     std::map<std::string, Value> seen_;                       // positions already evaluated
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
+    std::map<uint64_t, FunctionCalls> function_calls_;        // by any address in the function (cache)
     std::string here_;                                        // where the replay is, when known
     bool soft_counting_ = false; // the server counts executions with int3s (no debug registers)
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR

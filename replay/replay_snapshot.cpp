@@ -271,6 +271,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     snap->initial_tid = initial_tid_;
     snap->next_vm_id = next_vm_id_;
     snap->warned_unechoed = warned_unechoed_;
+    snap->mounts = mounted_;
     return snap;
 }
 
@@ -337,6 +338,8 @@ void Replayer::restore(const ReplaySnapshot& snap)
     initial_tid_ = snap.initial_tid;
     next_vm_id_ = snap.next_vm_id;
     warned_unechoed_ = snap.warned_unechoed;
+    mounted_ = snap.mounts;
+    launched_ = true; // (a landmark may be restored into a replay that had not started)
     current_ = snap.next_event();
     in_flight_ = false;
     restartable_ = false;

@@ -449,6 +449,32 @@ std::vector<BindMount> Replayer::binds_for(const ExecEvent& e) const
     return binds;
 }
 
+void Replayer::note_mounts(const ExecEvent& e)
+{
+    // The same choice of mappings as binds_for.
+    std::set<std::string> seen;
+    for (const auto& m : e.mappings) {
+        if (m.content_hash.empty() || m.path.empty() || m.path[0] != '/')
+            continue;
+        std::string path = m.path;
+        if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
+            path.resize(pos);
+        if (!seen.insert(path).second)
+            continue;
+        MountedFile f{path, m.content_hash};
+        if (std::find(mounted_.begin(), mounted_.end(), f) == mounted_.end())
+            mounted_.push_back(f);
+    }
+}
+
+std::vector<BindMount> Replayer::binds_of(const std::vector<MountedFile>& files) const
+{
+    std::vector<BindMount> binds;
+    for (const auto& f : files)
+        binds.push_back({f.target, checked_copy(initial_tid_, f.content_hash, f.target)});
+    return binds;
+}
+
 void Replayer::launch(const ExecEvent& first)
 {
     std::vector<BindMount> binds = binds_for(first);
@@ -484,9 +510,7 @@ void Replayer::launch(const ExecEvent& first)
     // the recorder passed to execve instead.
     const std::vector<std::string>& argv = meta.argv.empty() ? first.argv : meta.argv;
     Launcher launcher(first.filename, argv, first.envp, meta.signals, prepare);
-    long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-                PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
-    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
+    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(kReplayPtraceOptions)) != 0)
         refuse(first.tid, std::string("cannot trace the replayed program: ") + strerror(errno));
     auto group = std::make_shared<ThreadGroup>();
     group->recorded_tgid = first.tgid;
@@ -498,6 +522,7 @@ void Replayer::launch(const ExecEvent& first)
     t.at = Task::At::Running;
     initial_tid_ = first.tid;
     launched_ = true;
+    note_mounts(first);
     if (std::string err = launcher.release(); !err.empty())
         refuse(first.tid, "cannot start the replay: " + err);
 }
@@ -517,6 +542,7 @@ void Replayer::on_exec(const ExecEvent& e)
         std::vector<BindMount> binds = binds_for(e);
         if (std::string err = apply_bind_mounts_in(t.tid(), binds); !err.empty())
             refuse(e.tid, "preparing the files of execve(" + e.filename + "): " + err);
+        note_mounts(e);
         resume(t, Resume::Syscall);
         StopInfo s = wait_stop(t, "execve(\"" + e.filename + "\")");
         if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != SYS_execve)

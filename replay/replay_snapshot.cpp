@@ -1,4 +1,6 @@
 // Snapshots of the replayed world, and syscalls injected into stopped tasks.
+#include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -275,6 +277,20 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     return snap;
 }
 
+void Replayer::restore_process_settings(Task& t)
+{
+    // What the launch set (launcher.cpp) and CRIU does not give back: the
+    // rdtsc trap, and no address randomization for the execs to come.
+    if (int64_t r = inject_syscall(t, SYS_prctl, {PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0}); r != 0)
+        refuse(t.recorded_tid(),
+               std::string("cannot trap rdtsc in a restored process again: ") + strerror(static_cast<int>(-r)));
+    int64_t persona = inject_syscall(t, SYS_personality, {0xffffffff, 0, 0, 0, 0, 0});
+    if (persona < 0 ||
+        inject_syscall(t, SYS_personality, {static_cast<uint64_t>(persona) | ADDR_NO_RANDOMIZE, 0, 0, 0, 0, 0}) < 0)
+        refuse(t.recorded_tid(), "cannot turn address randomization off in a restored process");
+    t.at = Task::At::EventStop; // as restored: not in a syscall of its own
+}
+
 void Replayer::kill_world()
 {
     for (Task* t : live_tasks()) {
@@ -322,6 +338,9 @@ void Replayer::restore(const ReplaySnapshot& snap)
             t.at = Task::At::EventStop;
             groups[c.group]->tgid = live;
             forkers[c.group] = &t;
+            // Before its other threads are made: they inherit both.
+            if (snap.trap_tsc_again)
+                restore_process_settings(t);
         } else {
             remake_thread(*forkers.at(c.group), c, groups[c.group], vms[c.vm]);
         }

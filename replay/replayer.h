@@ -145,7 +145,7 @@ private:
 
     // Launching and exec.
     void launch(const ExecEvent& first);
-    std::vector<BindMount> binds_for(const ExecEvent& e) const;
+    std::vector<BindMount> binds_for(const ExecEvent& e, bool skip_mounted = false) const;
     // The trace's copy of a file, checked against its content hash; throws
     // ReplayError (Damaged) naming the file otherwise.
     std::string checked_copy(Tid tid, const std::string& content_hash, const std::string& path) const;
@@ -192,6 +192,7 @@ private:
     void remake_thread(Task& forker, const ReplaySnapshot::TaskCopy& copy, std::shared_ptr<ThreadGroup> group,
                        std::shared_ptr<AddressSpace> vm);
     void use_huge_pages(Task& t);
+    void restore_process_settings(Task& t);
     void kill_world();
     uint64_t find_syscall_insn(Task& t);
     void collect_fresh(Task& t);

@@ -10,7 +10,7 @@ starts late reaches its first stop, and what a landmark costs.
    replayed process's copy) and its restore (into a new pid namespace,
    seized, before the replay forks its live copy), as rewind prints them.
 
-  bench/landmarks.py [--rewind R] [--program P] [--seconds 60] [--runs 3] [--out FILE]
+  bench/landmarks.py [--rewind R] [--program P] [--seconds 60] [--steps 30] [--runs 3] [--out FILE]
 
 Needs root, CRIU 4.1 (rewind doctor) and gdb.
 """
@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--program", default=os.path.join(ROOT, "build", "tests", "programs", "compute_steps"))
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=30, help="steps (each one write) of the long recording")
     ap.add_argument("--out")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -80,7 +81,7 @@ def main():
     results = {}
     try:
         # 1. A long compute-bound recording.
-        steps = 300
+        steps = args.steps
         rounds = rounds_for(args.program, steps, args.seconds)
         trace = os.path.join(work, "long")
         took = record(args.rewind, trace, [args.program, str(steps), str(rounds)])

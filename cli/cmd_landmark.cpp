@@ -53,7 +53,8 @@ void add_landmark(CLI::App& app, Outcome& outcome)
     auto a = std::make_shared<Args>();
     cmd->add_option("trace", a->trace, "Trace directory or name (default: latest)");
     auto* every = cmd->add_option("--every", a->every, "A landmark at every multiple of this share (e.g. 10%)");
-    cmd->add_option("--at", a->at, "Landmarks at these positions (90%, an event index, or a `monitor where`)")
+    cmd->add_option("--at", a->at,
+                    "Landmarks at these positions (90%, an event index, or a position as `monitor when` prints it)")
         ->excludes(every);
     cmd->add_flag("--clear", a->clear, "Remove the trace's landmarks first (alone: just remove them)");
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")

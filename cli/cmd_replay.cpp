@@ -125,7 +125,8 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
     cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
     cmd->add_option("--gdb", a->gdb, "The gdb to run (default: /usr/bin/gdb)");
     cmd->add_option("--from", a->from,
-                    "Start at this position (90%, an event index, or a `monitor where`), from the nearest landmark");
+                    "Start at this position (90%, an event index, or a position as `monitor when` prints it), from the "
+                    "nearest landmark");
     cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
@@ -139,8 +140,10 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
     cmd->callback([a, &outcome, &passthrough] {
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
         std::optional<PositionArg> from;
-        if (!a->from.empty())
+        if (!a->from.empty()) {
             from = PositionArg::parse(a->from);
+            from->check_within(t.end() ? t.end()->events : 0);
+        }
         if (!a->autopilot) {
             std::vector<std::string> serve_options;
             if (Tid pid = a->process.resolve(t))

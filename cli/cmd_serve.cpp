@@ -160,7 +160,8 @@ void add_serve(CLI::App& app, Outcome& outcome)
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
     cmd->add_option("--error-file", a->error_file, "Also write why the replay ended, if it failed, to FILE");
-    cmd->add_option("--from", a->from, "Start at this position (90%, an event index, or a `monitor where`)");
+    cmd->add_option("--from", a->from,
+                    "Start at this position (90%, an event index, or a position as `monitor when` prints it)");
     cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
     cmd->footer("The program's output goes to stderr with --stdio, to stdout with --port.\n"
                 "Examples:\n  (gdb) target extended-remote | rewind serve --stdio latest\n"
@@ -172,8 +173,10 @@ void add_serve(CLI::App& app, Outcome& outcome)
         Tid pid = a->process.resolve(t);
         ServeStart start;
         start.landmarks = !a->no_landmarks;
-        if (!a->from.empty())
+        if (!a->from.empty()) {
             start.from = PositionArg::parse(a->from);
+            start.from->check_within(t.end() ? t.end()->events : 0);
+        }
         replay::ReplayOptions opts;
         opts.echo_output = !a->quiet;
         opts.watchdog = std::chrono::seconds(a->watchdog);

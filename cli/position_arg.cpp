@@ -22,7 +22,7 @@ PositionArg PositionArg::parse(const std::string& text)
     auto pos = replay::Position::parse(text);
     if (!pos || pos->anchored())
         throw UsageError("'" + text + "' is not a position: give a percentage (90%), an event index (1234) or a " +
-                         "position as `monitor where` prints it");
+                         "position as `monitor when` prints it");
     a.position = *pos;
     return a;
 }
@@ -31,6 +31,13 @@ uint64_t PositionArg::event_at_percent(uint64_t begin, uint64_t total_events, ui
 {
     uint64_t total = std::max(total_events, begin + 1);
     return begin + (total - 1 - begin) * std::min<uint64_t>(percent, 100) / 100;
+}
+
+void PositionArg::check_within(uint64_t total_events) const
+{
+    if (!percent && position.event >= total_events)
+        throw UsageError(describe() + " is past the recording's last event (" +
+                         std::to_string(total_events ? total_events - 1 : 0) + ")");
 }
 
 std::string PositionArg::describe() const

@@ -2,15 +2,18 @@
 """Persistent landmarks (rewind landmark): how much sooner a replay that
 starts late reaches its first stop, and what a landmark costs.
 
-1. A compute-bound recording of about SECONDS (tests/programs/compute_steps:
-   events all along, no syscall in its loops) gets landmarks every 10%.
-   `rewind replay --from 90%` is timed to its first gdb stop with and without
-   them (gdb -batch with one command: gdb's start and exit are included).
-2. A process with a 100 MB heap: a landmark's creation (criu dump of the
-   replayed process's copy) and its restore (into a new pid namespace,
-   seized, before the replay forks its live copy), as rewind prints them.
+1. A compute-bound recording of about SECONDS (bench/programs/compute.c:
+   the program's start, one long loop without syscalls, its output) gets
+   landmarks every 10%. 90% of its events lie after the loop, so
+   `rewind replay --from 90%` replays the whole loop without landmarks; it
+   is timed to its first gdb stop with and without them (gdb -batch with one
+   command: gdb's start and exit are included).
+2. A process with a 100 MB heap (tests/programs/compute_steps): a
+   landmark's creation (criu dump of the replayed process's copy) and its
+   restore (into a new pid namespace, seized, before the replay forks its
+   live copy), as rewind prints them.
 
-  bench/landmarks.py [--rewind R] [--program P] [--seconds 60] [--steps 30] [--runs 3] [--out FILE]
+  bench/landmarks.py [--rewind R] [--compute C] [--program P] [--seconds 60] [--runs 3] [--out FILE]
 
 Needs root, CRIU 4.1 (rewind doctor) and gdb.
 """
@@ -50,11 +53,11 @@ def record(rewind, trace, command):
     sys.exit(f"every recording of {' '.join(command)} has an rt_sigreturn without a signal")
 
 
-def rounds_for(program, steps, seconds):
-    """Rounds per step so the program computes for about `seconds`."""
-    probe_rounds = 20_000_000
-    took, _, _ = run([program, "1", str(probe_rounds)])
-    return max(1000, int(probe_rounds * seconds / steps / max(took, 1e-3)))
+def iterations_for(compute, seconds):
+    """Iterations of bench/programs/compute.c for about `seconds`."""
+    probe = 300_000_000
+    took, _, _ = run([compute, str(probe)])
+    return max(1000, int(probe * seconds / max(took, 1e-3)))
 
 
 def first_stop(rewind, trace, *extra):
@@ -67,10 +70,10 @@ def first_stop(rewind, trace, *extra):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", default=os.path.join(ROOT, "build", "cli", "rewind"))
+    ap.add_argument("--compute", default=os.path.join(ROOT, "build", "bench", "bench_compute"))
     ap.add_argument("--program", default=os.path.join(ROOT, "build", "tests", "programs", "compute_steps"))
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=30, help="steps (each one write) of the long recording")
     ap.add_argument("--out")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -81,10 +84,8 @@ def main():
     results = {}
     try:
         # 1. A long compute-bound recording.
-        steps = args.steps
-        rounds = rounds_for(args.program, steps, args.seconds)
         trace = os.path.join(work, "long")
-        took = record(args.rewind, trace, [args.program, str(steps), str(rounds)])
+        took = record(args.rewind, trace, [args.compute, str(iterations_for(args.compute, args.seconds))])
         results["recording_s"] = round(took, 2)
         took, out, _ = run([args.rewind, "landmark", trace, "--every", "10%"])
         results["landmark_every_10pct_s"] = round(took, 2)

@@ -117,6 +117,7 @@ void add_landmark(CLI::App& app, Outcome& outcome)
                       targets.end());
 
         fs::create_directories(root);
+        fs::permissions(root, fs::perms::owner_all); // as private as the trace
         unsigned number = next_number(root);
         uint64_t last = UINT64_MAX;
         int made = 0;

@@ -127,6 +127,11 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
         std::sort(m.files.begin(), m.files.end(),
                   [](const LandmarkFile& a, const LandmarkFile& b) { return a.path < b.path; });
         write_manifest(partial, m);
+        // Like the rest of the trace: the images hold the program's memory.
+        fs::permissions(partial, fs::perms::owner_all);
+        for (const auto& f : fs::recursive_directory_iterator(partial))
+            fs::permissions(f.path(),
+                            f.is_directory() ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
         fs::rename(partial, dir);
         return m;
     } catch (...) {

@@ -49,14 +49,21 @@ def autopilot(rewind, trace, event, *extra):
     return r
 
 
-# Registers and where the replay stands, as gdb sees them at the first stop.
-def gdb_state(rewind, trace, event, *extra):
-    r = Run([rewind, "replay", "--from", str(event), *extra, trace, "--", "-batch", "-ex", "info registers",
+# Registers and where the replay stands, as gdb sees them at the first stop
+# (--from), or after a goto from the program's start.
+def gdb_state(rewind, trace, event, *extra, goto=False):
+    start = ["-ex", f"monitor goto {event}"] if goto else []
+    where = [] if goto else ["--from", str(event)]
+    r = Run([rewind, "replay", *where, *extra, trace, "--", "-batch", *start, "-ex", "info registers",
              "-ex", "info threads", "-ex", "when"], timeout=600)
     out = r.stdout.decode(errors="replace")
-    state = [line for line in out.splitlines()
-             if re.match(r"^(r[a-z0-9]+|e?flags|[cdefgs]s|fs_base|gs_base|k[0-7])\s", line)
-             or "Thread" in line or "event" in line.lower()]
+    lines = out.splitlines()
+    # A register's name and value (not the symbol gdb may add).
+    state = [" ".join(line.split()[:2]) for line in lines
+             if re.match(r"^(r[a-z0-9]+|e?flags|[cdefgs]s|fs_base|gs_base|k[0-7])\s", line)]
+    state += [line for line in lines if line.startswith("At event") or line.startswith("Position")]
+    # gdb's thread list (symbols aside, which gdb may not have read yet after a goto).
+    state.append(f"{sum(1 for line in lines if re.match(r'^[* ] +[0-9]+ +Thread ', line))} threads")
     check(r.status == 0 and any(line.startswith("rip") for line in state),
           f"gdb at --from {event} {' '.join(extra)} shows no registers\n{r.describe()}")
     return state, r.stderr.decode(errors="replace")
@@ -86,6 +93,11 @@ def check_recording(rewind, programs, work, name, program, args, option):
     plain_state, _ = gdb_state(rewind, trace, m["event"], "--no-landmarks")
     check(state == plain_state, "at event {} gdb sees\n{}\nfrom the landmark, and\n{}\nfrom the start".format(
         m["event"], "\n".join(state), "\n".join(plain_state)))
+    # `monitor goto` in a session that began at the start takes the landmark too.
+    went, err = gdb_state(rewind, trace, m["event"], goto=True)
+    check(f"using landmark {m['name']} " in err and went == plain_state,
+          "monitor goto {} did not use landmark {} or arrived elsewhere:\n{}\n{}".format(
+              m["event"], m["name"], err, "\n".join(went)))
     return f"{len(marks)} landmarks ({', '.join(str(m['event']) for m in marks)}), outputs and registers match"
 
 

@@ -120,7 +120,7 @@ void add_landmark(CLI::App& app, Outcome& outcome)
         fs::permissions(root, fs::perms::owner_all); // as private as the trace
         unsigned number = next_number(root);
         uint64_t last = UINT64_MAX;
-        int made = 0;
+        int made = 0, failed = 0;
         try {
             for (const auto& target : targets) {
                 while (replayer.next_event_index() < target.event)
@@ -145,8 +145,19 @@ void add_landmark(CLI::App& app, Outcome& outcome)
                 if (at != target.event)
                     fmt::print(stderr, "rewind: the landmark for {} stands at event {}, not {}: {}\n", target.asked, at,
                                target.event, why);
-                fs::path dir = root / std::to_string(number++);
-                replay::LandmarkManifest m = replay::write_landmark(replayer, dir, criu);
+                fs::path dir = root / std::to_string(number);
+                replay::LandmarkManifest m;
+                try {
+                    m = replay::write_landmark(replayer, dir, criu);
+                } catch (const replay::ReplayError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    // This one only: the replay goes on to the next.
+                    fmt::print(stderr, "rewind: no landmark for {} (event {}): {}\n", target.asked, at, e.what());
+                    failed++;
+                    continue;
+                }
+                number++;
                 fmt::print("landmark {} at event {} ({}): {} process{}, {:.1f} MB, saved in {:.2f} s\n",
                            dir.filename().string(), at, target.asked, m.processes.size(),
                            m.processes.size() == 1 ? "" : "es", m.image_bytes / 1e6, m.dump_seconds);
@@ -162,8 +173,8 @@ void add_landmark(CLI::App& app, Outcome& outcome)
             outcome.exit_code = 1;
             return;
         }
-        if (made == 0) {
-            fmt::print(stderr, "rewind: no landmark was saved\n");
+        if (made == 0 || failed > 0) {
+            fmt::print(stderr, "rewind: {} landmark{} saved, {} could not be\n", made, made == 1 ? "" : "s", failed);
             outcome.exit_code = 1;
         }
     });

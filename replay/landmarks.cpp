@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "process_image.h"
 #include "tracee.h"
 
 namespace rw::replay {
@@ -108,6 +109,12 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
         for (const auto& t : snap->tasks) {
             if (!t.pid)
                 continue;
+            // A private copy of a shared writable mapping is a temporary
+            // file that goes with this replay: a restore would not find it.
+            for (const auto& mapping : read_mappings(t.pid))
+                if (mapping.path.rfind("/tmp/rewind-shared-", 0) == 0)
+                    throw std::runtime_error("process " + std::to_string(snap->groups[t.group].recorded_tgid) +
+                                             " has a shared writable mapping of a file, which a landmark cannot keep");
             // CRIU refuses a thread stopped in a syscall; the copy is not
             // (it stands in the fork's return), but its registers still say
             // which call the original was in. Nothing reads that here.

@@ -178,7 +178,7 @@ LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, con
     out.snapshot = std::make_unique<ReplaySnapshot>(replayer.waiter());
     snapshot_state_from_json(m.state, pids, *out.snapshot);
     out.snapshot->mounts = m.mounts;
-    out.snapshot->trap_tsc_again = true;
+    out.snapshot->restored_by_criu = true;
     if (out.snapshot->next_event() != m.position.event)
         throw std::runtime_error("its replayer state stands at event " + std::to_string(out.snapshot->next_event()) +
                                  ", not at its position " + m.position.describe());

@@ -339,7 +339,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
             groups[c.group]->tgid = live;
             forkers[c.group] = &t;
             // Before its other threads are made: they inherit both.
-            if (snap.trap_tsc_again)
+            if (snap.restored_by_criu)
                 restore_process_settings(t);
         } else {
             remake_thread(*forkers.at(c.group), c, groups[c.group], vms[c.vm]);

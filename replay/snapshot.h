@@ -61,9 +61,10 @@ struct ReplaySnapshot {
     int next_vm_id = 0;
     bool warned_unechoed = false;
     std::vector<MountedFile> mounts; // the trace files mounted in the replay's namespace so far
-    // The copies came back through CRIU, which does not keep a thread's
-    // rdtsc trap (PR_SET_TSC): restoring sets it again in each process.
-    bool trap_tsc_again = false;
+    // The copies came back through CRIU, which keeps neither a thread's
+    // rdtsc trap (PR_SET_TSC) nor the personality's ADDR_NO_RANDOMIZE:
+    // restoring sets them again in each process.
+    bool restored_by_criu = false;
 
     uint64_t next_event() const { return source.cursor; }
 };

@@ -47,7 +47,8 @@ std::vector<LandmarkEntry> list_landmarks(const Trace& trace)
     if (!fs::is_directory(root, ec))
         return out;
     for (const auto& d : fs::directory_iterator(root, ec)) {
-        if (!d.is_directory())
+        // (".<n>.partial": one being written, or cut short; never used.)
+        if (!d.is_directory() || d.path().filename().string().rfind('.', 0) == 0)
             continue;
         LandmarkEntry e;
         e.dir = d.path();

@@ -568,13 +568,36 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
     if (!executable(criu))
         throw std::runtime_error("CRIU not found ('" + criu + "'): run scripts/install-criu.sh");
     LandmarkImage image = read_landmark(dir);
-    fs::remove(dir / "restore.log");
+    // CRIU's log, output and statistics go to a private directory: the
+    // image directory (inside a trace) stays as it was written, and two
+    // replays may restore the same image at once.
+    char work_template[] = "/tmp/rewind-restore-XXXXXX";
+    if (!mkdtemp(work_template))
+        throw std::runtime_error(errno_text("creating a directory for criu restore's log"));
+    fs::path work = work_template;
+    struct RemoveWork {
+        fs::path dir;
+        ~RemoveWork()
+        {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } remove_work{work};
 
     // Everything the holder needs is prepared here: after the clone it may
     // only make async-signal-safe calls.
-    std::vector<std::string> argv = {
-        criu, "restore",     "-D", fs::absolute(dir).string(), "--restore-detached", "--leave-stopped", "--shell-job",
-        "-o", "restore.log", "-v4"};
+    std::vector<std::string> argv = {criu,
+                                     "restore",
+                                     "-D",
+                                     fs::absolute(dir).string(),
+                                     "--restore-detached",
+                                     "--leave-stopped",
+                                     "--shell-job",
+                                     "-W",
+                                     work.string(),
+                                     "-o",
+                                     "restore.log",
+                                     "-v4"};
     std::vector<int> inherited;
     auto close_all = [&inherited] {
         for (int fd : inherited)
@@ -598,7 +621,7 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
     auto args = c_argv(argv);
     std::vector<std::string> envs = environment_with(criu_environment());
     auto envp = c_argv(envs);
-    fs::path out_path = dir / "restore.out";
+    fs::path out_path = work / "restore.out";
     int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int report[2] = {-1, -1};
@@ -661,7 +684,7 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
     if (ready == 0) {
         restored.kill();
         throw std::runtime_error(trimmed("criu restore from " + dir.string() + " did not end within 120 s; " +
-                                         "last lines of restore.log:\n" + last_lines(dir / "restore.log", 12)));
+                                         "last lines of restore.log:\n" + last_lines(work / "restore.log", 12)));
     }
     if (!read_record(report[0], r) || r.kind == 'E') {
         errno = r.kind == 'E' ? r.value : EIO;
@@ -676,7 +699,7 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
         printed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     if (r.kind != 'C' || r.value != 0) {
-        std::string err = criu_failure("criu restore from " + dir.string(), r.value, printed, dir / "restore.log");
+        std::string err = criu_failure("criu restore from " + dir.string(), r.value, printed, work / "restore.log");
         restored.kill();
         throw std::runtime_error(err);
     }

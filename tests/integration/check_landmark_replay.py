@@ -21,7 +21,8 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from rwtest import Run, Skipped, check, fresh_dir, machine_can, require_root, run_checks
 
-RIP = 16  # index of rip in the manifest's registers (Registers::RIP)
+RIP = "/tasks/0/regs/16"  # the first thread's rip in a manifest's state (Registers::RIP)
+SYSCALL_INSN = "/vms/0/syscall_insn"  # where the replayer injects syscalls into the first process
 
 RECORDINGS = [  # name, program, arguments, landmark option
     ("compute", "compute_steps", ["24", "3000000"], ["--every", "25%"]),
@@ -103,11 +104,11 @@ def check_recording(rewind, programs, work, name, program, args, option):
 
 def check_damaged(rewind, programs, work, tamper):
     trace = record(rewind, programs, work, "damaged", "compute_steps", ["16", "2000000"])
-    r = Run([rewind, "landmark", trace, "--at", "40%", "60%", "80%"], timeout=900)
+    r = Run([rewind, "landmark", trace, "--at", "20%", "40%", "60%", "80%"], timeout=900)
     check(r.status == 0, f"rewind landmark failed\n{r.describe()}")
     marks = landmarks_of(rewind, trace)
-    check(len(marks) == 3, f"expected 3 landmarks, got {marks}")
-    last, middle, first = marks[2], marks[1], marks[0]
+    check(len(marks) == 4, f"expected 4 landmarks, got {marks}")
+    last, middle, first, earliest = marks[3], marks[2], marks[1], marks[0]
     full = autopilot(rewind, trace, 0, "--no-landmarks").stdout
 
     # One image byte changed: verify says which file, replay takes the one before.
@@ -138,16 +139,28 @@ def check_damaged(rewind, programs, work, tamper):
           and f"using landmark {first['name']} " in err,
           f"the landmark without a manifest was not skipped\n{used.describe()}")
 
+    # Intact by its checksums, but the replay cannot be restored from it
+    # (no syscall instruction where it says): skipped for the one before.
+    shutil.rmtree(os.path.join(trace, "landmarks", last["name"]))
+    t = Run([tamper, os.path.join(trace, "landmarks", first["name"]), SYSCALL_INSN, "0x1000"])
+    check(t.status == 0, f"landmark_tamper failed\n{t.describe()}")
+    used = autopilot(rewind, trace, first["event"])
+    err = used.stderr.decode()
+    check(f"landmark {first['name']} (event {first['event']}) is skipped: restoring the replay from it failed" in err
+          and f"using landmark {earliest['name']} " in err and full.endswith(used.stdout)
+          and used.stdout == autopilot(rewind, trace, first["event"], "--no-landmarks").stdout,
+          f"a landmark that cannot be restored was not skipped for the one before\n{used.describe()}")
+
     # Intact by its checksums, but not the state it claims: the replay
     # from it diverges, and says so.
-    shutil.rmtree(os.path.join(trace, "landmarks", last["name"]))
-    t = Run([tamper, os.path.join(trace, "landmarks", first["name"]), str(RIP), "0x1000"])
+    t = Run([tamper, os.path.join(trace, "landmarks", earliest["name"]), RIP, "0x1000"])
     check(t.status == 0, f"landmark_tamper failed\n{t.describe()}")
-    r = Run([rewind, "replay", "--autopilot", "--from", str(first["event"]), trace], timeout=600)
+    r = Run([rewind, "replay", "--autopilot", "--from", str(earliest["event"]), trace], timeout=600)
     err = r.stderr.decode()
-    check(r.status == 90 and f"using landmark {first['name']} " in err and "diverged" in err,
+    check(r.status == 90 and f"using landmark {earliest['name']} " in err and "diverged" in err,
           f"a wrong landmark did not end in a reported divergence\n{r.describe()}")
-    return "a damaged image and a missing manifest are skipped with a message; a wrong state diverges"
+    return ("a damaged image, a missing manifest and a landmark that cannot be restored are skipped with a "
+            "message; a wrong state diverges")
 
 
 def main():

@@ -57,8 +57,9 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
     std::unique_ptr<replay::LandmarkSet> landmarks;
     if (from && use_landmarks)
         landmarks = std::make_unique<replay::LandmarkSet>(t, say);
-    replay::Timeline timeline;
     replay::Replayer replayer(t, opts);
+    // After the replayer: its snapshots use the replayer's waiter until they go.
+    replay::Timeline timeline;
     if (!from)
         return replayer.run_to_end();
     // The program's start, as a debugging session has it.

@@ -150,6 +150,12 @@ def check_damaged(rewind, programs, work, tamper):
           and f"using landmark {earliest['name']} " in err and full.endswith(used.stdout)
           and used.stdout == autopilot(rewind, trace, first["event"], "--no-landmarks").stdout,
           f"a landmark that cannot be restored was not skipped for the one before\n{used.describe()}")
+    # The same in a debugging session (its timeline drops the landmark).
+    state, err = gdb_state(rewind, trace, first["event"])
+    plain_state, _ = gdb_state(rewind, trace, first["event"], "--no-landmarks")
+    check("restoring the replay from it failed" in err and f"using landmark {earliest['name']} " in err
+          and state == plain_state, f"gdb's session did not fall back to landmark {earliest['name']}:\n{err}\n"
+          + "\n".join(state) + "\n---\n" + "\n".join(plain_state))
 
     # Intact by its checksums, but not the state it claims: the replay
     # from it diverges, and says so.

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "landmarks.h"
 #include "position_arg.h"
+#include "progress.h"
 #include "recorder.h"
 #include "replayer.h"
 #include "trace.h"
@@ -84,8 +85,10 @@ void add_landmark(CLI::App& app, Outcome& outcome)
         if (criu.empty())
             throw UsageError("CRIU is not installed: run scripts/install-criu.sh (rewind doctor says more)", 1);
 
+        Progress progress(t.end()->events);
         replay::ReplayOptions opts;
         opts.echo_output = false;
+        opts.progress = [&](uint64_t e) { progress.update(e); };
         opts.watchdog = std::chrono::seconds(a->watchdog);
         replay::Replayer replayer(t, opts);
         // The program's start, as a debugging session has it: the exec and
@@ -133,6 +136,7 @@ void add_landmark(CLI::App& app, Outcome& outcome)
                     if (!replayer.step())
                         break;
                 uint64_t at = replayer.next_event_index();
+                progress.clear();
                 if (!replayer.peek_next_event()) {
                     fmt::print(stderr,
                                "rewind: no landmark for {}: the recording ends before a boundary that can "

@@ -10,6 +10,7 @@
 #include "exit_like.h"
 #include "landmarks.h"
 #include "position_arg.h"
+#include "progress.h"
 #include "timeline.h"
 #include "gdb_launch.h"
 #include "process_choice.h"
@@ -20,32 +21,6 @@
 
 namespace rw::cli {
 namespace {
-
-// A progress line on stderr, for replays that take more than a moment.
-class Progress {
-public:
-    explicit Progress(uint64_t total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-    void update(uint64_t event)
-    {
-        if (!isatty(STDERR_FILENO) || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(2))
-            return;
-        if (total_)
-            fmt::print(stderr, "\rrewind: replaying event {} of {} ({}%)  ", event, total_, event * 100 / total_);
-        else
-            fmt::print(stderr, "\rrewind: replaying event {}  ", event);
-        shown_ = true;
-    }
-    ~Progress()
-    {
-        if (shown_)
-            fmt::print(stderr, "\r\033[K");
-    }
-
-private:
-    uint64_t total_;
-    std::chrono::steady_clock::time_point start_;
-    bool shown_ = false;
-};
 
 // The replay alone from `from` (an event boundary) to the end: started at
 // the nearest landmark before it, the program's output shown from there.

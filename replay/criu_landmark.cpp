@@ -787,7 +787,21 @@ void RestoredLandmark::kill()
             while (waitpid(t.tid, &status, __WALL) > 0 && !WIFEXITED(status) && !WIFSIGNALED(status)) {
             }
         }
-        while (waitpid(holder_, nullptr, 0) < 0 && errno == EINTR) {
+        // So are those of every other traced process in it (copies a replay
+        // made of the restored one, reparented to the holder as they lost
+        // their parents): the holder waits for them all to be reaped.
+        auto deadline = Clock::now() + std::chrono::seconds(10);
+        for (;;) {
+            pid_t w = waitpid(holder_, nullptr, WNOHANG);
+            if (w == holder_ || (w < 0 && errno != EINTR))
+                break;
+            std::string h = std::to_string(holder_);
+            std::ifstream children("/proc/" + h + "/task/" + h + "/children");
+            for (pid_t child; children >> child;)
+                waitpid(child, nullptr, __WALL | WNOHANG);
+            if (Clock::now() > deadline)
+                break; // (something else holds them: the holder stays a zombie of ours)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         holder_ = 0;
     }

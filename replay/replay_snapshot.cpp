@@ -19,7 +19,19 @@
 namespace rw::replay {
 namespace {
 
-constexpr uint64_t kMadvCollapse = 25; // MADV_COLLAPSE (Linux 6.1), newer than the C library's headers
+constexpr uint64_t kMadvCollapse = 25;   // MADV_COLLAPSE (Linux 6.1), newer than the C library's headers
+constexpr int64_t kErestartNoIntr = 513; // a syscall interrupted by a signal, to be restarted (kernel-internal)
+
+// A stop that comes before an injected syscall starts and is not the
+// program's: a job-control stop, or the delivery of a stop, continue or
+// child signal (a process restored by CRIU was stopped with SIGSTOP and
+// its parent's namespace sends such signals). Resumed without the signal.
+bool stray_stop(const StopInfo& s)
+{
+    return s.kind == StopInfo::Kind::GroupStop ||
+           (s.kind == StopInfo::Kind::SignalDelivery &&
+            (s.signal == SIGSTOP || s.signal == SIGCONT || s.signal == SIGCHLD || s.signal == SIGTSTP));
+}
 
 } // namespace
 
@@ -86,6 +98,10 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
     t.set_regs(r);
     resume(t, Resume::Syscall);
     StopInfo s = wait_stop(t, "an injected syscall");
+    for (int stray = 0; stray < 4 && stray_stop(s); stray++) {
+        resume(t, Resume::Syscall);
+        s = wait_stop(t, "an injected syscall");
+    }
     if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != static_cast<uint64_t>(nr))
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           "an injected " + syscall_name(static_cast<int>(nr)) +
@@ -137,6 +153,10 @@ pid_t Replayer::fork_copy(Task& t)
     pid_t child = 0;
     uint64_t flags = t.clear_child_tid ? CLONE_CHILD_CLEARTID : 0;
     int64_t r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
+    // A signal came first (the kernel restarts such a fork by itself; an
+    // injected one is ours to restart): once more, its stop taken first.
+    for (int again = 0; r == -kErestartNoIntr && again < 3; again++)
+        r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
     if (r < 0 || child <= 0)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           std::string("cannot copy a replayed process: fork failed: ") +

@@ -12,6 +12,7 @@
 #include "trace_dir.h"
 #include "trace_summary.h"
 #include "trace_verify.h"
+#include "landmarks.h"
 
 namespace rw::cli {
 namespace {
@@ -100,16 +101,29 @@ void add_info(CLI::App& app, Outcome& outcome)
     cmd->add_option("trace", *trace_arg, "Trace directory or name (default: latest)");
     cmd->add_flag("--json", *json, "Machine-readable output");
     auto verify = std::make_shared<bool>(false);
-    cmd->add_flag("--verify", *verify,
-                  "Also check every file copy against its content hash (every event's checksum is always checked)");
+    cmd->add_flag(
+        "--verify", *verify,
+        "Also check every file copy and landmark against its checksums (every event's checksum is always checked)");
     cmd->callback([=, &outcome] {
         Trace t(resolve_trace(trace_arg->empty() ? std::nullopt : std::optional(*trace_arg)));
         TraceSummary s = summarize(t);
         Completeness c = completeness(t, s);
         CopyCheck copies;
+        auto landmarks = replay::list_landmarks(t);
+        std::vector<std::vector<std::string>> landmark_problems(landmarks.size());
         if (*verify) {
             copies = verify_file_copies(t, s);
             c.problems.insert(c.problems.end(), copies.problems.begin(), copies.problems.end());
+            // A bad landmark is skipped by replays, but the trace holds it.
+            for (size_t i = 0; i < landmarks.size(); i++) {
+                landmark_problems[i] = replay::verify_landmark(t, landmarks[i]);
+                for (const auto& p : landmark_problems[i])
+                    c.problems.push_back("landmark " + landmarks[i].name + ": " + p + " (replays skip it)");
+            }
+        } else {
+            for (size_t i = 0; i < landmarks.size(); i++)
+                if (!landmarks[i].manifest)
+                    landmark_problems[i] = {landmarks[i].problem};
         }
         c.complete = c.problems.empty();
         std::string status = c.status();
@@ -150,6 +164,19 @@ void add_info(CLI::App& app, Outcome& outcome)
             j["unknown_effects"] = unknown;
             if (*verify)
                 j["verified_copies"] = copies.intact;
+            nlohmann::json lj = nlohmann::json::array();
+            for (size_t i = 0; i < landmarks.size(); i++) {
+                const auto& l = landmarks[i];
+                nlohmann::json e = {{"name", l.name}, {"problems", landmark_problems[i]}};
+                if (l.manifest) {
+                    e["position"] = l.manifest->position.serialize();
+                    e["event"] = l.manifest->position.event;
+                    e["processes"] = l.manifest->processes.size();
+                    e["image_bytes"] = l.manifest->image_bytes;
+                }
+                lj.push_back(e);
+            }
+            j["landmarks"] = lj;
             fmt::print("{}\n", dump_for_display(j, 2));
         } else {
             const auto& m = t.meta();
@@ -180,6 +207,18 @@ void add_info(CLI::App& app, Outcome& outcome)
                        s.file_copies);
             if (s.rebuilt)
                 fmt::print("stalls     {} events finished by the supervisor (kernel side could not)\n", s.rebuilt);
+            for (size_t i = 0; i < landmarks.size(); i++) {
+                const auto& l = landmarks[i];
+                std::string what = l.manifest ? fmt::format("event {}, {} process{}, {}", l.manifest->position.event,
+                                                            l.manifest->processes.size(),
+                                                            l.manifest->processes.size() == 1 ? "" : "es",
+                                                            human_bytes(l.manifest->image_bytes))
+                                              : std::string("unusable");
+                std::string state = landmark_problems[i].empty() ? (*verify ? ", verified" : "") : ", BAD";
+                fmt::print("landmark   {}: {}{}\n", l.name, what, state);
+                for (const auto& p : landmark_problems[i])
+                    fmt::print("           - {}\n", p);
+            }
             for (const auto& [k, u] : s.unknown)
                 fmt::print("unknown    {} x{} (first at event {}): effects unknown, replay will refuse here\n", u.what,
                            u.count, u.first_event);
@@ -194,7 +233,7 @@ void add_info(CLI::App& app, Outcome& outcome)
         outcome.exit_code = c.complete ? 0 : 3;
     });
     cmd->footer("Exit status: 0 for a complete trace, 3 for an incomplete or corrupt one (with --verify: also one "
-                "whose file copies were altered).");
+                "whose file copies or landmarks were altered).");
 }
 
 } // namespace rw::cli

@@ -8,6 +8,10 @@
 #include "commands.h"
 #include "event_format.h"
 #include "exit_like.h"
+#include "landmarks.h"
+#include "position_arg.h"
+#include "progress.h"
+#include "timeline.h"
 #include "gdb_launch.h"
 #include "process_choice.h"
 #include "recorder.h"
@@ -18,31 +22,60 @@
 namespace rw::cli {
 namespace {
 
-// A progress line on stderr, for replays that take more than a moment.
-class Progress {
-public:
-    explicit Progress(uint64_t total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-    void update(uint64_t event)
-    {
-        if (!isatty(STDERR_FILENO) || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(2))
-            return;
-        if (total_)
-            fmt::print(stderr, "\rrewind: replaying event {} of {} ({}%)  ", event, total_, event * 100 / total_);
-        else
-            fmt::print(stderr, "\rrewind: replaying event {}  ", event);
-        shown_ = true;
+// The replay alone from `from` (an event boundary) to the end: started at
+// the nearest landmark before it, the program's output shown from there.
+ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::optional<PositionArg>& from,
+                       bool use_landmarks)
+{
+    auto say = [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); };
+    // Declared before the replayer: what it restored must outlive the replay.
+    std::unique_ptr<replay::LandmarkSet> landmarks;
+    if (from && use_landmarks)
+        landmarks = std::make_unique<replay::LandmarkSet>(t, say);
+    replay::Replayer replayer(t, opts);
+    // After the replayer: its snapshots use the replayer's waiter until they go.
+    replay::Timeline timeline;
+    if (!from)
+        return replayer.run_to_end();
+    // The program's start, as a debugging session has it.
+    replayer.step();
+    replayer.step();
+    uint64_t begin = replayer.next_event_index();
+    uint64_t total = t.end() ? t.end()->events : 0;
+    uint64_t target =
+        from->percent ? PositionArg::event_at_percent(begin, total, *from->percent) : from->position.event;
+    if (target >= total)
+        throw UsageError(
+            fmt::format("--from {} is past the recording's last event ({})", from->describe(), total ? total - 1 : 0));
+    target = std::max(target, begin);
+    replayer.echo_from(target);
+    if (landmarks && !landmarks->empty()) {
+        // A failed restore leaves no replayed world: this copy of the start
+        // stands in when no landmark can be used.
+        timeline.add(replay::Timeline::Kind::Beginning, replay::Position{begin, {}}, replayer.take_snapshot(false));
+        bool torn = false;
+        while (const replay::Timeline::Entry* e =
+                   landmarks->bring_in(replay::Position{target, {}}, replay::Position{begin, {}}, timeline, replayer)) {
+            try {
+                replayer.restore(*e->snapshot);
+                torn = false;
+                break;
+            } catch (const replay::ReplayError& x) {
+                landmarks->failed(*e, x.what());
+                timeline.remove(e);
+                torn = true;
+            }
+        }
+        if (torn) {
+            say("replaying from the start");
+            replayer.restore(*timeline.best_for(replay::Position{begin, {}})->snapshot);
+        }
     }
-    ~Progress()
-    {
-        if (shown_)
-            fmt::print(stderr, "\r\033[K");
-    }
-
-private:
-    uint64_t total_;
-    std::chrono::steady_clock::time_point start_;
-    bool shown_ = false;
-};
+    while (replayer.next_event_index() < target)
+        if (!replayer.step())
+            break;
+    return replayer.run_to_end();
+}
 
 } // namespace
 
@@ -55,6 +88,8 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
         bool quiet = false;
         int watchdog = 120;
         bool verbose = false;
+        std::string from;
+        bool no_landmarks = false;
         std::string gdb = "/usr/bin/gdb";
         ProcessChoice process;
     };
@@ -65,6 +100,10 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
     cmd->add_flag("-q,--quiet", a->quiet, "Do not re-emit the program's output");
     cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
     cmd->add_option("--gdb", a->gdb, "The gdb to run (default: /usr/bin/gdb)");
+    cmd->add_option("--from", a->from,
+                    "Start at this position (90%, an event index, or a position as `monitor when` prints it), from the "
+                    "nearest landmark");
+    cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
     cmd->footer("Without --autopilot, gdb debugs the replay, forwards and backwards; arguments after -- go to gdb.\n"
@@ -72,13 +111,23 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
                 "reproduce, 92 trace ends early, 93 stuck. Examples:\n"
                 "  rewind replay latest\n  rewind replay latest -- -ex 'break main' -ex continue\n"
                 "  rewind replay --exec tr latest     (a child process; `rewind ps` lists them)\n"
+                "  rewind replay --from 90% latest    (from the nearest landmark: rewind landmark)\n"
                 "  rewind replay --autopilot latest");
     cmd->callback([a, &outcome, &passthrough] {
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
+        std::optional<PositionArg> from;
+        if (!a->from.empty()) {
+            from = PositionArg::parse(a->from);
+            from->check_within(t.end() ? t.end()->events : 0);
+        }
         if (!a->autopilot) {
             std::vector<std::string> serve_options;
             if (Tid pid = a->process.resolve(t))
                 serve_options = {"--pid", std::to_string(pid)};
+            if (from)
+                serve_options.insert(serve_options.end(), {"--from", a->from});
+            if (a->no_landmarks)
+                serve_options.push_back("--no-landmarks");
             outcome.exit_code = run_gdb(a->gdb, t, passthrough, serve_options);
             return;
         }
@@ -86,6 +135,9 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
             throw UsageError("--pid and --exec choose the process gdb debugs; --autopilot replays them all");
         if (!passthrough.empty())
             throw UsageError("arguments after -- are for gdb, which --autopilot does not run");
+        if (from && !from->percent && !from->position.path.empty())
+            throw UsageError("--autopilot --from takes a percentage or an event index: a replay without gdb "
+                             "shows output from an event on");
         Progress progress(t.end() ? t.end()->events : 0);
         replay::ReplayOptions opts;
         opts.echo_output = !a->quiet;
@@ -99,8 +151,7 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
             };
         ExitStatus status;
         try {
-            replay::Replayer replayer(t, opts);
-            status = replayer.run_to_end();
+            status = replay_from(t, opts, from, !a->no_landmarks);
         } catch (const replay::ReplayError& e) {
             fmt::print(stderr, "rewind: {}\n", e.report());
             outcome.exit_code = replay::exit_status_for(e.kind());

@@ -17,7 +17,9 @@
 #include "gdb_connection.h"
 #include "gdb_host_files.h"
 #include "gdb_server.h"
+#include "landmarks.h"
 #include "loopback_peer.h"
+#include "position_arg.h"
 #include "process_choice.h"
 #include "recorder.h"
 #include "trace.h"
@@ -83,13 +85,36 @@ void leave_error(const std::string& error_file, const std::string& why)
     }
 }
 
+struct ServeStart {
+    bool landmarks = true;
+    std::optional<PositionArg> from;
+};
+
+// Where the debugger starts, as the session's first travel.
+replay::ResumeRequest start_request(const PositionArg& from)
+{
+    using Kind = replay::ResumeRequest::Kind;
+    if (from.percent)
+        return replay::ResumeRequest(Kind::GotoPercent, *from.percent);
+    if (from.position.path.empty())
+        return replay::ResumeRequest(Kind::GotoEvent, from.position.event);
+    replay::ResumeRequest r(Kind::GotoPosition);
+    r.from = from.position;
+    return r;
+}
+
 int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd, int out_fd,
-          const std::string& error_file)
+          const std::string& error_file, const ServeStart& start)
 {
     try {
         replay::DebugSession session(trace, options);
         if (pid)
             session.debug_process(pid);
+        if (start.landmarks)
+            session.use_landmarks(std::make_unique<replay::LandmarkSet>(
+                trace, [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); }));
+        if (start.from)
+            session.start_at(start_request(*start.from));
         replay::HostFiles files(trace);
         replay::GdbConnection connection(in_fd, out_fd);
         replay::GdbServer server(connection, session, files);
@@ -118,6 +143,8 @@ void add_serve(CLI::App& app, Outcome& outcome)
         bool quiet = false;
         bool verbose = false;
         std::string error_file;
+        std::string from;
+        bool no_landmarks = false;
         ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
@@ -133,6 +160,9 @@ void add_serve(CLI::App& app, Outcome& outcome)
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
     cmd->add_option("--error-file", a->error_file, "Also write why the replay ended, if it failed, to FILE");
+    cmd->add_option("--from", a->from,
+                    "Start at this position (90%, an event index, or a position as `monitor when` prints it)");
+    cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
     cmd->footer("The program's output goes to stderr with --stdio, to stdout with --port.\n"
                 "Examples:\n  (gdb) target extended-remote | rewind serve --stdio latest\n"
                 "  rewind serve --port 2345 latest     then in gdb: target extended-remote localhost:2345");
@@ -141,6 +171,12 @@ void add_serve(CLI::App& app, Outcome& outcome)
             throw UsageError("give --stdio or --port PORT");
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
         Tid pid = a->process.resolve(t);
+        ServeStart start;
+        start.landmarks = !a->no_landmarks;
+        if (!a->from.empty()) {
+            start.from = PositionArg::parse(a->from);
+            start.from->check_within(t.end() ? t.end()->events : 0);
+        }
         replay::ReplayOptions opts;
         opts.echo_output = !a->quiet;
         opts.watchdog = std::chrono::seconds(a->watchdog);
@@ -154,11 +190,11 @@ void add_serve(CLI::App& app, Outcome& outcome)
             // gdb owns the terminal and handles ^C itself (it sends an interrupt packet).
             std::signal(SIGINT, SIG_IGN);
             opts.stdout_fd = STDERR_FILENO;
-            outcome.exit_code = serve(t, opts, pid, STDIN_FILENO, STDOUT_FILENO, a->error_file);
+            outcome.exit_code = serve(t, opts, pid, STDIN_FILENO, STDOUT_FILENO, a->error_file, start);
             return;
         }
         UniqueFd conn = accept_one_on_loopback(a->port);
-        outcome.exit_code = serve(t, opts, pid, conn.get(), conn.get(), a->error_file);
+        outcome.exit_code = serve(t, opts, pid, conn.get(), conn.get(), a->error_file, start);
     });
 }
 

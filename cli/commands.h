@@ -22,6 +22,7 @@ void add_info(CLI::App& app, Outcome& outcome);
 // separator go to gdb untouched.
 void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>& passthrough);
 void add_serve(CLI::App& app, Outcome& outcome);
+void add_landmark(CLI::App& app, Outcome& outcome);
 void add_watch(CLI::App& app, Outcome& outcome);
 // Takes the arguments after `--` out of a subcommand's command line.
 std::vector<std::string> take_passthrough(std::vector<char*>& args, std::string_view subcommand);

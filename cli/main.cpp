@@ -22,6 +22,7 @@ int main(int argc, char** argv)
     std::vector<std::string> gdb_args = rw::cli::take_passthrough(args, "replay");
     rw::cli::add_replay(app, outcome, gdb_args);
     rw::cli::add_serve(app, outcome);
+    rw::cli::add_landmark(app, outcome);
     rw::cli::add_watch(app, outcome);
     rw::cli::add_info(app, outcome);
     rw::cli::add_ls(app, outcome);

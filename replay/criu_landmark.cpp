@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -246,7 +247,8 @@ std::vector<std::string> environment_with(const std::vector<std::string>& extra)
 
 // What the holder reports through its pipe.
 struct HolderRecord {
-    char kind; // 'E' setup failed (value: errno), 'C' criu ended, 'X' the copy ended (value: wait status)
+    char kind; // 'E' setup failed (value: errno), 'R' ready for criu, 'C' criu ended, 'X' the copy ended (value:
+               // wait status)
     int value;
 };
 
@@ -269,7 +271,7 @@ bool read_record(int fd, HolderRecord& r)
 // The namespace's init. Only async-signal-safe calls: the caller may have
 // other threads. Runs criu, reports how it ended, then reaps every orphan
 // (the restored copy among them) until none is left.
-[[noreturn]] void holder_main(int report, const char* criu, char* const* argv, char* const* envp,
+[[noreturn]] void holder_main(int report, int go, const char* criu, char* const* argv, char* const* envp,
                               const std::vector<int>& inherited, int out_fd, int null_fd)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -278,6 +280,15 @@ bool read_record(int fd, HolderRecord& r)
         write_record(report, 'E', errno);
         _exit(1);
     }
+    // The caller prepares the namespace (mounts), then says go: one byte.
+    write_record(report, 'R', 0);
+    char byte = 0;
+    ssize_t got;
+    do
+        got = read(go, &byte, 1);
+    while (got < 0 && errno == EINTR);
+    if (got != 1 || byte != 'G')
+        _exit(1);
     // A raw clone rather than fork(): glibc's fork takes locks another
     // thread of the caller may have held when the holder was cloned.
     long child = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
@@ -326,23 +337,44 @@ std::vector<std::string> criu_environment()
 }
 
 ProgramOutput run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          std::chrono::seconds timeout)
+                          std::chrono::seconds timeout, int mount_ns)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
         throw std::runtime_error(errno_text("pipe"));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
     std::vector<std::string> copy = argv;
     auto args = c_argv(copy);
     std::vector<std::string> envs = environment_with(env);
     auto envp = c_argv(envs);
     pid_t pid = 0;
-    int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
+    int err = 0;
+    if (mount_ns < 0) {
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
+        posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
+        err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+        posix_spawn_file_actions_destroy(&actions);
+    } else {
+        // posix_spawn cannot enter a namespace. A raw clone, and only
+        // async-signal-safe calls in the child (the caller may have threads).
+        int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        long child = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+        if (child == 0) {
+            if (setns(mount_ns, CLONE_NEWNS) != 0)
+                _exit(126);
+            dup2(null_fd, 0);
+            dup2(pipefd[1], 1);
+            dup2(pipefd[1], 2);
+            execve(args[0], args.data(), envp.data());
+            _exit(127);
+        }
+        err = child < 0 ? errno : 0;
+        pid = static_cast<pid_t>(child);
+        if (null_fd >= 0)
+            close(null_fd);
+    }
     close(pipefd[1]);
     if (err != 0) {
         close(pipefd[0]);
@@ -455,9 +487,20 @@ LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vecto
     auto t1 = Clock::now();
     ProgramOutput criu_run;
     if (failure.empty()) {
-        criu_run = run_program({criu, "dump", "-t", std::to_string(pid), "-D", dir.string(), "--leave-stopped",
-                                "--shell-job", "-o", "dump.log", "-v4"},
-                               criu_environment());
+        // In another mount namespace than ours, CRIU would try to dump that
+        // namespace's mounts; from inside it, it sees its files as they are.
+        int ns = -1;
+        struct stat mine {
+        }, theirs{};
+        std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/mnt";
+        if (stat("/proc/self/ns/mnt", &mine) == 0 && stat(ns_path.c_str(), &theirs) == 0 &&
+            mine.st_ino != theirs.st_ino)
+            ns = open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
+        criu_run = run_program({criu, "dump", "-t", std::to_string(pid), "-D", fs::absolute(dir).string(),
+                                "--leave-stopped", "--shell-job", "-o", "dump.log", "-v4"},
+                               criu_environment(), std::chrono::seconds(120), ns);
+        if (ns >= 0)
+            close(ns);
         if (criu_run.status != 0)
             failure = criu_failure("criu dump of process " + std::to_string(pid), criu_run.status, criu_run.output,
                                    dir / "dump.log");
@@ -519,18 +562,42 @@ LandmarkImage read_landmark(const fs::path& dir)
 }
 
 RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::path& dir,
-                                           const std::map<int, int>& inherit, unsigned long ptrace_options)
+                                           const std::map<int, int>& inherit, unsigned long ptrace_options,
+                                           const Prepare& prepare)
 {
     if (!executable(criu))
         throw std::runtime_error("CRIU not found ('" + criu + "'): run scripts/install-criu.sh");
     LandmarkImage image = read_landmark(dir);
-    fs::remove(dir / "restore.log");
+    // CRIU's log, output and statistics go to a private directory: the
+    // image directory (inside a trace) stays as it was written, and two
+    // replays may restore the same image at once.
+    char work_template[] = "/tmp/rewind-restore-XXXXXX";
+    if (!mkdtemp(work_template))
+        throw std::runtime_error(errno_text("creating a directory for criu restore's log"));
+    fs::path work = work_template;
+    struct RemoveWork {
+        fs::path dir;
+        ~RemoveWork()
+        {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } remove_work{work};
 
     // Everything the holder needs is prepared here: after the clone it may
     // only make async-signal-safe calls.
-    std::vector<std::string> argv = {
-        criu,          "restore", "-D",          dir.string(), "--restore-detached", "--leave-stopped",
-        "--shell-job", "-o",      "restore.log", "-v4"};
+    std::vector<std::string> argv = {criu,
+                                     "restore",
+                                     "-D",
+                                     fs::absolute(dir).string(),
+                                     "--restore-detached",
+                                     "--leave-stopped",
+                                     "--shell-job",
+                                     "-W",
+                                     work.string(),
+                                     "-o",
+                                     "restore.log",
+                                     "-v4"};
     std::vector<int> inherited;
     auto close_all = [&inherited] {
         for (int fd : inherited)
@@ -554,29 +621,35 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
     auto args = c_argv(argv);
     std::vector<std::string> envs = environment_with(criu_environment());
     auto envp = c_argv(envs);
-    fs::path out_path = dir / "restore.out";
+    fs::path out_path = work / "restore.out";
     int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int report[2] = {-1, -1};
-    if (out_fd < 0 || null_fd < 0 || pipe2(report, O_CLOEXEC) != 0) {
+    int go[2] = {-1, -1};
+    if (out_fd < 0 || null_fd < 0 || pipe2(report, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
         std::string err = errno_text("preparing criu restore");
         close_all();
         close(out_fd);
         close(null_fd);
+        for (int fd : {report[0], report[1], go[0], go[1]})
+            if (fd >= 0)
+                close(fd);
         throw std::runtime_error(err);
     }
 
     auto t0 = Clock::now();
     long holder = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
     if (holder == 0)
-        holder_main(report[1], args[0], args.data(), envp.data(), inherited, out_fd, null_fd);
+        holder_main(report[1], go[0], args[0], args.data(), envp.data(), inherited, out_fd, null_fd);
     int clone_errno = errno;
     close(report[1]);
+    close(go[0]);
     close_all();
     close(out_fd);
     close(null_fd);
     if (holder < 0) {
         close(report[0]);
+        close(go[1]);
         errno = clone_errno;
         throw std::runtime_error(errno_text("creating a pid and mount namespace (clone)"));
     }
@@ -585,6 +658,24 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
     restored.holder_ = static_cast<pid_t>(holder);
     restored.status_fd_ = report[0];
     HolderRecord r{};
+    if (!read_record(report[0], r) || r.kind != 'R') {
+        close(go[1]);
+        errno = r.kind == 'E' ? r.value : EIO;
+        std::string err = errno_text("setting up the restore namespace (mount /proc)");
+        restored.kill();
+        throw std::runtime_error(err);
+    }
+    std::string prepared = prepare ? prepare(restored.holder_) : "";
+    if (!prepared.empty()) {
+        close(go[1]);
+        restored.kill();
+        throw std::runtime_error("preparing the restore namespace: " + prepared);
+    }
+    ssize_t sent;
+    do
+        sent = write(go[1], "G", 1);
+    while (sent < 0 && errno == EINTR);
+    close(go[1]);
     pollfd p{report[0], POLLIN, 0};
     int ready;
     do
@@ -593,7 +684,7 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
     if (ready == 0) {
         restored.kill();
         throw std::runtime_error(trimmed("criu restore from " + dir.string() + " did not end within 120 s; " +
-                                         "last lines of restore.log:\n" + last_lines(dir / "restore.log", 12)));
+                                         "last lines of restore.log:\n" + last_lines(work / "restore.log", 12)));
     }
     if (!read_record(report[0], r) || r.kind == 'E') {
         errno = r.kind == 'E' ? r.value : EIO;
@@ -608,7 +699,7 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
         printed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     if (r.kind != 'C' || r.value != 0) {
-        std::string err = criu_failure("criu restore from " + dir.string(), r.value, printed, dir / "restore.log");
+        std::string err = criu_failure("criu restore from " + dir.string(), r.value, printed, work / "restore.log");
         restored.kill();
         throw std::runtime_error(err);
     }
@@ -696,7 +787,21 @@ void RestoredLandmark::kill()
             while (waitpid(t.tid, &status, __WALL) > 0 && !WIFEXITED(status) && !WIFSIGNALED(status)) {
             }
         }
-        while (waitpid(holder_, nullptr, 0) < 0 && errno == EINTR) {
+        // So are those of every other traced process in it (copies a replay
+        // made of the restored one, reparented to the holder as they lost
+        // their parents): the holder waits for them all to be reaped.
+        auto deadline = Clock::now() + std::chrono::seconds(10);
+        for (;;) {
+            pid_t w = waitpid(holder_, nullptr, WNOHANG);
+            if (w == holder_ || (w < 0 && errno != EINTR))
+                break;
+            std::string h = std::to_string(holder_);
+            std::ifstream children("/proc/" + h + "/task/" + h + "/children");
+            for (pid_t child; children >> child;)
+                waitpid(child, nullptr, __WALL | WNOHANG);
+            if (Clock::now() > deadline)
+                break; // (something else holds them: the holder stays a zombie of ours)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         holder_ = 0;
     }

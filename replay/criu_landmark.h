@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,11 +49,12 @@ struct ProgramOutput {
     std::string output;
 };
 
-// Runs argv[0] (a path) with posix_spawn and collects its output. `env`
-// (NAME=value) is added to this process's environment. After `timeout` the
-// program is killed and the status says so (SIGKILL).
+// Runs argv[0] (a path) and collects its output. `env` (NAME=value) is
+// added to this process's environment. After `timeout` the program is
+// killed and the status says so (SIGKILL). With `mount_ns` (an open
+// /proc/PID/ns/mnt), the program runs in that mount namespace.
 ProgramOutput run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
-                          std::chrono::seconds timeout = std::chrono::seconds(120));
+                          std::chrono::seconds timeout = std::chrono::seconds(120), int mount_ns = -1);
 
 // The environment every criu run gets: CRIU_FAULT=130 (FI_NO_BREAKPOINTS)
 // makes criu stop its parasite's sigreturn with PTRACE_SYSCALL instead of a
@@ -74,7 +76,9 @@ struct LandmarkImage {
 // Dumps `pid`, whose threads `tids` the caller has seized and stopped at a
 // clean stop, into `dir` (created; must not hold another image). Threads are
 // seized again with `ptrace_options` (PTRACE_O_*). Throws on failure, after
-// seizing the threads again if they were detached.
+// seizing the threads again if they were detached. CRIU runs in the mount
+// namespace of `pid`: the files it maps are recorded by their paths there
+// (a replayed process sees the trace's copies at the original paths).
 LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vector<pid_t>& tids,
                             const std::filesystem::path& dir, unsigned long ptrace_options);
 
@@ -91,8 +95,13 @@ public:
     // Restores the image in `dir`. `inherit` maps a descriptor of the copy to
     // a descriptor of the caller that replaces it (a pipe or socket the dumped
     // process had, whose other end stays with the original, usually stdio).
+    // `prepare`, if given, is called with the holder's pid once its mount
+    // namespace exists and before criu runs there (to mount what the copy's
+    // files need); what it returns, if not empty, is the error.
+    using Prepare = std::function<std::string(pid_t holder)>;
     static RestoredLandmark restore(const std::string& criu, const std::filesystem::path& dir,
-                                    const std::map<int, int>& inherit, unsigned long ptrace_options);
+                                    const std::map<int, int>& inherit, unsigned long ptrace_options,
+                                    const Prepare& prepare = {});
 
     RestoredLandmark(RestoredLandmark&& other) noexcept;
     RestoredLandmark& operator=(RestoredLandmark&& other) noexcept;

@@ -52,7 +52,7 @@ void DebugSession::run(DebugFrontend& frontend)
     frontend_ = &frontend;
     engine_.set_debug_hook(this);
     StopReport report = start();
-    std::optional<ResumeRequest> travel;
+    std::optional<ResumeRequest> travel = start_at_;
     Position before_travel = position_;
     for (;;) {
         try {
@@ -67,6 +67,11 @@ void DebugSession::run(DebugFrontend& frontend)
                 }
                 debug_log("travel %d from %s", static_cast<int>(r.kind), position_.describe().c_str());
                 begin_travel(r); // sets up a seek; execute() gets there
+                if (start_at_) {
+                    // The program's output is shown from where the debugger starts.
+                    engine_.echo_from(target_.event);
+                    start_at_.reset();
+                }
             } else {
                 ask(report);
             }

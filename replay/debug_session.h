@@ -32,6 +32,7 @@
 #include "execution_counter.h"
 #include "step_trail.h"
 #include "gdb_registers.h"
+#include "landmarks.h"
 #include "position.h"
 #include "replayer.h"
 #include "timeline.h"
@@ -134,6 +135,11 @@ public:
     // session begins at its first instruction after its first exec, or after
     // its fork if it never execs; the rest of the tree replays around it.
     void debug_process(Tid pid) { process_to_debug_ = pid; }
+    // Persistent landmarks the session may start from (before run()).
+    void use_landmarks(std::unique_ptr<LandmarkSet> landmarks) { landmarks_ = std::move(landmarks); }
+    // The first stop the debugger sees is there instead of the program's
+    // first instruction (before run(); GotoPercent, GotoEvent or GotoPosition).
+    void start_at(const ResumeRequest& r) { start_at_ = r; }
 
     // ---- what the frontend may ask while the program is stopped --------
     Tid current_thread() const { return current_tid_; }
@@ -347,7 +353,11 @@ private:
     StopReport stop(StopReport::Kind kind);
 
     const Trace& trace_;
+    // Destroyed after the engine: the replayed world may be a copy of a
+    // restored landmark, whose namespace ends with it.
+    std::unique_ptr<LandmarkSet> landmarks_;
     Replayer engine_;
+    std::optional<ResumeRequest> start_at_;
     DebugFrontend* frontend_ = nullptr;
     std::vector<DebugFrontend*> frontends_; // the ones waiting while another is served
     Timeline timeline_;

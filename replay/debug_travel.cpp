@@ -132,6 +132,9 @@ void DebugSession::restore_for(const Position& target)
     const Timeline::Entry* from = timeline_.best_for(target);
     if (!from)
         from = timeline_.best_for(begin_);
+    if (landmarks_ && !target.anchored())
+        if (const Timeline::Entry* l = landmarks_->bring_in(target, from->pos, timeline_, engine_))
+            from = l;
     // An anchored position is reached from its own snapshot only.
     if (target.anchored() && (from->pos.path.empty() || !(from->pos.path[0] == target.path[0])))
         throw NoSuchPosition("the snapshot " + target.describe() + " belongs to is gone");
@@ -143,7 +146,19 @@ void DebugSession::restore_for(const Position& target)
     hit_counts_.clear();
     stepping_over_ = 0;
     step_pending_ = false;
-    engine_.restore(*from->snapshot);
+    if (landmarks_ && landmarks_->owns(*from)) {
+        try {
+            engine_.restore(*from->snapshot);
+        } catch (const ReplayError& e) {
+            // From the next best start instead (the world is rebuilt anyway).
+            landmarks_->failed(*from, e.what());
+            timeline_.remove(from);
+            restore_for(target);
+            return;
+        }
+    } else {
+        engine_.restore(*from->snapshot);
+    }
     position_ = from->pos;
     rest_after_restore();
     segment_ = 0;

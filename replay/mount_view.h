@@ -17,6 +17,14 @@ struct BindMount {
     std::string source; // the trace's copy
 };
 
+// A trace file the replay bind-mounted over a path, by content hash: what a
+// persistent landmark must mount again where its processes are restored.
+struct MountedFile {
+    std::string target;
+    std::string content_hash;
+    bool operator==(const MountedFile&) const = default;
+};
+
 // In the calling process (already in the private namespace). Returns an
 // empty string or what went wrong.
 std::string apply_bind_mounts(const std::vector<BindMount>& binds);

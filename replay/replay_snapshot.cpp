@@ -1,4 +1,6 @@
 // Snapshots of the replayed world, and syscalls injected into stopped tasks.
+#include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,7 +19,19 @@
 namespace rw::replay {
 namespace {
 
-constexpr uint64_t kMadvCollapse = 25; // MADV_COLLAPSE (Linux 6.1), newer than the C library's headers
+constexpr uint64_t kMadvCollapse = 25;   // MADV_COLLAPSE (Linux 6.1), newer than the C library's headers
+constexpr int64_t kErestartNoIntr = 513; // a syscall interrupted by a signal, to be restarted (kernel-internal)
+
+// A stop that comes before an injected syscall starts and is not the
+// program's: a job-control stop, or the delivery of a stop, continue or
+// child signal (a process restored by CRIU was stopped with SIGSTOP and
+// its parent's namespace sends such signals). Resumed without the signal.
+bool stray_stop(const StopInfo& s)
+{
+    return s.kind == StopInfo::Kind::GroupStop ||
+           (s.kind == StopInfo::Kind::SignalDelivery &&
+            (s.signal == SIGSTOP || s.signal == SIGCONT || s.signal == SIGCHLD || s.signal == SIGTSTP));
+}
 
 } // namespace
 
@@ -96,6 +110,10 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
     t.set_regs(r);
     resume(t, Resume::Syscall);
     StopInfo s = wait_stop(t, "an injected syscall");
+    for (int stray = 0; stray < 4 && stray_stop(s); stray++) {
+        resume(t, Resume::Syscall);
+        s = wait_stop(t, "an injected syscall");
+    }
     if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != static_cast<uint64_t>(nr))
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           "an injected " + syscall_name(static_cast<int>(nr)) +
@@ -147,6 +165,10 @@ pid_t Replayer::fork_copy(Task& t)
     pid_t child = 0;
     uint64_t flags = t.clear_child_tid ? CLONE_CHILD_CLEARTID : 0;
     int64_t r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
+    // A signal came first (the kernel restarts such a fork by itself; an
+    // injected one is ours to restart): once more, its stop taken first.
+    for (int again = 0; r == -kErestartNoIntr && again < 3; again++)
+        r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
     if (r < 0 || child <= 0)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           std::string("cannot copy a replayed process: fork failed: ") +
@@ -283,7 +305,22 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     snap->initial_tid = initial_tid_;
     snap->next_vm_id = next_vm_id_;
     snap->warned_unechoed = warned_unechoed_;
+    snap->mounts = mounted_;
     return snap;
+}
+
+void Replayer::restore_process_settings(Task& t)
+{
+    // What the launch set (launcher.cpp) and CRIU does not give back: the
+    // rdtsc trap, and no address randomization for the execs to come.
+    if (int64_t r = inject_syscall(t, SYS_prctl, {PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0}); r != 0)
+        refuse(t.recorded_tid(),
+               std::string("cannot trap rdtsc in a restored process again: ") + strerror(static_cast<int>(-r)));
+    int64_t persona = inject_syscall(t, SYS_personality, {0xffffffff, 0, 0, 0, 0, 0});
+    if (persona < 0 ||
+        inject_syscall(t, SYS_personality, {static_cast<uint64_t>(persona) | ADDR_NO_RANDOMIZE, 0, 0, 0, 0, 0}) < 0)
+        refuse(t.recorded_tid(), "cannot turn address randomization off in a restored process");
+    t.at = Task::At::EventStop; // as restored: not in a syscall of its own
 }
 
 void Replayer::kill_world()
@@ -333,6 +370,9 @@ void Replayer::restore(const ReplaySnapshot& snap)
             t.at = Task::At::EventStop;
             groups[c.group]->tgid = live;
             forkers[c.group] = &t;
+            // Before its other threads are made: they inherit both.
+            if (snap.restored_by_criu)
+                restore_process_settings(t);
         } else {
             remake_thread(*forkers.at(c.group), c, groups[c.group], vms[c.vm]);
         }
@@ -349,6 +389,8 @@ void Replayer::restore(const ReplaySnapshot& snap)
     initial_tid_ = snap.initial_tid;
     next_vm_id_ = snap.next_vm_id;
     warned_unechoed_ = snap.warned_unechoed;
+    mounted_ = snap.mounts;
+    launched_ = true; // (a landmark may be restored into a replay that had not started)
     current_ = snap.next_event();
     in_flight_ = false;
     restartable_ = false;

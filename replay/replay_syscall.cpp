@@ -259,6 +259,8 @@ void Replayer::echo(Task& t, const SyscallEvent& e)
     // Output shows once: going back in time and replaying again is silent.
     if (current_ < echoed_up_to_ && !options_.echo_repeats)
         return;
+    if (current_ < echo_from_)
+        return;
     echoed_up_to_ = current_ + 1;
     int stream = t.group().fds->stream_of(e.args[0]);
     if (stream != 1 && stream != 2)

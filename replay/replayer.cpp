@@ -214,8 +214,10 @@ bool is_stray_signal(pid_t tid, int signo)
     siginfo_t si{};
     if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0)
         return false;
-    if (si.si_code == SI_TKILL && si.si_pid == getpid())
-        return false; // sent by the replayer
+    // Sent by the replayer. A world restored from a landmark lives in a pid
+    // namespace of its own, where the replayer has no pid (0).
+    if (si.si_code == SI_TKILL && (si.si_pid == getpid() || si.si_pid == 0))
+        return false;
     bool fault = signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE || signo == SIGTRAP;
     return !(fault && si.si_code > 0);
 }
@@ -433,7 +435,7 @@ void Replayer::refuse(Tid tid, std::string what, std::string details)
 
 // ---- launch and exec ------------------------------------------------------
 
-std::vector<BindMount> Replayer::binds_for(const ExecEvent& e) const
+std::vector<BindMount> Replayer::binds_for(const ExecEvent& e, bool skip_mounted) const
 {
     std::vector<BindMount> binds;
     std::set<std::string> seen;
@@ -443,6 +445,11 @@ std::vector<BindMount> Replayer::binds_for(const ExecEvent& e) const
         std::string path = m.path;
         if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
             path.resize(pos);
+        // The same copy mounted again over itself would change nothing the
+        // program sees, but CRIU cannot save files on overmounted mounts.
+        if (skip_mounted &&
+            std::find(mounted_.begin(), mounted_.end(), MountedFile{path, m.content_hash}) != mounted_.end())
+            continue;
         if (seen.insert(path).second)
             binds.push_back({path, checked_copy(e.tid, m.content_hash, path)});
     }
@@ -484,9 +491,7 @@ void Replayer::launch(const ExecEvent& first)
     // the recorder passed to execve instead.
     const std::vector<std::string>& argv = meta.argv.empty() ? first.argv : meta.argv;
     Launcher launcher(first.filename, argv, first.envp, meta.signals, prepare);
-    long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-                PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
-    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
+    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(kReplayPtraceOptions)) != 0)
         refuse(first.tid, std::string("cannot trace the replayed program: ") + strerror(errno));
     auto group = std::make_shared<ThreadGroup>();
     group->recorded_tgid = first.tgid;
@@ -498,6 +503,7 @@ void Replayer::launch(const ExecEvent& first)
     t.at = Task::At::Running;
     initial_tid_ = first.tid;
     launched_ = true;
+    note_mounts(first);
     if (std::string err = launcher.release(); !err.empty())
         refuse(first.tid, "cannot start the replay: " + err);
 }
@@ -514,9 +520,10 @@ void Replayer::on_exec(const ExecEvent& e)
             refuse(e.tid, "execve from a non-leader thread is not replayed yet");
         collect_fresh(t);
         // The execve that leads here; its path and arguments must be the same.
-        std::vector<BindMount> binds = binds_for(e);
+        std::vector<BindMount> binds = binds_for(e, true);
         if (std::string err = apply_bind_mounts_in(t.tid(), binds); !err.empty())
             refuse(e.tid, "preparing the files of execve(" + e.filename + "): " + err);
+        note_mounts(e);
         resume(t, Resume::Syscall);
         StopInfo s = wait_stop(t, "execve(\"" + e.filename + "\")");
         if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != SYS_execve)

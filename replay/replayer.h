@@ -10,6 +10,8 @@
 // event, never a silent continuation.
 #pragma once
 
+#include <sys/ptrace.h>
+
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -47,6 +49,10 @@ struct ReplayOptions {
 
 // The clone flags of a fork-like syscall event.
 uint64_t clone_flags(const SyscallEvent& call);
+
+// How every replayed thread is traced.
+inline constexpr unsigned long kReplayPtraceOptions = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+                                                      PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
 
 class Replayer {
 public:
@@ -114,6 +120,13 @@ public:
     std::unique_ptr<ReplaySnapshot> take_snapshot(bool huge_pages = true);
     // Replaces the replayed world by a copy of the snapshot (which stays usable).
     void restore(const ReplaySnapshot& snapshot);
+    // The trace files mounted in the replay's mount namespace, in order.
+    const std::vector<MountedFile>& mounted_files() const { return mounted_; }
+    // The trace's copies of those files, checked (throws ReplayError).
+    std::vector<BindMount> binds_of(const std::vector<MountedFile>& files) const;
+    // Re-emits the program's output only from event `index` on (a replay
+    // started from a landmark before the position asked for).
+    void echo_from(uint64_t index) { echo_from_ = index; }
 
 private:
     // One handler per event kind (replayer.cpp, replay_syscall.cpp, replay_signal.cpp).
@@ -132,7 +145,7 @@ private:
 
     // Launching and exec.
     void launch(const ExecEvent& first);
-    std::vector<BindMount> binds_for(const ExecEvent& e) const;
+    std::vector<BindMount> binds_for(const ExecEvent& e, bool skip_mounted = false) const;
     // The trace's copy of a file, checked against its content hash; throws
     // ReplayError (Damaged) naming the file otherwise.
     std::string checked_copy(Tid tid, const std::string& content_hash, const std::string& path) const;
@@ -179,6 +192,7 @@ private:
     void remake_thread(Task& forker, const ReplaySnapshot::TaskCopy& copy, std::shared_ptr<ThreadGroup> group,
                        std::shared_ptr<AddressSpace> vm);
     void use_huge_pages(Task& t);
+    void restore_process_settings(Task& t);
     void kill_world();
     uint64_t find_syscall_insn(Task& t);
     void collect_fresh(Task& t);
@@ -196,6 +210,9 @@ private:
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended
     std::vector<std::string> temp_files_;        // private copies of shared writable mappings
+    std::vector<MountedFile> mounted_;           // what launch and execs bind-mounted
+    uint64_t echo_from_ = 0;
+    void note_mounts(const ExecEvent& e);
     Tid initial_tid_ = 0;
     uint64_t current_ = 0; // index of the event being replayed
     int next_vm_id_ = 0;

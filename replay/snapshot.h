@@ -13,6 +13,7 @@
 
 #include "event.h"
 #include "event_source.h"
+#include "mount_view.h"
 #include "stdio_fds.h"
 #include "task.h"
 #include "thread_state.h"
@@ -59,6 +60,11 @@ struct ReplaySnapshot {
     Tid initial_tid = 0;
     int next_vm_id = 0;
     bool warned_unechoed = false;
+    std::vector<MountedFile> mounts; // the trace files mounted in the replay's namespace so far
+    // The copies came back through CRIU, which keeps neither a thread's
+    // rdtsc trap (PR_SET_TSC) nor the personality's ADDR_NO_RANDOMIZE:
+    // restoring sets them again in each process.
+    bool restored_by_criu = false;
 
     uint64_t next_event() const { return source.cursor; }
 };

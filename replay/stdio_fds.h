@@ -21,6 +21,15 @@ public:
     // Follows a completed syscall's effect on the descriptor table.
     void apply(const SyscallEvent& e);
 
+    // Descriptor -> stream, for saving the table with a landmark.
+    const std::map<int, int>& streams() const { return streams_; }
+    static StdioFds from_streams(std::map<int, int> streams)
+    {
+        StdioFds f;
+        f.streams_ = std::move(streams);
+        return f;
+    }
+
 private:
     std::map<int, int> streams_; // descriptor -> stream
 };

@@ -131,6 +131,12 @@ std::vector<const Timeline::Entry*> Timeline::checkpoints() const
     return out;
 }
 
+void Timeline::remove(const Entry* entry)
+{
+    entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == entry; }),
+                   entries_.end());
+}
+
 bool Timeline::remove_checkpoint(uint64_t id)
 {
     auto it = std::find_if(entries_.begin(), entries_.end(),

@@ -18,7 +18,8 @@ namespace rw::replay {
 
 class Timeline {
 public:
-    enum class Kind { Beginning, Boundary, Stop, Checkpoint, Anchor };
+    // Landmarks (persistent, loaded from the trace) are never thinned.
+    enum class Kind { Beginning, Boundary, Stop, Checkpoint, Anchor, Landmark };
     struct Entry {
         uint64_t id = 0; // checkpoints: 1, 2, … as the user sees them; others: internal
         Kind kind = Kind::Boundary;
@@ -43,6 +44,7 @@ public:
     bool has_at(const Position& pos) const;
     std::vector<const Entry*> checkpoints() const;
     bool remove_checkpoint(uint64_t id);
+    void remove(const Entry* entry);
     size_t size() const { return entries_.size(); }
     // Drops every snapshot (the replayed world they copy is going away).
     void clear() { entries_.clear(); }

@@ -1,0 +1,263 @@
+#include "landmarks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "process_image.h"
+#include "tracee.h"
+
+namespace rw::replay {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string trace_identity(const Trace& trace)
+{
+    return std::to_string(trace.meta().created_unix_ns) + "/" + trace.meta().program;
+}
+
+namespace {
+
+uint64_t trace_events(const Trace& trace)
+{
+    return trace.end() ? trace.end()->events : 0;
+}
+
+// Whether a landmark belongs to this trace: one copied in from another
+// recording would replay someone else's program.
+std::string foreign(const Trace& trace, const LandmarkManifest& m)
+{
+    if (m.trace_id != trace_identity(trace))
+        return "it was made for another recording";
+    if (m.trace_events != trace_events(trace))
+        return "it was made for a trace of " + std::to_string(m.trace_events) + " events; this one has " +
+               std::to_string(trace_events(trace));
+    if (m.position.event >= m.trace_events || !m.position.path.empty())
+        return "its position " + m.position.describe() + " is not an event boundary of the trace";
+    return "";
+}
+
+} // namespace
+
+std::vector<LandmarkEntry> list_landmarks(const Trace& trace)
+{
+    std::vector<LandmarkEntry> out;
+    fs::path root = trace.dir() / kLandmarksDir;
+    std::error_code ec;
+    if (!fs::is_directory(root, ec))
+        return out;
+    for (const auto& d : fs::directory_iterator(root, ec)) {
+        // (".<n>.partial": one being written, or cut short; never used.)
+        if (!d.is_directory() || d.path().filename().string().rfind('.', 0) == 0)
+            continue;
+        LandmarkEntry e;
+        e.dir = d.path();
+        e.name = d.path().filename().string();
+        try {
+            LandmarkManifest m = read_manifest(e.dir);
+            e.problem = foreign(trace, m);
+            if (e.problem.empty())
+                e.manifest = std::move(m);
+        } catch (const std::exception& x) {
+            e.problem = x.what();
+        }
+        out.push_back(std::move(e));
+    }
+    std::sort(out.begin(), out.end(), [](const LandmarkEntry& a, const LandmarkEntry& b) {
+        if (a.manifest.has_value() != b.manifest.has_value())
+            return !a.manifest.has_value();
+        if (a.manifest && a.manifest->position.event != b.manifest->position.event)
+            return a.manifest->position.event < b.manifest->position.event;
+        return a.name < b.name;
+    });
+    return out;
+}
+
+std::vector<std::string> verify_landmark(const Trace& trace, const LandmarkEntry& entry)
+{
+    if (!entry.manifest)
+        return {entry.problem};
+    std::vector<std::string> problems = verify_files(entry.dir, *entry.manifest);
+    if (std::string why = foreign(trace, *entry.manifest); !why.empty())
+        problems.push_back(why);
+    for (const auto& p : entry.manifest->processes) {
+        bool listed = std::any_of(entry.manifest->files.begin(), entry.manifest->files.end(),
+                                  [&](const LandmarkFile& f) { return f.path.rfind(p + "/", 0) == 0; });
+        if (!listed)
+            problems.push_back("no image file of process copy " + p + " is listed");
+    }
+    return problems;
+}
+
+LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const std::string& criu)
+{
+    if (fs::exists(dir))
+        throw std::runtime_error(dir.string() + " already exists");
+    // Made under a temporary name and renamed when complete: a landmark
+    // cut short (rewind killed, disk full) is never found half-written.
+    fs::path partial = dir.parent_path() / ("." + dir.filename().string() + ".partial");
+    fs::remove_all(partial);
+    fs::create_directories(partial);
+    try {
+        auto snap = replayer.take_snapshot(false);
+        LandmarkManifest m;
+        m.position = Position{snap->next_event(), {}};
+        m.trace_events = trace_events(replayer.trace());
+        m.trace_id = trace_identity(replayer.trace());
+        m.mounts = snap->mounts;
+        m.state = snapshot_state_to_json(*snap);
+        auto t0 = Clock::now();
+        for (const auto& t : snap->tasks) {
+            if (!t.pid)
+                continue;
+            // A private copy of a shared writable mapping is a temporary
+            // file that goes with this replay: a restore would not find it.
+            for (const auto& mapping : read_mappings(t.pid))
+                if (mapping.path.rfind("/tmp/rewind-shared-", 0) == 0)
+                    throw std::runtime_error("process " + std::to_string(snap->groups[t.group].recorded_tgid) +
+                                             " has a shared writable mapping of a file, which a landmark cannot keep");
+            // CRIU refuses a thread stopped in a syscall; the copy is not
+            // (it stands in the fork's return), but its registers still say
+            // which call the original was in. Nothing reads that here.
+            Registers regs = get_registers(t.pid);
+            regs[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+            set_registers(t.pid, regs);
+            std::string name = "p" + std::to_string(m.processes.size());
+            LandmarkImage image = dump_landmark(criu, t.pid, {t.pid}, partial / name, kReplayPtraceOptions);
+            m.image_bytes += image.bytes;
+            m.processes.push_back(name);
+        }
+        m.dump_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        for (const auto& p : m.processes)
+            for (const auto& f : fs::directory_iterator(partial / p))
+                if (f.is_regular_file() && f.path().filename() != "dump.log")
+                    m.files.push_back(describe_file(partial, p + "/" + f.path().filename().string()));
+        std::sort(m.files.begin(), m.files.end(),
+                  [](const LandmarkFile& a, const LandmarkFile& b) { return a.path < b.path; });
+        write_manifest(partial, m);
+        // Like the rest of the trace: the images hold the program's memory.
+        fs::permissions(partial, fs::perms::owner_all);
+        for (const auto& f : fs::recursive_directory_iterator(partial))
+            fs::permissions(f.path(),
+                            f.is_directory() ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
+        fs::rename(partial, dir);
+        return m;
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(partial, ec);
+        throw;
+    }
+}
+
+LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, const std::string& criu)
+{
+    if (!entry.manifest)
+        throw std::runtime_error(entry.problem);
+    const LandmarkManifest& m = *entry.manifest;
+    if (criu.empty())
+        throw std::runtime_error("CRIU is not installed (scripts/install-criu.sh)");
+    if (auto problems = verify_files(entry.dir, m); !problems.empty()) {
+        std::string all;
+        for (const auto& p : problems)
+            all += (all.empty() ? "" : "; ") + p;
+        throw std::runtime_error(all);
+    }
+    std::vector<BindMount> binds;
+    try {
+        binds = replayer.binds_of(m.mounts);
+    } catch (const ReplayError& e) {
+        throw std::runtime_error(std::string("the trace's files it needs cannot be used: ") + e.what());
+    }
+    auto prepare = [&binds](pid_t holder) { return apply_bind_mounts_in(holder, binds); };
+    auto t0 = Clock::now();
+    LoadedLandmark out;
+    std::vector<pid_t> pids;
+    for (const auto& p : m.processes) {
+        out.copies.push_back(RestoredLandmark::restore(criu, entry.dir / p, {}, kReplayPtraceOptions, prepare));
+        pids.push_back(out.copies.back().pid());
+    }
+    out.snapshot = std::make_unique<ReplaySnapshot>(replayer.waiter());
+    snapshot_state_from_json(m.state, pids, *out.snapshot);
+    out.snapshot->mounts = m.mounts;
+    out.snapshot->restored_by_criu = true;
+    if (out.snapshot->next_event() != m.position.event)
+        throw std::runtime_error("its replayer state stands at event " + std::to_string(out.snapshot->next_event()) +
+                                 ", not at its position " + m.position.describe());
+    // Each copy gets back the registers its process had, as an in-memory
+    // snapshot's copy has them (the dump cleared the syscall number).
+    for (const auto& t : out.snapshot->tasks)
+        if (t.pid)
+            set_registers(t.pid, t.regs);
+    out.position = m.position;
+    out.restore_time = Clock::now() - t0;
+    return out;
+}
+
+LandmarkSet::LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say)
+    : trace_(trace), say_(std::move(say))
+{
+    auto all = list_landmarks(trace);
+    for (auto& e : all) {
+        if (!e.manifest) {
+            say_("landmark " + e.name + " is skipped: " + e.problem);
+            continue;
+        }
+        Slot s;
+        s.entry = std::move(e);
+        entries_.push_back(std::move(s));
+    }
+    if (!entries_.empty()) {
+        criu_ = find_criu();
+        if (criu_.empty()) {
+            say_("the trace's landmarks are not used: CRIU is not installed (scripts/install-criu.sh)");
+            entries_.clear();
+        }
+    }
+}
+
+const Timeline::Entry* LandmarkSet::bring_in(const Position& target, const Position& after, Timeline& timeline,
+                                             Replayer& replayer)
+{
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+        Slot& s = *it;
+        const Position& pos = s.entry.manifest->position;
+        if (!pos.at_or_before(target) || pos.event <= after.event)
+            continue;
+        if (s.loaded)
+            return s.loaded;
+        if (s.tried)
+            continue;
+        s.tried = true;
+        try {
+            LoadedLandmark l = load_landmark(replayer, s.entry, criu_);
+            s.copies = std::move(l.copies);
+            s.loaded =
+                &timeline.add(Timeline::Kind::Landmark, l.position, std::move(l.snapshot), "landmark " + s.entry.name);
+            char took[32];
+            std::snprintf(took, sizeof took, "%.2f", l.restore_time.count());
+            say_("using landmark " + s.entry.name + " (event " + std::to_string(pos.event) + "), restored in " + took +
+                 " s");
+            return s.loaded;
+        } catch (const std::exception& e) {
+            say_("landmark " + s.entry.name + " (event " + std::to_string(pos.event) + ") is skipped: " + e.what());
+        }
+    }
+    return nullptr;
+}
+
+void LandmarkSet::failed(const Timeline::Entry& entry, const std::string& why)
+{
+    for (auto& s : entries_)
+        if (s.loaded == &entry) {
+            say_("landmark " + s.entry.name + " (event " + std::to_string(s.entry.manifest->position.event) +
+                 ") is skipped: restoring the replay from it failed: " + why);
+            s.loaded = nullptr;
+        }
+}
+
+bool LandmarkSet::owns(const Timeline::Entry& entry) const
+{
+    return std::any_of(entries_.begin(), entries_.end(), [&](const Slot& s) { return s.loaded == &entry; });
+}
+
+} // namespace rw::replay

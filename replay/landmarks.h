@@ -1,0 +1,102 @@
+// Persistent landmarks of a trace: the replayed world saved at an event
+// boundary into TRACE/landmarks/<n>/ (CRIU images of a copy of each
+// replayed process, plus a manifest), so a later replay can start there
+// instead of at the program's first instruction.
+//
+// A landmark is made from an in-memory snapshot: its fork copies are what
+// CRIU dumps (single-threaded, so the other threads of a process come back
+// as a snapshot restore makes them: by clone, from the saved registers and
+// thread state). Loading restores the copies into a new pid and mount
+// namespace (with the trace's files mounted as the replay had them) and
+// gives back an ordinary ReplaySnapshot, which Replayer::restore uses.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "criu_landmark.h"
+#include "landmark_manifest.h"
+#include "position.h"
+#include "replayer.h"
+#include "timeline.h"
+
+namespace rw::replay {
+
+// The identity a landmark records of its trace.
+std::string trace_identity(const Trace& trace);
+
+struct LandmarkEntry {
+    std::filesystem::path dir;
+    std::string name; // its directory's name
+    std::optional<LandmarkManifest> manifest;
+    std::string problem; // why it cannot be used (then no manifest)
+};
+
+// The landmarks of a trace, by position (the unusable ones, with their
+// problem, first). Reads the manifests only; the images are checked when
+// loaded or by verify_landmark.
+std::vector<LandmarkEntry> list_landmarks(const Trace& trace);
+
+// Everything that is wrong with a landmark (empty: intact): its manifest,
+// its trace, each image file's presence, size and checksum.
+std::vector<std::string> verify_landmark(const Trace& trace, const LandmarkEntry& entry);
+
+// Saves the replayed world at its current event boundary into `dir`
+// (created, must not exist). The replayer must be able to snapshot
+// (can_snapshot). Throws ReplayError or std::runtime_error; the replay
+// goes on unchanged either way.
+LandmarkManifest write_landmark(Replayer& replayer, const std::filesystem::path& dir, const std::string& criu);
+
+struct LoadedLandmark {
+    // The restored processes; they must outlive both the snapshot and every
+    // replayed world made from it (killing one kills its namespace).
+    std::vector<RestoredLandmark> copies;
+    std::unique_ptr<ReplaySnapshot> snapshot;
+    Position position;
+    std::chrono::duration<double> restore_time{};
+};
+
+// Checks a landmark and restores its processes. Throws std::runtime_error
+// saying why it cannot be used; the replayer is not touched.
+LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, const std::string& criu);
+
+// The landmarks a replay may start from, loaded when first needed. Owns
+// what it loaded, so it must be destroyed after the replayer.
+class LandmarkSet {
+public:
+    // `say` receives the messages about landmarks skipped (one line each).
+    LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say);
+    bool empty() const { return entries_.empty(); }
+    size_t size() const { return entries_.size(); }
+
+    // The latest landmark at or before `target` and strictly after `after`
+    // (the best start the caller has already), loaded and added to
+    // `timeline`; nullptr when there is none that loads. A landmark that
+    // fails to load is skipped, with a message, for the next earlier one.
+    const Timeline::Entry* bring_in(const Position& target, const Position& after, Timeline& timeline,
+                                    Replayer& replayer);
+    // The landmark of a timeline entry failed when the replay was restored
+    // from it: it is not used again.
+    void failed(const Timeline::Entry& entry, const std::string& why);
+    // Whether a timeline entry is one of ours.
+    bool owns(const Timeline::Entry& entry) const;
+
+private:
+    struct Slot {
+        LandmarkEntry entry;
+        bool tried = false;
+        const Timeline::Entry* loaded = nullptr;
+        std::vector<RestoredLandmark> copies;
+    };
+    const Trace& trace_;
+    std::function<void(const std::string&)> say_;
+    std::string criu_;
+    std::vector<Slot> entries_; // usable ones, by position
+};
+
+} // namespace rw::replay

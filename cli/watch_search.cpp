@@ -360,6 +360,15 @@ const WatchSearch::FunctionCalls& WatchSearch::calls_in(uint64_t pc)
     const MiValue* insns = r.ok() ? r.values.get("asm_insns") : nullptr;
     for (size_t i = 0; insns && i + 1 < insns->items.size(); i++) {
         std::string inst = insns->items[i].second.str("inst");
+        if (inst.rfind('j', 0) == 0 && inst.find('*') == std::string::npos) {
+            // "jne    0x5555555555b0 <main+96>": a loop's back edge.
+            size_t hex = inst.find("0x");
+            uint64_t here = std::stoull(insns->items[i].second.str("address"), nullptr, 16);
+            uint64_t to = hex == std::string::npos ? 0 : std::stoull(inst.substr(hex), nullptr, 16);
+            if (to && to < here && std::find(f.loop_heads.begin(), f.loop_heads.end(), to) == f.loop_heads.end())
+                f.loop_heads.push_back(to);
+            continue;
+        }
         if (inst.rfind("call", 0) != 0)
             continue;
         f.returns.push_back(std::stoull(insns->items[i + 1].second.str("address"), nullptr, 16));
@@ -388,10 +397,16 @@ std::vector<uint64_t> WatchSearch::callee_returns(const Interval& in)
                 std::find(out.begin(), out.end(), a) == out.end())
                 out.push_back(a);
     };
+    // And the heads of their loops: a stretch that is a loop without calls
+    // (a search through an array, a copy) is divided into its rounds.
     FunctionCalls here = calls_in(at_good.front().pc);
     add(here.returns);
-    for (size_t i = 0; i < here.targets.size() && i < kCallees; i++)
-        add(calls_in(here.targets[i]).returns);
+    add(here.loop_heads);
+    for (size_t i = 0; i < here.targets.size() && i < kCallees; i++) {
+        const FunctionCalls& callee = calls_in(here.targets[i]);
+        add(callee.returns);
+        add(callee.loop_heads);
+    }
     return out;
 }
 
@@ -438,6 +453,9 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     // the call that made the change may have returned before either end.
     std::vector<uint64_t> sites = call_returns(in);
     returns.insert(returns.begin(), sites.begin(), sites.end());
+    // The bad end's own instruction (its first execution: `own` was not set
+    // above) counts only the end itself: no division.
+    std::erase(returns, static_cast<uint64_t>(own));
     // Four debug registers: the counters and the end's target, and in a
     // stretch that ends in a preemption the replay's own breakpoint too.
     auto ev = nlohmann::json::parse(tool("rw-event " + std::to_string(event_of(in.good))));
@@ -454,7 +472,7 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
             deeper = true;
             std::vector<uint64_t> more = callee_returns(in);
             for (uint64_t a : more)
-                if (std::find(returns.begin(), returns.end(), a) == returns.end())
+                if (a != own && std::find(returns.begin(), returns.end(), a) == returns.end())
                     returns.push_back(a);
             if (i >= returns.size())
                 break;

@@ -99,8 +99,9 @@ private:
     // one long call of a function the outer levels only see from outside.
     std::vector<uint64_t> callee_returns(const Interval& in);
     struct FunctionCalls {
-        std::vector<uint64_t> returns; // the address after each call
-        std::vector<uint64_t> targets; // direct calls' destinations (not PLT stubs)
+        std::vector<uint64_t> returns;    // the address after each call
+        std::vector<uint64_t> targets;    // direct calls' destinations (not PLT stubs)
+        std::vector<uint64_t> loop_heads; // targets of backward jumps
     };
     const FunctionCalls& calls_in(uint64_t pc);                              // of the function holding pc
     std::optional<size_t> bisect(const std::vector<std::string>& positions); // last good index

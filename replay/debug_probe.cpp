@@ -352,9 +352,11 @@ DebugHook::Then DebugSession::label_trap(Task& task)
         return Then::Resume;
     }
     l.hits++;
-    // Each execution is a trap where int3s count: an anchor a hot
-    // instruction reaches only after many is not worth naming.
-    if (!perfclock::breakpoints_work() && l.hits > kSoftCountMost)
+    // Each execution is a trap (debug registers or int3s alike, as each
+    // must be compared): an anchor a hot instruction reaches only after
+    // many is not worth naming. The search gallops over those executions
+    // instead, where a debug register counts them without a trap.
+    if (l.hits > kSoftCountMost)
         throw NoSuchPosition(fmt_count_cap(l.rip));
     Registers now = task.regs();
     for (size_t i = 0; i < Registers::kCount; i++)

@@ -288,8 +288,8 @@ std::string DebugSession::fmt_count_cap(uint64_t addr)
 {
     char text[160];
     std::snprintf(text, sizeof text,
-                  "counting stopped: 0x%llx ran more than %llu times (without debug registers each execution is a "
-                  "trap)",
+                  "counting stopped: 0x%llx ran more than %llu times (each a trap: counted by int3s, or compared "
+                  "with a snapshot)",
                   static_cast<unsigned long long>(addr), static_cast<unsigned long long>(kSoftCountMost));
     return text;
 }

@@ -248,8 +248,9 @@ private:
     std::string travel_unavailable(const ResumeRequest& r) const;
     Then ask(const StopReport& report);
     Then handle_trap(Task& task, const siginfo_t& info); // on_trap, after the soft counters' look
-    // A Count probe counting with int3s gives up at this many executions of
-    // one address: the search that asked looks for a cheaper way.
+    // A Count probe counting with int3s, or a label (a trap at each
+    // execution), gives up at this many executions of one address: the
+    // search that asked looks for a cheaper way.
     static constexpr uint64_t kSoftCountMost = 20000;
     static std::string fmt_count_cap(uint64_t addr);
     // Where int3s count, the replay needs its own int3 on the instruction

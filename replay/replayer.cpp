@@ -127,6 +127,8 @@ void Replayer::dispatch(const IndexedEvent& ie)
                 on_rdtsc(e);
             else if constexpr (std::is_same_v<T, PreemptEvent>)
                 on_preempt(e);
+            else if constexpr (std::is_same_v<T, SyncEvent>)
+                on_sync(e);
             else
                 on_note(e);
         },

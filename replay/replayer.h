@@ -126,6 +126,7 @@ private:
     void on_rdtsc(const RdtscEvent& e);
     void on_note(const NoteEvent& e);
     void on_preempt(const PreemptEvent& e);
+    void on_sync(const SyncEvent& e);
     // A SIGTRAP of the thread being run to a preemption point, at its
     // instruction: checks that execution (true), whichever trap it was.
     bool preempt_point_trap(Task& t, const StopInfo& stop);

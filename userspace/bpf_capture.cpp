@@ -7,10 +7,18 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <sys/stat.h>
+
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capture.skel.h"
+#include "elf_symbols.h"
+#include "sync_calls.h"
 #include "syscall_table.h"
 
 namespace rw {
@@ -48,6 +56,8 @@ std::string explain_load_failure(int err)
     return msg;
 }
 
+constexpr int ENOTSUPP_ERRNO = 524; // the kernel's ENOTSUPP, which uprobes return
+
 int ring_callback(void* ctx, void* data, size_t size)
 {
     auto* handler = static_cast<BpfCapture::RecordHandler*>(ctx);
@@ -65,8 +75,13 @@ struct BpfCapture::Impl {
     std::unique_ptr<capture, SkeletonDeleter> skel;
     ring_buffer* ring = nullptr;
     RecordHandler handler;
+    std::vector<bpf_link*> sync_links;
+    std::set<std::pair<dev_t, ino_t>> probed_files;
+    std::set<std::string> unprobed;
     ~Impl()
     {
+        for (bpf_link* link : sync_links)
+            bpf_link__destroy(link);
         if (ring)
             ring_buffer__free(ring);
     }
@@ -182,6 +197,63 @@ void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)
     } else {
         bpf_map_delete_elem(fd, &key);
     }
+}
+
+void BpfCapture::attach_sync_probes(const std::string& path, const std::string& name)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw CaptureError("cannot probe the synchronization calls of " + name + ": " + strerror(errno));
+    if (!impl_->probed_files.insert({st.st_dev, st.st_ino}).second)
+        return;
+    auto* s = impl_->skel.get();
+    std::vector<std::string_view> names;
+    for (const SyncCall& call : all_sync_calls())
+        names.push_back(call.symbol);
+    std::map<std::string, uint64_t, std::less<>> offsets;
+    try {
+        offsets = function_offsets(path, names);
+    } catch (const std::exception& e) {
+        throw CaptureError("cannot read the symbols of " + name + ": " + e.what());
+    }
+    for (const SyncCall& call : all_sync_calls()) {
+        // A libc without this function (an older one, where libpthread has
+        // its own copy, probed as well) cannot call it.
+        auto offset = offsets.find(call.symbol);
+        if (offset == offsets.end())
+            continue;
+        for (bool ret : {false, true}) {
+            LIBBPF_OPTS(bpf_uprobe_opts, opts);
+            opts.retprobe = ret;
+            opts.bpf_cookie = call.fn;
+            // pid -1: every process that maps this libc, recorded or not (the
+            // program's children included); the programs return at once for
+            // threads the recording does not follow.
+            bpf_link* link = bpf_program__attach_uprobe_opts(ret ? s->progs.on_sync_return : s->progs.on_sync_entry,
+                                                              -1, path.c_str(), offset->second, &opts);
+            // x86-64 uprobes refuse some first instructions (the
+            // lock-prefixed one of pthread_spin_lock): that call stays
+            // unordered, like any atomic operation.
+            if (!link && errno == ENOTSUPP_ERRNO) {
+                impl_->unprobed.insert(std::string(call.symbol));
+                break;
+            }
+            if (!link)
+                throw CaptureError("cannot attach a uprobe to " + std::string(call.symbol) + " in " + name + ": " +
+                                   strerror(errno) + " (rewind record --parallel needs uprobes)");
+            impl_->sync_links.push_back(link);
+        }
+    }
+}
+
+size_t BpfCapture::sync_probes() const
+{
+    return impl_->sync_links.size();
+}
+
+std::vector<std::string> BpfCapture::unprobed_sync_calls() const
+{
+    return {impl_->unprobed.begin(), impl_->unprobed.end()};
 }
 
 uint64_t BpfCapture::next_seq()

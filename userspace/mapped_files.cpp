@@ -56,6 +56,8 @@ std::string MappedFiles::store_open_file(int fd, std::string& path_out)
     capture_.mark_file_known(kernel_identity(st));
     FileRef ref{st.st_dev, st.st_ino, st.st_size, mtime_ns(st), hash, path_out};
     known_[{st.st_dev, st.st_ino, st.st_size, mtime_ns(st)}] = ref;
+    if (new_file_ && S_ISREG(st.st_mode))
+        new_file_(fd, path_out);
     return hash;
 }
 

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -28,6 +29,12 @@ public:
 
     const std::vector<std::string>& problems() const { return problems_; }
 
+    // Called for each file the recording meets for the first time, while the
+    // program that maps it waits, with a descriptor of ours open on it (so
+    // the kernel can be given /proc/self/fd/N) and its path in the program.
+    using NewFileHook = std::function<void(int fd, const std::string& path)>;
+    void on_new_file(NewFileHook hook) { new_file_ = std::move(hook); }
+
 private:
     using Key = std::tuple<uint64_t, uint64_t, int64_t, int64_t>;
     // Stores the file open at `fd` (a regular file) and tells the kernel side.
@@ -36,6 +43,7 @@ private:
     BpfCapture& capture_;
     std::map<Key, FileRef> known_;
     std::vector<std::string> problems_;
+    NewFileHook new_file_;
 };
 
 // dev_t as the kernel keeps it internally vs as stat() reports it.

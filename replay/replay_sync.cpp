@@ -1,14 +1,259 @@
 // Synchronization events of traces recorded with --parallel.
-#include "replayer.h"
+//
+// The recorded threads ran at the same time; replay runs them one at a time
+// in the global order of their events (EventSource::order_by_seq). A sync
+// event's place is its thread's arrival at the function's entry: an int3
+// there stops the thread, which then runs the whole call before any other
+// thread moves, so a lock is taken, a semaphore decremented, a condition
+// signalled in the recorded order. The futex calls inside those functions
+// depend on contention, which differs in replay: the recorded ones are not
+// replayed, and the replayed ones run for real. A call that must wait for
+// another thread (a condition wait, a barrier, a join) blocks in such a
+// futex; the replay then goes on with the next events, and finishes the
+// call when its thread's next event comes.
+#include <sys/syscall.h>
 
+#include <csignal>
+#include <fstream>
+
+#include "event_format.h"
+#include "instruction_trap.h"
+#include "replayer.h"
 #include "sync_calls.h"
+#include "text.h"
 
 namespace rw::replay {
+namespace {
+
+// How long a thread inside a synchronization call may run without a stop
+// before the replayer looks whether it sleeps in the kernel.
+constexpr auto kBlockPoll = std::chrono::milliseconds(5);
+
+// Whether the thread sleeps in the kernel (a futex wait no one has woken).
+bool sleeping(pid_t tid)
+{
+    std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line))
+        return false;
+    size_t paren = line.rfind(')');
+    char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+    return state == 'S' || state == 'D';
+}
+
+std::string describe_sync(const SyncEvent& e)
+{
+    return std::string(e.phase == SyncPhase::Release ? "release " : "acquire ") + std::string(sync_call_name(e.fn)) +
+           "(" + hex(e.object) + ")";
+}
+
+} // namespace
+
+bool Replayer::parallel_trace() const
+{
+    return trace_.meta().thread_mode == "parallel";
+}
+
+bool Replayer::skipped_in_parallel(const SyscallEvent& e) const
+{
+    return parallel_trace() && (e.flags & kSyscallInSync) && e.nr == SYS_futex;
+}
+
+std::string Replayer::other_threads_last_events(Tid tid) const
+{
+    std::string out;
+    for (const auto& [other, last] : last_events_)
+        if (other != tid)
+            out += "\n  thread " + std::to_string(other) + ": last event #" + std::to_string(last.first) + " (" +
+                   last.second + ")";
+    return out.empty() ? out : "\n  the other threads, where the replay left them:" + out;
+}
 
 void Replayer::on_sync(const SyncEvent& e)
 {
-    refuse(e.tid, "replaying a trace recorded with --parallel (a " + std::string(sync_call_name(e.fn)) + " event)",
-           "this version records such traces but does not replay them yet");
+    Task& t = task(e.tid);
+    collect_fresh(t);
+    finish_pending_sync(t);
+    if (auto it = in_sync_call_.find(e.tid); it != in_sync_call_.end()) {
+        SyncCallState call = it->second;
+        in_sync_call_.erase(it);
+        if (e.phase != SyncPhase::Acquire || call.fn != e.fn)
+            diverge(t, "expected " + describe_sync(e) + ", but the thread is still inside " +
+                           std::string(sync_call_name(call.fn)));
+        finish_sync_call(t, e, call);
+        return;
+    }
+    reach_sync_entry(t, e);
+    if (e.fn == RW_SYNC_CREATE)
+        return; // the new thread's clone and the rest are events of their own
+    const SyncCall* info = find_sync_call(e.fn);
+    SyncCallState call;
+    call.fn = e.fn;
+    call.entry = e.entry;
+    if (!t.memory().read(RemoteAddr(t.regs()[Registers::RSP]),
+                         {reinterpret_cast<uint8_t*>(&call.return_to), sizeof(call.return_to)}))
+        diverge(t, "cannot read the return address of " + std::string(sync_call_name(e.fn)));
+    bool returned = run_sync_call(t, call);
+    bool acquire_follows = e.phase == SyncPhase::Release && info && info->acquires;
+    if (!returned || acquire_follows) {
+        // Its acquire event (or, blocked, the end of this one) comes later.
+        if (!acquire_follows)
+            call.pending = e;
+        in_sync_call_[e.tid] = call;
+        return;
+    }
+    check_sync_result(t, e, call);
+}
+
+void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
+{
+    std::optional<InstructionTrap> trap;
+    try {
+        trap.emplace(t.tid(), e.entry);
+    } catch (const std::exception& x) {
+        diverge(t, "cannot stop the thread at " + std::string(sync_call_name(e.fn)) + " (" + hex(e.entry) +
+                       "): " + x.what());
+    }
+    EngineInt3 active(engine_int3_, e.entry);
+    resume(t, Resume::Emulate);
+    StopInfo s = wait_stop(t, describe_sync(e));
+    const Registers& r = t.regs();
+    if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || r[Registers::RIP] != e.entry)
+        diverge(t, "expected " + describe_sync(e) + ", got " + describe_stop(t, s) + other_threads_last_events(e.tid));
+    if (r[Registers::RDI] != e.object)
+        diverge(t, std::string(sync_call_name(e.fn)) + " is called on another object",
+                "  expected " + hex(e.object) + "\n  actual   " + hex(r[Registers::RDI]) +
+                    other_threads_last_events(e.tid));
+}
+
+bool Replayer::run_sync_call(Task& t, SyncCallState& call)
+{
+    std::optional<InstructionTrap> trap;
+    try {
+        trap.emplace(t.tid(), call.return_to);
+    } catch (const std::exception& x) {
+        diverge(t, "cannot stop the thread where " + std::string(sync_call_name(call.fn)) + " returns: " + x.what());
+    }
+    EngineInt3 active(engine_int3_, call.return_to);
+    for (;;) {
+        resume(t, Resume::Syscall);
+        std::optional<StopInfo> stop;
+        if (call.in_syscall) {
+            // In a futex that runs for real: it may wait for a thread that
+            // runs later in the recorded order.
+            while (!(stop = waiter_.wait_for(t.tid(), kBlockPoll))) {
+                if (!sleeping(t.tid()))
+                    continue;
+                // It may wait for a thread that was woken inside its own
+                // call and stopped there (glibc's condition variables make
+                // a signaller wait for woken waiters to leave): those go on
+                // to their call's end, or their next wait.
+                trap->lift();
+                bool progress = advance_woken_sync_calls(t.recorded_tid());
+                trap->plant();
+                engine_int3_ = call.return_to;
+                if (progress)
+                    continue;
+                t.at = Task::At::Running;
+                call.blocked = true;
+                return false;
+            }
+            t.at = stop->kind == StopInfo::Kind::SyscallStop ? Task::At::SyscallExit : Task::At::SignalStop;
+            if (claim_engine_int3(t, *stop)) // (cannot be: the call is still inside the kernel)
+                diverge(t, "a trap inside a syscall");
+        } else {
+            stop = wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
+        }
+        if (!step_sync_call(t, call, *stop))
+            return true;
+    }
+}
+
+bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
+{
+    const Registers& r = t.regs();
+    if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == SIGTRAP && r[Registers::RIP] == call.return_to) {
+        call.ret = static_cast<int64_t>(r[Registers::RAX]);
+        return false;
+    }
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "inside " + std::string(sync_call_name(call.fn)) + ": " + describe_stop(t, s) +
+                       other_threads_last_events(t.recorded_tid()));
+    if (call.in_syscall) {
+        call.in_syscall = false;
+        return true;
+    }
+    int nr = static_cast<int>(static_cast<int64_t>(r[Registers::ORIG_RAX]));
+    if (nr != SYS_futex)
+        diverge(t, "inside " + std::string(sync_call_name(call.fn)) + " the thread made " + syscall_name(nr) +
+                       ", which the recording did not have there");
+    call.in_syscall = true;
+    return true;
+}
+
+bool Replayer::advance_woken_sync_calls(Tid except)
+{
+    bool progress = false;
+    for (auto& [tid, call] : in_sync_call_) {
+        if (tid == except || !call.blocked)
+            continue;
+        Task* u = find_task(tid);
+        if (!u)
+            continue;
+        auto stop = waiter_.take(u->tid());
+        if (!stop)
+            continue;
+        progress = true;
+        call.blocked = false;
+        u->at = Task::At::SyscallExit;
+        if (step_sync_call(*u, call, *stop))
+            run_sync_call(*u, call);
+    }
+    return progress;
+}
+
+void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call)
+{
+    if (call.blocked) {
+        // Woken by now, or never: the events that woke it are replayed.
+        StopInfo s = wait_stop(t, "the end of the futex wait in " + std::string(sync_call_name(call.fn)));
+        call.blocked = false;
+        if (!step_sync_call(t, call, s)) {
+            check_sync_result(t, e, call);
+            return;
+        }
+    }
+    if (call.in_syscall || call.ret == kNotReturned) {
+        std::optional<InstructionTrap> trap;
+        EngineInt3 active(engine_int3_, call.return_to);
+        trap.emplace(t.tid(), call.return_to);
+        for (;;) {
+            resume(t, Resume::Syscall);
+            StopInfo s = wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
+            if (!step_sync_call(t, call, s))
+                break;
+        }
+    }
+    check_sync_result(t, e, call);
+}
+
+void Replayer::finish_pending_sync(Task& t)
+{
+    auto it = in_sync_call_.find(t.recorded_tid());
+    if (it == in_sync_call_.end() || !it->second.pending)
+        return;
+    SyncCallState call = it->second;
+    in_sync_call_.erase(it);
+    finish_sync_call(t, *call.pending, call);
+}
+
+void Replayer::check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call)
+{
+    if (e.phase == SyncPhase::Acquire && call.ret != e.ret)
+        diverge(t, std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
+                       "; in the recording " + std::to_string(e.ret),
+                "  a data race or an unordered operation (atomics, spinlocks) made the threads' order differ" +
+                    other_threads_last_events(e.tid));
 }
 
 } // namespace rw::replay

@@ -35,6 +35,8 @@ namespace fs = std::filesystem;
 Replayer::Replayer(const Trace& trace, ReplayOptions options)
     : trace_(trace), options_(std::move(options)), source_(trace.events())
 {
+    if (parallel_trace())
+        source_.order_by_seq();
     // Copies of replayed processes outlive their parents: keep them ours.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
@@ -81,6 +83,8 @@ bool Replayer::step()
     in_flight_ = true;
     dispatch(*e);
     in_flight_ = false;
+    if (parallel_trace())
+        last_events_[in_flight_tid_] = {e->index, std::string(event_kind_name(e->event))};
     if (options_.progress) {
         auto now = std::chrono::steady_clock::now();
         if (now - last_progress_ > std::chrono::milliseconds(250)) {

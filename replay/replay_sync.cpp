@@ -144,10 +144,17 @@ bool Replayer::run_sync_call(Task& t, SyncCallState& call)
             while (!(stop = waiter_.wait_for(t.tid(), kBlockPoll))) {
                 if (!sleeping(t.tid()))
                     continue;
-                // It may wait for a thread that was woken inside its own
-                // call and stopped there (glibc's condition variables make
-                // a signaller wait for woken waiters to leave): those go on
-                // to their call's end, or their next wait.
+                // A signaller may wait for waiters that were woken and
+                // stopped in their call (glibc's condition variables wait
+                // for the old group's waiters to leave before they switch
+                // groups): those go on to their call's end, or their next
+                // wait. A waiter that sleeps waits for a later event.
+                bool signals = call.fn == RW_SYNC_COND_SIGNAL || call.fn == RW_SYNC_COND_BROADCAST;
+                if (!signals) {
+                    t.at = Task::At::Running;
+                    call.blocked = true;
+                    return false;
+                }
                 trap->lift();
                 bool progress = advance_woken_sync_calls(t.recorded_tid());
                 trap->plant();
@@ -195,7 +202,10 @@ bool Replayer::advance_woken_sync_calls(Tid except)
 {
     bool progress = false;
     for (auto& [tid, call] : in_sync_call_) {
-        if (tid == except || !call.blocked)
+        // Only a call whose release is replayed and whose acquire is not
+        // (a condition wait): one that only acquires, advanced, would take
+        // its lock before its turn.
+        if (tid == except || !call.blocked || call.pending)
             continue;
         Task* u = find_task(tid);
         if (!u)

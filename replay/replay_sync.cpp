@@ -156,7 +156,7 @@ bool Replayer::run_sync_call(Task& t, SyncCallState& call)
                     return false;
                 }
                 trap->lift();
-                bool progress = advance_woken_sync_calls(t.recorded_tid());
+                bool progress = advance_woken_sync_calls(t.recorded_tid(), call.futex_addr);
                 trap->plant();
                 engine_int3_ = call.return_to;
                 if (progress)
@@ -195,16 +195,17 @@ bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
         diverge(t, "inside " + std::string(sync_call_name(call.fn)) + " the thread made " + syscall_name(nr) +
                        ", which the recording did not have there");
     call.in_syscall = true;
+    call.futex_addr = r[Registers::RDI];
     return true;
 }
 
-bool Replayer::advance_woken_sync_calls(Tid except)
+bool Replayer::advance_woken_sync_calls(Tid except, uint64_t watched)
 {
     bool progress = false;
     for (auto& [tid, call] : in_sync_call_) {
         // Only a call whose release is replayed and whose acquire is not
-        // (a condition wait): one that only acquires, advanced, would take
-        // its lock before its turn.
+        // (a condition wait): one that only acquires would take its lock
+        // before its turn.
         if (tid == except || !call.blocked || call.pending)
             continue;
         Task* u = find_task(tid);
@@ -216,10 +217,57 @@ bool Replayer::advance_woken_sync_calls(Tid except)
         progress = true;
         call.blocked = false;
         u->at = Task::At::SyscallExit;
-        if (step_sync_call(*u, call, *stop))
-            run_sync_call(*u, call);
+        step_sync_call(*u, call, *stop); // the futex's exit
+        step_until_released(*u, call, watched);
     }
     return progress;
+}
+
+void Replayer::step_until_released(Task& u, SyncCallState& call, uint64_t watched)
+{
+    // One instruction at a time, so that the waiter gives up its hold on the
+    // word the signaller waits for (glibc: its group reference) and wakes
+    // it, but stops before it can take its mutex: that is its acquire
+    // event's business, in its turn.
+    constexpr int kMaxSteps = 4000, kStepsAfterRelease = 64;
+    auto word = [&]() {
+        uint32_t v = 0;
+        u.memory().read(RemoteAddr(watched), {reinterpret_cast<uint8_t*>(&v), sizeof(v)});
+        return v;
+    };
+    uint32_t before = word();
+    int after = -1;
+    engine_step_ = true;
+    for (int i = 0; i < kMaxSteps && after < kStepsAfterRelease; i++) {
+        resume(u, Resume::Syscall, true);
+        StopInfo s = wait_stop(u, "a step inside " + std::string(sync_call_name(call.fn)));
+        if (s.kind == StopInfo::Kind::SyscallStop) {
+            // A futex: the wake of the signaller (or another wait). It runs
+            // for real; a wait that sleeps leaves the waiter blocked.
+            step_sync_call(u, call, s);
+            resume(u, Resume::Syscall);
+            std::optional<StopInfo> exit;
+            while (!(exit = waiter_.wait_for(u.tid(), kBlockPoll)))
+                if (sleeping(u.tid())) {
+                    u.at = Task::At::Running;
+                    call.blocked = true;
+                    engine_step_ = false;
+                    return;
+                }
+            u.at = Task::At::SyscallExit;
+            step_sync_call(u, call, *exit);
+            if (after >= 0)
+                break;
+            continue;
+        }
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP)
+            diverge(u, "inside " + std::string(sync_call_name(call.fn)) + ": " + describe_stop(u, s));
+        if (after >= 0)
+            after++;
+        else if (word() != before)
+            after = 0;
+    }
+    engine_step_ = false;
 }
 
 void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call)

@@ -135,6 +135,7 @@ private:
         uint64_t entry = 0, return_to = 0;
         bool in_syscall = false; // between a futex's entry and exit stops
         bool blocked = false;    // asleep in that futex
+        uint64_t futex_addr = 0; // of the last futex it entered
         int64_t ret = INT64_MIN;          // what it returned, once it has
         std::optional<SyncEvent> pending; // its event, when the call blocked before it was checked
     };
@@ -149,7 +150,10 @@ private:
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
     void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
     void finish_pending_sync(Task& t);
-    bool advance_woken_sync_calls(Tid except); // true: one of them moved
+    // Lets condition waiters that were woken and stopped in their call give
+    // up their hold on `watched`, which a signaller sleeps on; true if one moved.
+    bool advance_woken_sync_calls(Tid except, uint64_t watched);
+    void step_until_released(Task& u, SyncCallState& call, uint64_t watched);
     void check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call);
     std::map<Tid, SyncCallState> in_sync_call_;
     std::map<Tid, std::pair<uint64_t, std::string>> last_events_; // recorded tid -> index, what

@@ -274,7 +274,7 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
 {
     if (call.blocked) {
         // Woken by now, or never: the events that woke it are replayed.
-        StopInfo s = wait_stop(t, "the end of the futex wait in " + std::string(sync_call_name(call.fn)));
+        StopInfo s = wait_woken(t, call);
         call.blocked = false;
         if (!step_sync_call(t, call, s)) {
             check_sync_result(t, e, call);
@@ -287,12 +287,47 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
         trap.emplace(t.tid(), call.return_to);
         for (;;) {
             resume(t, Resume::Syscall);
-            StopInfo s = wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
+            StopInfo s = call.in_syscall ? wait_woken(t, call)
+                                         : wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
             if (!step_sync_call(t, call, s))
                 break;
         }
     }
     check_sync_result(t, e, call);
+}
+
+StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call)
+{
+    // Which of several woken condition waiters takes a signal is decided
+    // in user space, by the first to run; the kernel's pick of whom to wake
+    // is another. A waiter whose turn it is to return, asleep while another
+    // woken one is held at its futex's exit with the signal still there, is
+    // woken too (a spurious wake-up, which glibc's wait loop allows): it
+    // takes the signal and the other, in its turn, waits again.
+    std::string what = "the end of the futex wait in " + std::string(sync_call_name(call.fn));
+    auto deadline = std::chrono::steady_clock::now() + kBlockPoll * 20;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (auto stop = waiter_.wait_for(t.tid(), kBlockPoll)) {
+            t.at = stop->kind == StopInfo::Kind::SyscallStop ? Task::At::SyscallExit : Task::At::SignalStop;
+            return *stop;
+        }
+        if (!sleeping(t.tid()))
+            continue;
+        Task* host = nullptr;
+        for (Task* other : t.group().tasks) {
+            auto it = in_sync_call_.find(other->recorded_tid());
+            bool asleep = it != in_sync_call_.end() && it->second.blocked;
+            if (other != &t && !asleep && other->at != Task::At::Running && other->at != Task::At::Fresh &&
+                other->at != Task::At::Gone)
+                host = other;
+        }
+        if (!host)
+            break;
+        constexpr uint64_t kFutexWakePrivate = 1 | 128;
+        inject_syscall(*host, SYS_futex, {call.futex_addr, kFutexWakePrivate, INT32_MAX, 0, 0, 0});
+        break;
+    }
+    return wait_stop(t, what);
 }
 
 void Replayer::finish_pending_sync(Task& t)

@@ -150,6 +150,7 @@ private:
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
     void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
     void finish_pending_sync(Task& t);
+    StopInfo wait_woken(Task& t, const SyncCallState& call); // the end of a futex wait inside a call
     // Lets condition waiters that were woken and stopped in their call give
     // up their hold on `watched`, which a signaller sleeps on; true if one moved.
     bool advance_woken_sync_calls(Tid except, uint64_t watched);

@@ -7,17 +7,20 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "capture.skel.h"
 #include "elf_symbols.h"
+#include "unique_fd.h"
 #include "sync_calls.h"
 #include "syscall_table.h"
 
@@ -56,7 +59,28 @@ std::string explain_load_failure(int err)
     return msg;
 }
 
-constexpr int ENOTSUPP_ERRNO = 524; // the kernel's ENOTSUPP, which uprobes return
+// BPF_LINK_CREATE for BPF_TRACE_UPROBE_MULTI (Linux 6.6), which this
+// libbpf does not know: the prefix of union bpf_attr that it reads.
+constexpr int kBpfLinkCreate = 28;
+constexpr uint32_t kAttachUprobeMulti = 48;
+constexpr uint32_t kUprobeMultiReturn = 1;
+constexpr uint8_t kLockPrefix = 0xf0;
+
+struct UprobeMultiAttr {
+    uint32_t prog_fd;
+    uint32_t target_fd;
+    uint32_t attach_type;
+    uint32_t flags_unused;
+    uint64_t path;
+    uint64_t offsets;
+    uint64_t ref_ctr_offsets;
+    uint64_t cookies;
+    uint32_t cnt;
+    uint32_t flags;
+    uint32_t pid;
+    uint32_t padding;
+};
+static_assert(sizeof(UprobeMultiAttr) == 64);
 
 int ring_callback(void* ctx, void* data, size_t size)
 {
@@ -75,13 +99,13 @@ struct BpfCapture::Impl {
     std::unique_ptr<capture, SkeletonDeleter> skel;
     ring_buffer* ring = nullptr;
     RecordHandler handler;
-    std::vector<bpf_link*> sync_links;
-    std::set<std::pair<dev_t, ino_t>> probed_files;
+    std::vector<UniqueFd> sync_links;
+    size_t probes = 0;
+    std::set<std::tuple<pid_t, dev_t, ino_t>> probed;
+    std::map<pid_t, std::set<std::string>> probed_names; // the libraries each process has probes in
     std::set<std::string> unprobed;
     ~Impl()
     {
-        for (bpf_link* link : sync_links)
-            bpf_link__destroy(link);
         if (ring)
             ring_buffer__free(ring);
     }
@@ -103,6 +127,9 @@ BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
     if (int err = bpf_map__set_max_entries(s->maps.rb, options.ring_bytes))
         throw CaptureError("invalid ring buffer size " + std::to_string(options.ring_bytes) + ": " + strerror(-err));
 
+    // The synchronization probes attach as multi-uprobe links.
+    bpf_program__set_expected_attach_type(s->progs.on_sync_entry, static_cast<bpf_attach_type>(kAttachUprobeMulti));
+    bpf_program__set_expected_attach_type(s->progs.on_sync_return, static_cast<bpf_attach_type>(kAttachUprobeMulti));
     if (int err = capture__load(s))
         throw CaptureError(explain_load_failure(err));
 
@@ -199,13 +226,23 @@ void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)
     }
 }
 
-void BpfCapture::attach_sync_probes(const std::string& path, const std::string& name)
+void BpfCapture::inherit_sync_probes(pid_t parent, pid_t child)
+{
+    auto it = impl_->probed_names.find(parent);
+    if (it == impl_->probed_names.end())
+        return;
+    for (const std::string& name : std::set<std::string>(it->second))
+        attach_sync_probes(child, name, name);
+}
+
+void BpfCapture::attach_sync_probes(pid_t pid, const std::string& path, const std::string& name)
 {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw CaptureError("cannot probe the synchronization calls of " + name + ": " + strerror(errno));
-    if (!impl_->probed_files.insert({st.st_dev, st.st_ino}).second)
+    if (!impl_->probed.insert({pid, st.st_dev, st.st_ino}).second)
         return;
+    impl_->probed_names[pid].insert(name);
     auto* s = impl_->skel.get();
     std::vector<std::string_view> names;
     for (const SyncCall& call : all_sync_calls())
@@ -216,39 +253,51 @@ void BpfCapture::attach_sync_probes(const std::string& path, const std::string& 
     } catch (const std::exception& e) {
         throw CaptureError("cannot read the symbols of " + name + ": " + e.what());
     }
+    std::vector<uint64_t> at;
+    std::vector<uint64_t> cookies;
+    UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     for (const SyncCall& call : all_sync_calls()) {
         // A libc without this function (an older one, where libpthread has
         // its own copy, probed as well) cannot call it.
         auto offset = offsets.find(call.symbol);
         if (offset == offsets.end())
             continue;
-        for (bool ret : {false, true}) {
-            LIBBPF_OPTS(bpf_uprobe_opts, opts);
-            opts.retprobe = ret;
-            opts.bpf_cookie = call.fn;
-            // pid -1: every process that maps this libc, recorded or not (the
-            // program's children included); the programs return at once for
-            // threads the recording does not follow.
-            bpf_link* link = bpf_program__attach_uprobe_opts(ret ? s->progs.on_sync_return : s->progs.on_sync_entry,
-                                                              -1, path.c_str(), offset->second, &opts);
-            // x86-64 uprobes refuse some first instructions (the
-            // lock-prefixed one of pthread_spin_lock): that call stays
-            // unordered, like any atomic operation.
-            if (!link && errno == ENOTSUPP_ERRNO) {
-                impl_->unprobed.insert(std::string(call.symbol));
-                break;
-            }
-            if (!link)
-                throw CaptureError("cannot attach a uprobe to " + std::string(call.symbol) + " in " + name + ": " +
-                                   strerror(errno) + " (rewind record --parallel needs uprobes)");
-            impl_->sync_links.push_back(link);
+        // x86-64 uprobes refuse a lock-prefixed first instruction
+        // (pthread_spin_lock): that call stays unordered, like any atomic.
+        uint8_t first = 0;
+        if (::pread(file.get(), &first, 1, static_cast<off_t>(offset->second)) == 1 && first == kLockPrefix) {
+            impl_->unprobed.insert(std::string(call.symbol));
+            continue;
         }
+        at.push_back(offset->second);
+        cookies.push_back(call.fn);
+    }
+    if (at.empty())
+        return;
+    // One multi-uprobe link per direction: a link per function would cost a
+    // kernel grace period (a tenth of a second here) to attach and to detach.
+    for (bool ret : {false, true}) {
+        UprobeMultiAttr attr{};
+        attr.prog_fd = static_cast<uint32_t>(bpf_program__fd(ret ? s->progs.on_sync_return : s->progs.on_sync_entry));
+        attr.attach_type = kAttachUprobeMulti;
+        attr.path = reinterpret_cast<uint64_t>(path.c_str());
+        attr.offsets = reinterpret_cast<uint64_t>(at.data());
+        attr.cookies = reinterpret_cast<uint64_t>(cookies.data());
+        attr.cnt = static_cast<uint32_t>(at.size());
+        attr.flags = ret ? kUprobeMultiReturn : 0;
+        attr.pid = static_cast<uint32_t>(pid);
+        int fd = static_cast<int>(::syscall(SYS_bpf, kBpfLinkCreate, &attr, sizeof(attr)));
+        if (fd < 0)
+            throw CaptureError("cannot attach uprobes to the synchronization calls of " + name + ": " +
+                               strerror(errno) + " (rewind record --parallel needs multi-uprobe links, Linux 6.6)");
+        impl_->sync_links.emplace_back(fd);
+        impl_->probes += at.size();
     }
 }
 
 size_t BpfCapture::sync_probes() const
 {
-    return impl_->sync_links.size();
+    return impl_->probes;
 }
 
 std::vector<std::string> BpfCapture::unprobed_sync_calls() const

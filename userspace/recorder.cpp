@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -145,6 +147,16 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
     return m;
 }
 
+pid_t tgid_of(pid_t tid)
+{
+    std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("Tgid:", 0) == 0)
+            return static_cast<pid_t>(std::stol(line.substr(5)));
+    return tid;
+}
+
 // The libraries whose synchronization calls --parallel orders: libc (which
 // holds libpthread since glibc 2.34) and an older glibc's libpthread.
 bool is_thread_library(const std::string& path)
@@ -220,11 +232,9 @@ RecordResult record(const RecordOptions& options)
     MappedFiles files(store, capture);
     std::vector<std::string> probe_problems;
     if (options.parallel)
-        files.on_new_file([&](int fd, const std::string& path) {
-            if (!is_thread_library(path))
-                return;
+        files.watch_mappings(is_thread_library, [&](pid_t tid, const std::string& open_path, const std::string& path) {
             try {
-                capture.attach_sync_probes("/proc/self/fd/" + std::to_string(fd), path);
+                capture.attach_sync_probes(tgid_of(tid), open_path, path);
             } catch (const CaptureError& e) {
                 probe_problems.push_back(std::string(e.what()) + ": its threads' lock operations are not ordered");
             }

@@ -491,14 +491,16 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 /* Which calls release (their seq is taken at entry: whatever the thread did
  * before is visible to a thread that acquires after) and which acquire
- * (taken at return: the thread goes on after every earlier release). */
+ * (taken at return: the thread goes on after every earlier release).
+ * pthread_once and pthread_create only mark where they start: what they do
+ * inside (the initializer, the clone) is recorded as events of its own. */
 #define SYNC_BIT(fn) (1u << (fn))
 #define SYNC_RELEASES                                                                               \
 	(SYNC_BIT(RW_SYNC_MUTEX_UNLOCK) | SYNC_BIT(RW_SYNC_RWLOCK_UNLOCK) |                         \
 	 SYNC_BIT(RW_SYNC_COND_WAIT) | SYNC_BIT(RW_SYNC_COND_TIMEDWAIT) |                            \
 	 SYNC_BIT(RW_SYNC_COND_SIGNAL) | SYNC_BIT(RW_SYNC_COND_BROADCAST) |                          \
 	 SYNC_BIT(RW_SYNC_SEM_POST) | SYNC_BIT(RW_SYNC_BARRIER_WAIT) | SYNC_BIT(RW_SYNC_SPIN_UNLOCK) | \
-	 SYNC_BIT(RW_SYNC_CREATE))
+	 SYNC_BIT(RW_SYNC_CREATE) | SYNC_BIT(RW_SYNC_ONCE))
 #define SYNC_ACQUIRES                                                                               \
 	(~SYNC_RELEASES | SYNC_BIT(RW_SYNC_COND_WAIT) | SYNC_BIT(RW_SYNC_COND_TIMEDWAIT) |           \
 	 SYNC_BIT(RW_SYNC_BARRIER_WAIT))
@@ -568,6 +570,19 @@ int on_sync_return(struct pt_regs *ctx)
 	return 0;
 }
 
+/* Whether the innermost synchronization call is one that only marks where
+ * it starts (once, create): its syscalls are the program's own events. */
+static __always_inline int inside_marker_call(struct rw_task_state *st)
+{
+	__u32 d = st->sync_depth - 1;
+	__u32 fn;
+
+	if (d >= RW_SYNC_MAX_DEPTH)
+		return 0;
+	fn = st->sync[d].fn;
+	return fn == RW_SYNC_ONCE || fn == RW_SYNC_CREATE;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -622,7 +637,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		s->sc.h.flags |= RW_SC_CHILD_RETURN;
 		st->child_return = 0;
 	}
-	if (st->sync_depth)
+	if (st->sync_depth && !inside_marker_call(st))
 		s->sc.h.flags |= RW_SC_IN_SYNC;
 
 	nr = (__u32)s->sc.nr;

@@ -84,8 +84,8 @@ void Replayer::on_sync(const SyncEvent& e)
         return;
     }
     reach_sync_entry(t, e);
-    if (e.fn == RW_SYNC_CREATE)
-        return; // the new thread's clone and the rest are events of their own
+    if (e.fn == RW_SYNC_CREATE || e.fn == RW_SYNC_ONCE)
+        return; // the new thread's clone, the initializer's calls are events of their own
     const SyncCall* info = find_sync_call(e.fn);
     SyncCallState call;
     call.fn = e.fn;

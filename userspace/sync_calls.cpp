@@ -29,7 +29,7 @@ constexpr std::array<SyncCall, RW_SYNC_FN_COUNT - 1> kCalls{{
     {RW_SYNC_SPIN_LOCK, "pthread_spin_lock", false, true},
     {RW_SYNC_SPIN_TRYLOCK, "pthread_spin_trylock", false, true},
     {RW_SYNC_SPIN_UNLOCK, "pthread_spin_unlock", true, false},
-    {RW_SYNC_ONCE, "pthread_once", false, true},
+    {RW_SYNC_ONCE, "pthread_once", true, false},
     {RW_SYNC_CREATE, "pthread_create", true, false},
     {RW_SYNC_JOIN, "pthread_join", false, true},
 }};

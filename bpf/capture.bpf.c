@@ -31,7 +31,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define BPF_F_NO_PREALLOC_FLAG 1
-#define NR_URETPROBE 335 /* x86-64, Linux 6.11 and later */
+#define NR_URETPROBE	       335 /* x86-64, Linux 6.11 and later */
 #define MAP_ANONYMOUS_FLAG 0x20
 
 struct {
@@ -495,14 +495,14 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
  * pthread_once and pthread_create only mark where they start: what they do
  * inside (the initializer, the clone) is recorded as events of its own. */
 #define SYNC_BIT(fn) (1u << (fn))
-#define SYNC_RELEASES                                                                               \
-	(SYNC_BIT(RW_SYNC_MUTEX_UNLOCK) | SYNC_BIT(RW_SYNC_RWLOCK_UNLOCK) |                         \
-	 SYNC_BIT(RW_SYNC_COND_WAIT) | SYNC_BIT(RW_SYNC_COND_TIMEDWAIT) |                            \
-	 SYNC_BIT(RW_SYNC_COND_SIGNAL) | SYNC_BIT(RW_SYNC_COND_BROADCAST) |                          \
-	 SYNC_BIT(RW_SYNC_SEM_POST) | SYNC_BIT(RW_SYNC_BARRIER_WAIT) | SYNC_BIT(RW_SYNC_SPIN_UNLOCK) | \
-	 SYNC_BIT(RW_SYNC_CREATE) | SYNC_BIT(RW_SYNC_ONCE))
-#define SYNC_ACQUIRES                                                                               \
-	(~SYNC_RELEASES | SYNC_BIT(RW_SYNC_COND_WAIT) | SYNC_BIT(RW_SYNC_COND_TIMEDWAIT) |           \
+#define SYNC_RELEASES                                                                              \
+	(SYNC_BIT(RW_SYNC_MUTEX_UNLOCK) | SYNC_BIT(RW_SYNC_RWLOCK_UNLOCK) |                        \
+	 SYNC_BIT(RW_SYNC_COND_WAIT) | SYNC_BIT(RW_SYNC_COND_TIMEDWAIT) |                          \
+	 SYNC_BIT(RW_SYNC_COND_SIGNAL) | SYNC_BIT(RW_SYNC_COND_BROADCAST) |                        \
+	 SYNC_BIT(RW_SYNC_SEM_POST) | SYNC_BIT(RW_SYNC_BARRIER_WAIT) |                             \
+	 SYNC_BIT(RW_SYNC_SPIN_UNLOCK) | SYNC_BIT(RW_SYNC_CREATE) | SYNC_BIT(RW_SYNC_ONCE))
+#define SYNC_ACQUIRES                                                                              \
+	(~SYNC_RELEASES | SYNC_BIT(RW_SYNC_COND_WAIT) | SYNC_BIT(RW_SYNC_COND_TIMEDWAIT) |         \
 	 SYNC_BIT(RW_SYNC_BARRIER_WAIT))
 
 static __always_inline void emit_sync(__u32 fn, __u32 flags, __u64 object, __u64 entry, __s64 ret)

@@ -177,8 +177,8 @@ void add_info(CLI::App& app, Outcome& outcome)
             fmt::print("events     {} ({})\n", s.events, kinds);
             fmt::print("tasks      {} processes, {} threads\n", s.processes.size(), s.threads.size());
             fmt::print("threads    {}\n", m.thread_mode == "parallel"
-                                               ? "parallel (ran freely; libc synchronization calls ordered)"
-                                               : "serialized (one at a time per process)");
+                                              ? "parallel (ran freely; libc synchronization calls ordered)"
+                                              : "serialized (one at a time per process)");
             fmt::print("captured   {} of program memory; trace {} of events + {} in {} file copies\n",
                        human_bytes(s.memory_bytes), human_bytes(s.stream_bytes), human_bytes(s.file_bytes),
                        s.file_copies);

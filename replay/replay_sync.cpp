@@ -343,8 +343,9 @@ void Replayer::finish_pending_sync(Task& t)
 void Replayer::check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call)
 {
     if (e.phase == SyncPhase::Acquire && call.ret != e.ret)
-        diverge(t, std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
-                       "; in the recording " + std::to_string(e.ret),
+        diverge(t,
+                std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
+                    "; in the recording " + std::to_string(e.ret),
                 "  a data race or an unordered operation (atomics, spinlocks) made the threads' order differ" +
                     other_threads_last_events(e.tid));
 }

@@ -133,9 +133,9 @@ private:
     struct SyncCallState {
         uint32_t fn = 0;
         uint64_t entry = 0, return_to = 0;
-        bool in_syscall = false; // between a futex's entry and exit stops
-        bool blocked = false;    // asleep in that futex
-        uint64_t futex_addr = 0; // of the last futex it entered
+        bool in_syscall = false;          // between a futex's entry and exit stops
+        bool blocked = false;             // asleep in that futex
+        uint64_t futex_addr = 0;          // of the last futex it entered
         int64_t ret = INT64_MIN;          // what it returned, once it has
         std::optional<SyncEvent> pending; // its event, when the call blocked before it was checked
     };
@@ -146,7 +146,7 @@ private:
     bool skipped_in_parallel(const SyscallEvent& e) const;
     std::string other_threads_last_events(Tid tid) const;
     void reach_sync_entry(Task& t, const SyncEvent& e);
-    bool run_sync_call(Task& t, SyncCallState& call); // false: it blocks
+    bool run_sync_call(Task& t, SyncCallState& call);                     // false: it blocks
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
     void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
     void finish_pending_sync(Task& t);

@@ -5,7 +5,17 @@
 namespace rw {
 namespace {
 
-enum Tag : uint8_t { kSyscall = 1, kFork = 2, kExec = 3, kExit = 4, kSignal = 5, kRdtsc = 6, kNote = 7, kPreempt = 8, kSync = 9 };
+enum Tag : uint8_t {
+    kSyscall = 1,
+    kFork = 2,
+    kExec = 3,
+    kExit = 4,
+    kSignal = 5,
+    kRdtsc = 6,
+    kNote = 7,
+    kPreempt = 8,
+    kSync = 9
+};
 
 enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
 

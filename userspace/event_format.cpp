@@ -200,9 +200,9 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                 return head + fmt::format("preempted at rip {:#x} (checked: registers, {} pages it writes)",
                                           e.regs[Registers::RIP], e.pages.size());
             } else if constexpr (std::is_same_v<T, SyncEvent>) {
-                std::string r = head + fmt::format("{} {}({:#x}) at {:#x}",
-                                                   e.phase == SyncPhase::Release ? "release" : "acquire",
-                                                   sync_call_name(e.fn), e.object, e.entry);
+                std::string r =
+                    head + fmt::format("{} {}({:#x}) at {:#x}", e.phase == SyncPhase::Release ? "release" : "acquire",
+                                       sync_call_name(e.fn), e.object, e.entry);
                 if (e.phase == SyncPhase::Acquire)
                     r += fmt::format(" = {}", e.ret);
                 return r;

@@ -311,8 +311,7 @@ RecordResult record(const RecordOptions& options)
                      static_cast<unsigned long long>(supervisor.deferred_signals()),
                      static_cast<unsigned long long>(supervisor.yields()),
                      static_cast<unsigned long long>(supervisor.syscall_handovers()));
-    if (std::getenv("REWIND_RECORD_STATS") && options.parallel)
-    {
+    if (std::getenv("REWIND_RECORD_STATS") && options.parallel) {
         std::string unprobed;
         for (const auto& name : capture.unprobed_sync_calls())
             unprobed += " " + name;

@@ -29,7 +29,8 @@ namespace {
 // before the replayer looks whether it sleeps in the kernel.
 constexpr auto kBlockPoll = std::chrono::milliseconds(5);
 
-// Whether the thread sleeps in the kernel (a futex wait no one has woken).
+// Whether the thread sleeps in a futex wait no one has woken. Anything else
+// (running, a page being read in) means it is on its way to its next stop.
 bool sleeping(pid_t tid)
 {
     std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
@@ -38,7 +39,12 @@ bool sleeping(pid_t tid)
         return false;
     size_t paren = line.rfind(')');
     char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
-    return state == 'S' || state == 'D';
+    if (state != 'S')
+        return false;
+    std::ifstream sc("/proc/" + std::to_string(tid) + "/syscall");
+    long nr = -1;
+    sc >> nr;
+    return nr == SYS_futex;
 }
 
 std::string describe_sync(const SyncEvent& e)

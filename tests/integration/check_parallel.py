@@ -57,6 +57,9 @@ def check_exact(rw, progs, work, name):
     check(all(e["tid"] and e["function"] and e["entry"] for e in syncs),
           f"{name}: a sync event without its thread, function or address")
     check(thread_mode(rw, trace) == "parallel", f"{name}: rewind info does not say the trace is parallel")
+    debug = Run([rw, "replay", trace], timeout=60)
+    check(debug.status == 91 and b"--parallel" in debug.stderr,
+          f"{name}: gdb is not refused a parallel trace with a reason\n{debug.describe()}")
     return f"{RECORDINGS} recordings replayed, {len(outputs)} distinct outputs, {len(syncs)} sync events in the last"
 
 

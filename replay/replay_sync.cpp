@@ -75,6 +75,12 @@ std::string Replayer::other_threads_last_events(Tid tid) const
     return out.empty() ? out : "\n  the other threads, where the replay left them:" + out;
 }
 
+std::string Replayer::stuck_details(Tid tid) const
+{
+    std::string others = parallel_trace() ? other_threads_last_events(tid) : "";
+    return others.empty() ? others : others.substr(1); // the report's first details line
+}
+
 void Replayer::on_sync(const SyncEvent& e)
 {
     Task& t = task(e.tid);

@@ -276,7 +276,7 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
                               "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
                                   " within " + std::to_string(options_.watchdog.count()) + " s (" + doing + ")",
-                              parallel_trace() ? other_threads_last_events(t.recorded_tid()).substr(1) : "");
+                              stuck_details(t.recorded_tid()));
         }
         if (interrupt_sent_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGSTOP &&
             t.tid() == interrupt_tid_) {

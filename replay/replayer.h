@@ -145,6 +145,7 @@ private:
     // it, and the replay has its own.
     bool skipped_in_parallel(const SyscallEvent& e) const;
     std::string other_threads_last_events(Tid tid) const;
+    std::string stuck_details(Tid tid) const;
     void reach_sync_entry(Task& t, const SyncEvent& e);
     bool run_sync_call(Task& t, SyncCallState& call);                     // false: it blocks
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned

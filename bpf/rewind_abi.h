@@ -110,11 +110,24 @@ enum rw_task_phase {
 	RW_TASK_ACTIVE = 2,
 };
 
+/* Nesting of synchronization calls a thread is in (rewind record --parallel):
+ * pthread_once runs its initializer, which may lock. */
+#define RW_SYNC_MAX_DEPTH 4
+
+struct rw_sync_frame {
+	__u64 object; /* first argument: the lock, semaphore, barrier… */
+	__u64 entry;  /* the function's address in the process */
+	__u32 fn;     /* enum rw_sync_fn */
+	__u32 reserved;
+};
+
 struct rw_task_state {
 	__u32 phase;
 	__u32 child_return; /* forked: the next exit is the child's return */
 	__u32 released;	    /* gave the CPU up at this syscall's entry (RW_REC_YIELD) */
-	__u32 reserved;
+	__u16 sync_depth;   /* synchronization calls entered and not returned */
+	__u16 in_uretprobe; /* in the kernel's uretprobe syscall: not the program's */
+	struct rw_sync_frame sync[RW_SYNC_MAX_DEPTH];
 };
 
 #define RW_NR_RT_SIGRETURN 15
@@ -130,6 +143,8 @@ enum rw_record_kind {
 	RW_REC_YIELD = 5, /* a thread of a serialized process entered a syscall
 			     that may block: it gives the CPU up, and the
 			     syscall's event takes this record's seq */
+	RW_REC_SYNC = 6,  /* a thread of a process recorded with --parallel
+			     passed a synchronization point (uprobes on libc) */
 };
 
 struct rw_rec_header {
@@ -144,6 +159,7 @@ struct rw_rec_header {
 #define RW_SC_UNKNOWN_SUBCMD 0x0002 /* ioctl/prctl/… command not in the table */
 #define RW_SC_FILE	     0x0008 /* file identity fields are valid */
 #define RW_SC_CHILD_RETURN   0x0010 /* a new task's first return from fork/clone */
+#define RW_SC_IN_SYNC	     0x0020 /* made inside a probed synchronization call */
 
 struct rw_file_identity {
 	__u64 dev;
@@ -201,6 +217,51 @@ struct rw_rec_yield {
 	__s32 nr;
 };
 
+/* The libc synchronization functions rewind record --parallel orders. The
+ * numbering is part of the trace format: append only. */
+enum rw_sync_fn {
+	RW_SYNC_MUTEX_LOCK = 1,
+	RW_SYNC_MUTEX_TRYLOCK,
+	RW_SYNC_MUTEX_TIMEDLOCK,
+	RW_SYNC_MUTEX_UNLOCK,
+	RW_SYNC_RWLOCK_RDLOCK,
+	RW_SYNC_RWLOCK_WRLOCK,
+	RW_SYNC_RWLOCK_TRYRDLOCK,
+	RW_SYNC_RWLOCK_TRYWRLOCK,
+	RW_SYNC_RWLOCK_UNLOCK,
+	RW_SYNC_COND_WAIT,
+	RW_SYNC_COND_TIMEDWAIT,
+	RW_SYNC_COND_SIGNAL,
+	RW_SYNC_COND_BROADCAST,
+	RW_SYNC_SEM_WAIT,
+	RW_SYNC_SEM_TRYWAIT,
+	RW_SYNC_SEM_TIMEDWAIT,
+	RW_SYNC_SEM_POST,
+	RW_SYNC_BARRIER_WAIT,
+	RW_SYNC_SPIN_LOCK,
+	RW_SYNC_SPIN_TRYLOCK,
+	RW_SYNC_SPIN_UNLOCK,
+	RW_SYNC_ONCE,
+	RW_SYNC_CREATE,
+	RW_SYNC_JOIN,
+	RW_SYNC_FN_COUNT
+};
+
+/* Where a synchronization event's seq is taken: at the entry of a call that
+ * releases (others may go on after it), at the return of one that acquires
+ * (it went on after others released). A condition wait or a barrier is both. */
+#define RW_SYNC_RELEASE 0x0001 /* rw_rec_header.flags of RW_REC_SYNC */
+#define RW_SYNC_ACQUIRE 0x0002
+
+struct rw_rec_sync {
+	struct rw_rec_header h;
+	__u32 tgid;
+	__u32 fn;     /* enum rw_sync_fn */
+	__u64 object; /* first argument */
+	__u64 entry;  /* the function's address */
+	__s64 ret;    /* return value (acquire), else 0 */
+};
+
 /* ---- stalls: when the kernel side cannot finish an event --------------- */
 
 /* The kernel side never drops an event silently. When it cannot emit one
@@ -246,6 +307,8 @@ static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
 static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");
 static_assert(sizeof(struct rw_rec_yield) == 24, "rw_rec_yield layout");
+static_assert(sizeof(struct rw_rec_sync) == 48, "rw_rec_sync layout");
+static_assert(sizeof(struct rw_task_state) == 16 + 24 * RW_SYNC_MAX_DEPTH, "rw_task_state layout");
 #endif
 #endif
 

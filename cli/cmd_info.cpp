@@ -150,6 +150,7 @@ void add_info(CLI::App& app, Outcome& outcome)
                 {"file_bytes", s.file_bytes},
                 {"stalls", s.rebuilt},
                 {"scrubbed_env", t.meta().scrubbed_env},
+                {"thread_mode", t.meta().thread_mode},
                 {"replay_stops_at",
                  s.replay_stops ? nlohmann::json{{"event", s.replay_stops->first}, {"why", s.replay_stops->second}}
                                 : nlohmann::json(nullptr)},
@@ -202,6 +203,9 @@ void add_info(CLI::App& app, Outcome& outcome)
                 kinds += (kinds.empty() ? "" : ", ") + fmt::format("{} {}", n, k);
             fmt::print("events     {} ({})\n", s.events, kinds);
             fmt::print("tasks      {} processes, {} threads\n", s.processes.size(), s.threads.size());
+            fmt::print("threads    {}\n", m.thread_mode == "parallel"
+                                              ? "parallel (ran freely; libc synchronization calls ordered)"
+                                              : "serialized (one at a time per process)");
             fmt::print("captured   {} of program memory; trace {} of events + {} in {} file copies\n",
                        human_bytes(s.memory_bytes), human_bytes(s.stream_bytes), human_bytes(s.file_bytes),
                        s.file_copies);

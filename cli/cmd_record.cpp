@@ -69,6 +69,13 @@ void add_record(CLI::App& app, Outcome& outcome)
     cmd->add_flag("--chaos", options->chaos,
                   "Hand the CPU to a random waiting thread instead of the longest waiting one, so that "
                   "repeated recordings try other interleavings");
+    cmd->add_flag("--parallel", options->parallel,
+                  "Run the threads of a process on all CPUs (no stop per syscall): libc's synchronization "
+                  "calls (mutexes, rwlocks, condition variables, semaphores, barriers, spinlocks, once, "
+                  "create/join) are put in one global order, and replay follows it. Exact for programs whose "
+                  "shared data those calls protect; a data race or lock-free code (atomics) makes replay "
+                  "report a divergence")
+        ->excludes("--chaos");
     auto scrub = std::make_shared<std::vector<std::string>>();
     cmd->add_option("--scrub-env", *scrub,
                     "Keep NAME's value out of the trace (repeat, or NAME,NAME): the program sees it while "

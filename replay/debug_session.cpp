@@ -36,7 +36,16 @@ void debug_log(const char* format, ...)
     std::fputc('\n', stderr);
 }
 
-DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options) {}
+DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
+{
+    // The engine stops threads of such traces with int3s of its own at
+    // synchronization calls, which the debugger's breakpoints, steps,
+    // counters and snapshots do not know about yet.
+    if (trace.meta().thread_mode == "parallel")
+        throw ReplayError(ReplayErrorKind::Refused, 0, 0,
+                          "debugging a trace recorded with --parallel is not supported yet",
+                          "  rewind replay --autopilot replays it");
+}
 
 DebugSession::~DebugSession()
 {

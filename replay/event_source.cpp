@@ -1,5 +1,7 @@
 #include "event_source.h"
 
+#include <cstddef>
+
 namespace rw::replay {
 
 bool EventSource::fill_one()
@@ -52,19 +54,34 @@ void EventSource::restore(const Checkpoint& c)
     read_ = c.cursor;
 }
 
-const IndexedEvent* EventSource::peek()
+std::optional<size_t> EventSource::front()
 {
     if (buffer_.empty() && !fill_one())
-        return nullptr;
-    return &buffer_.front();
+        return std::nullopt;
+    if (!by_seq_)
+        return 0;
+    while (buffer_.size() < kSeqWindow && fill_one()) {
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < buffer_.size(); i++)
+        if (event_seq(buffer_[i].event) < event_seq(buffer_[best].event))
+            best = i;
+    return best;
+}
+
+const IndexedEvent* EventSource::peek()
+{
+    auto i = front();
+    return i ? &buffer_[*i] : nullptr;
 }
 
 std::optional<IndexedEvent> EventSource::next()
 {
-    if (!peek())
+    auto i = front();
+    if (!i)
         return std::nullopt;
-    IndexedEvent e = std::move(buffer_.front());
-    buffer_.pop_front();
+    IndexedEvent e = std::move(buffer_[*i]);
+    buffer_.erase(buffer_.begin() + static_cast<std::ptrdiff_t>(*i));
     return e;
 }
 

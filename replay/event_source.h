@@ -22,6 +22,13 @@ class EventSource {
 public:
     explicit EventSource(EventStreamReader reader) : reader_(std::move(reader)) {}
 
+    // The threads of the trace ran in parallel (record --parallel): the
+    // stream holds the order the kernel side's records arrived in, which
+    // can differ a little from the global seq order between threads. Events
+    // are then given in seq order, looking this many events ahead.
+    static constexpr size_t kSeqWindow = 1024;
+    void order_by_seq() { by_seq_ = true; }
+
     // The next event in stream order, or nothing at the end of the stream.
     const IndexedEvent* peek();
     std::optional<IndexedEvent> next();
@@ -52,6 +59,9 @@ public:
 
 private:
     bool fill_one();
+    // Index in buffer_ of the next event to give.
+    std::optional<size_t> front();
+    bool by_seq_ = false;
     EventStreamReader reader_;
     std::deque<IndexedEvent> buffer_;
     uint64_t read_ = 0;

@@ -184,6 +184,10 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
                     j["kind"] = "preempt";
                     j["ip"] = ev.regs[Registers::RIP];
                     tgid = session.program().tgid; // like rdtsc, a preemption names only its thread
+                } else if constexpr (std::is_same_v<T, SyncEvent>) {
+                    j["kind"] = "sync";
+                    j["ip"] = ev.entry;
+                    tgid = ev.tgid;
                 } else {
                     j["kind"] = "note";
                 }

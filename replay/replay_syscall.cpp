@@ -75,7 +75,11 @@ bool is_write_call(int nr)
 
 void Replayer::on_syscall(const SyscallEvent& e)
 {
+    if (skipped_in_parallel(e))
+        return;
     Task& t = task(e.tid);
+    if (parallel_trace())
+        finish_pending_sync(t);
     if (e.flags & kSyscallChildReturn) {
         apply_child_return(t, e);
         return;

@@ -35,6 +35,8 @@ namespace fs = std::filesystem;
 Replayer::Replayer(const Trace& trace, ReplayOptions options)
     : trace_(trace), options_(std::move(options)), source_(trace.events())
 {
+    if (parallel_trace())
+        source_.order_by_seq();
     // Copies of replayed processes outlive their parents: keep them ours.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
@@ -81,6 +83,8 @@ bool Replayer::step()
     in_flight_ = true;
     dispatch(*e);
     in_flight_ = false;
+    if (parallel_trace())
+        last_events_[in_flight_tid_] = {e->index, std::string(event_kind_name(e->event))};
     if (options_.progress) {
         auto now = std::chrono::steady_clock::now();
         if (now - last_progress_ > std::chrono::milliseconds(250)) {
@@ -127,6 +131,8 @@ void Replayer::dispatch(const IndexedEvent& ie)
                 on_rdtsc(e);
             else if constexpr (std::is_same_v<T, PreemptEvent>)
                 on_preempt(e);
+            else if constexpr (std::is_same_v<T, SyncEvent>)
+                on_sync(e);
             else
                 on_note(e);
         },
@@ -271,7 +277,8 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             }
             throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
                               "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
-                                  " within " + std::to_string(options_.watchdog.count()) + " s (" + doing + ")");
+                                  " within " + std::to_string(options_.watchdog.count()) + " s (" + doing + ")",
+                              stuck_details(t.recorded_tid()));
         }
         if (interrupt_sent_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGSTOP &&
             t.tid() == interrupt_tid_) {

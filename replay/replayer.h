@@ -13,6 +13,7 @@
 #include <sys/ptrace.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -139,6 +140,38 @@ private:
     void on_rdtsc(const RdtscEvent& e);
     void on_note(const NoteEvent& e);
     void on_preempt(const PreemptEvent& e);
+    void on_sync(const SyncEvent& e);
+
+    // Traces recorded with --parallel (replay_sync.cpp).
+    struct SyncCallState {
+        uint32_t fn = 0;
+        uint64_t entry = 0, return_to = 0;
+        bool in_syscall = false;          // between a futex's entry and exit stops
+        bool blocked = false;             // asleep in that futex
+        uint64_t futex_addr = 0;          // of the last futex it entered
+        int64_t ret = INT64_MIN;          // what it returned, once it has
+        std::optional<SyncEvent> pending; // its event, when the call blocked before it was checked
+    };
+    static constexpr int64_t kNotReturned = INT64_MIN;
+    bool parallel_trace() const;
+    // A recorded futex made inside a synchronization call: contention made
+    // it, and the replay has its own.
+    bool skipped_in_parallel(const SyscallEvent& e) const;
+    std::string other_threads_last_events(Tid tid) const;
+    std::string stuck_details(Tid tid) const;
+    void reach_sync_entry(Task& t, const SyncEvent& e);
+    bool run_sync_call(Task& t, SyncCallState& call);                     // false: it blocks
+    bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
+    void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
+    void finish_pending_sync(Task& t);
+    StopInfo wait_woken(Task& t, const SyncCallState& call); // the end of a futex wait inside a call
+    // Lets condition waiters that were woken and stopped in their call give
+    // up their hold on `watched`, which a signaller sleeps on; true if one moved.
+    bool advance_woken_sync_calls(Tid except, uint64_t watched);
+    void step_until_released(Task& u, SyncCallState& call, uint64_t watched);
+    void check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call);
+    std::map<Tid, SyncCallState> in_sync_call_;
+    std::map<Tid, std::pair<uint64_t, std::string>> last_events_; // recorded tid -> index, what
     // A SIGTRAP of the thread being run to a preemption point, at its
     // instruction: checks that execution (true), whichever trap it was.
     bool preempt_point_trap(Task& t, const StopInfo& stop);

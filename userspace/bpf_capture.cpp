@@ -7,10 +7,21 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capture.skel.h"
+#include "elf_symbols.h"
+#include "unique_fd.h"
+#include "sync_calls.h"
 #include "syscall_table.h"
 
 namespace rw {
@@ -48,6 +59,29 @@ std::string explain_load_failure(int err)
     return msg;
 }
 
+// BPF_LINK_CREATE for BPF_TRACE_UPROBE_MULTI (Linux 6.6), which this
+// libbpf does not know: the prefix of union bpf_attr that it reads.
+constexpr int kBpfLinkCreate = 28;
+constexpr uint32_t kAttachUprobeMulti = 48;
+constexpr uint32_t kUprobeMultiReturn = 1;
+constexpr uint8_t kLockPrefix = 0xf0;
+
+struct UprobeMultiAttr {
+    uint32_t prog_fd;
+    uint32_t target_fd;
+    uint32_t attach_type;
+    uint32_t flags_unused;
+    uint64_t path;
+    uint64_t offsets;
+    uint64_t ref_ctr_offsets;
+    uint64_t cookies;
+    uint32_t cnt;
+    uint32_t flags;
+    uint32_t pid;
+    uint32_t padding;
+};
+static_assert(sizeof(UprobeMultiAttr) == 64);
+
 int ring_callback(void* ctx, void* data, size_t size)
 {
     auto* handler = static_cast<BpfCapture::RecordHandler*>(ctx);
@@ -65,6 +99,11 @@ struct BpfCapture::Impl {
     std::unique_ptr<capture, SkeletonDeleter> skel;
     ring_buffer* ring = nullptr;
     RecordHandler handler;
+    std::vector<UniqueFd> sync_links;
+    size_t probes = 0;
+    std::set<std::tuple<pid_t, dev_t, ino_t>> probed;
+    std::map<pid_t, std::set<std::string>> probed_names; // the libraries each process has probes in
+    std::set<std::string> unprobed;
     ~Impl()
     {
         if (ring)
@@ -88,6 +127,9 @@ BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
     if (int err = bpf_map__set_max_entries(s->maps.rb, options.ring_bytes))
         throw CaptureError("invalid ring buffer size " + std::to_string(options.ring_bytes) + ": " + strerror(-err));
 
+    // The synchronization probes attach as multi-uprobe links.
+    bpf_program__set_expected_attach_type(s->progs.on_sync_entry, static_cast<bpf_attach_type>(kAttachUprobeMulti));
+    bpf_program__set_expected_attach_type(s->progs.on_sync_return, static_cast<bpf_attach_type>(kAttachUprobeMulti));
     if (int err = capture__load(s))
         throw CaptureError(explain_load_failure(err));
 
@@ -182,6 +224,85 @@ void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)
     } else {
         bpf_map_delete_elem(fd, &key);
     }
+}
+
+void BpfCapture::inherit_sync_probes(pid_t parent, pid_t child)
+{
+    auto it = impl_->probed_names.find(parent);
+    if (it == impl_->probed_names.end())
+        return;
+    for (const std::string& name : std::set<std::string>(it->second))
+        attach_sync_probes(child, name, name);
+}
+
+void BpfCapture::attach_sync_probes(pid_t pid, const std::string& path, const std::string& name)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw CaptureError("cannot probe the synchronization calls of " + name + ": " + strerror(errno));
+    if (!impl_->probed.insert({pid, st.st_dev, st.st_ino}).second)
+        return;
+    impl_->probed_names[pid].insert(name);
+    auto* s = impl_->skel.get();
+    std::vector<std::string_view> names;
+    for (const SyncCall& call : all_sync_calls())
+        names.push_back(call.symbol);
+    std::map<std::string, uint64_t, std::less<>> offsets;
+    try {
+        offsets = function_offsets(path, names);
+    } catch (const std::exception& e) {
+        throw CaptureError("cannot read the symbols of " + name + ": " + e.what());
+    }
+    std::vector<uint64_t> at;
+    std::vector<uint64_t> cookies;
+    UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    for (const SyncCall& call : all_sync_calls()) {
+        // A libc without this function (an older one, where libpthread has
+        // its own copy, probed as well) cannot call it.
+        auto offset = offsets.find(call.symbol);
+        if (offset == offsets.end())
+            continue;
+        // x86-64 uprobes refuse a lock-prefixed first instruction
+        // (pthread_spin_lock): that call stays unordered, like any atomic.
+        uint8_t first = 0;
+        if (::pread(file.get(), &first, 1, static_cast<off_t>(offset->second)) == 1 && first == kLockPrefix) {
+            impl_->unprobed.insert(std::string(call.symbol));
+            continue;
+        }
+        at.push_back(offset->second);
+        cookies.push_back(call.fn);
+    }
+    if (at.empty())
+        return;
+    // One multi-uprobe link per direction: a link per function would cost a
+    // kernel grace period (a tenth of a second here) to attach and to detach.
+    for (bool ret : {false, true}) {
+        UprobeMultiAttr attr{};
+        attr.prog_fd = static_cast<uint32_t>(bpf_program__fd(ret ? s->progs.on_sync_return : s->progs.on_sync_entry));
+        attr.attach_type = kAttachUprobeMulti;
+        attr.path = reinterpret_cast<uint64_t>(path.c_str());
+        attr.offsets = reinterpret_cast<uint64_t>(at.data());
+        attr.cookies = reinterpret_cast<uint64_t>(cookies.data());
+        attr.cnt = static_cast<uint32_t>(at.size());
+        attr.flags = ret ? kUprobeMultiReturn : 0;
+        attr.pid = static_cast<uint32_t>(pid);
+        int fd = static_cast<int>(::syscall(SYS_bpf, kBpfLinkCreate, &attr, sizeof(attr)));
+        if (fd < 0)
+            throw CaptureError("cannot attach uprobes to the synchronization calls of " + name + ": " +
+                               strerror(errno) + " (rewind record --parallel needs multi-uprobe links, Linux 6.6)");
+        impl_->sync_links.emplace_back(fd);
+        impl_->probes += at.size();
+    }
+}
+
+size_t BpfCapture::sync_probes() const
+{
+    return impl_->probes;
+}
+
+std::vector<std::string> BpfCapture::unprobed_sync_calls() const
+{
+    return {impl_->unprobed.begin(), impl_->unprobed.end()};
 }
 
 uint64_t BpfCapture::next_seq()

@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "rewind_abi.h"
 
@@ -54,6 +55,19 @@ public:
     // hand the CPU over often, also at every read and write), and
     // stops the thread when that call returns.
     void set_serialized(pid_t tgid, bool serialized, bool every_call = false);
+
+    // Attaches the synchronization probes (rewind record --parallel) to the
+    // libc at `path` (any path the kernel can open, such as /proc/self/fd/N)
+    // for process `pid` only (a probe for every process would be put into
+    // every process on the machine that maps this libc, which costs seconds);
+    // `name` is the library's own path. Again for the same process and
+    // library: nothing.
+    void attach_sync_probes(pid_t pid, const std::string& path, const std::string& name);
+    // A new process (fork) gets the probes of its parent's libraries.
+    void inherit_sync_probes(pid_t parent, pid_t child);
+    size_t sync_probes() const;
+    // Calls the kernel would not probe (their first instruction).
+    std::vector<std::string> unprobed_sync_calls() const;
 
     // Draws the next number from the global event counter.
     uint64_t next_seq();

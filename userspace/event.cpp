@@ -30,8 +30,8 @@ Tid event_tid(const Event& e)
 
 std::string_view event_kind_name(const Event& e)
 {
-    static constexpr std::string_view names[] = {"syscall", "fork",  "exec", "exit",
-                                                 "signal",  "rdtsc", "note", "preempt"};
+    static constexpr std::string_view names[] = {"syscall", "fork", "exec",    "exit", "signal",
+                                                 "rdtsc",   "note", "preempt", "sync"};
     return names[e.index()];
 }
 

@@ -89,6 +89,7 @@ enum SyscallFlags : uint32_t {
     kSyscallUnknownSubcommand = 1u << 1, // ioctl/prctl/… request not in the table
     kSyscallRebuilt = 1u << 3,           // captured by the supervisor after a stall
     kSyscallChildReturn = 1u << 4,       // a new task's first return from fork/clone
+    kSyscallInSync = 1u << 5,            // made inside a synchronization call (--parallel)
 };
 
 struct SyscallEvent {
@@ -201,6 +202,24 @@ struct PreemptEvent {
     bool operator==(const PreemptEvent&) const = default;
 };
 
+// A thread of a process recorded with --parallel passed a synchronization
+// point: the entry of a call that releases (unlock, post, signal…) or the
+// return of one that acquires (lock, wait…). seq is the global order the
+// kernel side gave it; replay runs threads one at a time in that order.
+enum class SyncPhase : uint8_t { Release = 1, Acquire = 2 };
+
+struct SyncEvent {
+    uint64_t seq = 0;
+    Tid tid = 0;
+    Tid tgid = 0;
+    uint32_t fn = 0; // enum rw_sync_fn
+    SyncPhase phase = SyncPhase::Release;
+    uint64_t object = 0; // the call's first argument (the lock's address)
+    uint64_t entry = 0;  // the function's address in the process
+    int64_t ret = 0;     // the call's return value (Acquire)
+    bool operator==(const SyncEvent&) const = default;
+};
+
 enum class NoteKind : uint8_t {
     Incomplete = 1, // from here on the recording may be wrong; readers say so
     Info = 2,
@@ -214,8 +233,8 @@ struct NoteEvent {
     bool operator==(const NoteEvent&) const = default;
 };
 
-using Event =
-    std::variant<SyscallEvent, ForkEvent, ExecEvent, ExitEvent, SignalEvent, RdtscEvent, NoteEvent, PreemptEvent>;
+using Event = std::variant<SyscallEvent, ForkEvent, ExecEvent, ExitEvent, SignalEvent, RdtscEvent, NoteEvent,
+                           PreemptEvent, SyncEvent>;
 
 uint64_t event_seq(const Event& e);
 Tid event_tid(const Event& e);

@@ -93,6 +93,24 @@ void EventAssembler::on_record(std::span<const uint8_t> rec)
         yields_.push_back(tid);
         return;
     }
+    case RW_REC_SYNC: {
+        rw_rec_sync y;
+        if (!read_record(rec, y)) {
+            problems_.push_back("a truncated synchronization record");
+            return;
+        }
+        SyncEvent e;
+        e.seq = h.seq;
+        e.tid = tid;
+        e.tgid = static_cast<Tid>(y.tgid);
+        e.fn = y.fn;
+        e.phase = (h.flags & RW_SYNC_ACQUIRE) ? SyncPhase::Acquire : SyncPhase::Release;
+        e.object = y.object;
+        e.entry = y.entry;
+        e.ret = y.ret;
+        sink_.emit(std::move(e));
+        return;
+    }
     case RW_REC_EXIT: {
         rw_rec_exit x;
         if (!read_record(rec, x)) {
@@ -144,6 +162,8 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         e.flags |= kSyscallUnknownSubcommand;
     if (s.h.flags & RW_SC_CHILD_RETURN)
         e.flags |= kSyscallChildReturn;
+    if (s.h.flags & RW_SC_IN_SYNC)
+        e.flags |= kSyscallInSync;
     if (s.h.flags & RW_SC_FILE)
         e.file = files_.resolve(e.tid, static_cast<int>(s.args[4]), s.file);
     e.memory = std::move(memory);

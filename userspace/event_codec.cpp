@@ -5,7 +5,17 @@
 namespace rw {
 namespace {
 
-enum Tag : uint8_t { kSyscall = 1, kFork = 2, kExec = 3, kExit = 4, kSignal = 5, kRdtsc = 6, kNote = 7, kPreempt = 8 };
+enum Tag : uint8_t {
+    kSyscall = 1,
+    kFork = 2,
+    kExec = 3,
+    kExit = 4,
+    kSignal = 5,
+    kRdtsc = 6,
+    kNote = 7,
+    kPreempt = 8,
+    kSync = 9
+};
 
 enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
 
@@ -367,6 +377,36 @@ PreemptEvent decode_preempt(ByteReader& r)
     return e;
 }
 
+void encode(ByteWriter& w, const SyncEvent& e)
+{
+    w.u8(kSync);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.svarint(e.tgid);
+    w.varint(e.fn);
+    w.u8(static_cast<uint8_t>(e.phase));
+    w.varint(e.object);
+    w.varint(e.entry);
+    w.svarint(e.ret);
+}
+
+SyncEvent decode_sync(ByteReader& r)
+{
+    SyncEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.tgid = static_cast<Tid>(r.svarint());
+    e.fn = static_cast<uint32_t>(r.varint());
+    uint8_t phase = r.u8();
+    if (phase != static_cast<uint8_t>(SyncPhase::Release) && phase != static_cast<uint8_t>(SyncPhase::Acquire))
+        throw FormatError("unknown synchronization phase " + std::to_string(phase));
+    e.phase = static_cast<SyncPhase>(phase);
+    e.object = r.varint();
+    e.entry = r.varint();
+    e.ret = r.svarint();
+    return e;
+}
+
 } // namespace
 
 void encode_event(const Event& event, std::vector<uint8_t>& out)
@@ -395,6 +435,8 @@ Event decode_event(ByteReader& in)
         return decode_note(in);
     case kPreempt:
         return decode_preempt(in);
+    case kSync:
+        return decode_sync(in);
     }
     throw FormatError("unknown event tag " + std::to_string(tag));
 }

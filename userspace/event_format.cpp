@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "sync_calls.h"
 #include "syscall_table.h"
 #include "trace_summary.h"
 #include "tracee.h"
@@ -151,6 +152,8 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                     s += "   <effects unknown: " + describe_unknown(e) + ">";
                 if (e.flags & kSyscallRebuilt)
                     s += "   <captured by the supervisor>";
+                if (e.flags & kSyscallInSync)
+                    s += "   <inside a synchronization call>";
                 if (e.file)
                     s += fmt::format("   <file {} {}>", e.file->path,
                                      e.file->content_hash.empty() ? "not copied" : e.file->content_hash);
@@ -196,6 +199,13 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
             } else if constexpr (std::is_same_v<T, PreemptEvent>) {
                 return head + fmt::format("preempted at rip {:#x} (checked: registers, {} pages it writes)",
                                           e.regs[Registers::RIP], e.pages.size());
+            } else if constexpr (std::is_same_v<T, SyncEvent>) {
+                std::string r =
+                    head + fmt::format("{} {}({:#x}) at {:#x}", e.phase == SyncPhase::Release ? "release" : "acquire",
+                                       sync_call_name(e.fn), e.object, e.entry);
+                if (e.phase == SyncPhase::Acquire)
+                    r += fmt::format(" = {}", e.ret);
+                return r;
             } else {
                 return head + fmt::format("{}: {}", e.kind == NoteKind::Incomplete ? "INCOMPLETE" : "note", e.message);
             }
@@ -247,6 +257,8 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                     flags.push_back("rebuilt");
                 if (e.flags & kSyscallChildReturn)
                     flags.push_back("child-return");
+                if (e.flags & kSyscallInSync)
+                    flags.push_back("in-sync");
                 j["flags"] = flags;
                 json mem = json::array();
                 for (const auto& m : e.memory) {
@@ -319,6 +331,16 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 j["regs"] = regs_json(e.regs);
                 j["pages"] = e.pages;
                 j["pages_hash"] = e.pages_hash;
+            } else if constexpr (std::is_same_v<T, SyncEvent>) {
+                j["tid"] = e.tid;
+                j["tgid"] = e.tgid;
+                j["function"] = sync_call_name(e.fn);
+                j["fn"] = e.fn;
+                j["phase"] = e.phase == SyncPhase::Release ? "release" : "acquire";
+                j["object"] = e.object;
+                j["entry"] = e.entry;
+                if (e.phase == SyncPhase::Acquire)
+                    j["ret"] = e.ret;
             } else {
                 j["tid"] = e.tid;
                 j["note"] = e.kind == NoteKind::Incomplete ? "incomplete" : "info";

@@ -53,7 +53,8 @@ std::string MappedFiles::store_open_file(int fd, std::string& path_out)
         throw std::system_error(errno, std::generic_category(), "fstat");
     // Devices (/dev/zero…) have no content to copy; replay recognises them by path.
     std::string hash = S_ISREG(st.st_mode) ? store_.store_fd(fd) : "";
-    capture_.mark_file_known(kernel_identity(st));
+    if (!watched(path_out))
+        capture_.mark_file_known(kernel_identity(st));
     FileRef ref{st.st_dev, st.st_ino, st.st_size, mtime_ns(st), hash, path_out};
     known_[{st.st_dev, st.st_ino, st.st_size, mtime_ns(st)}] = ref;
     return hash;
@@ -62,8 +63,11 @@ std::string MappedFiles::store_open_file(int fd, std::string& path_out)
 FileRef MappedFiles::resolve(Tid tid, int fd, const rw_file_identity& id)
 {
     Key key{kernel_dev_to_user(id.dev), id.ino, id.size, id.mtime_ns};
-    if (auto it = known_.find(key); it != known_.end())
+    if (auto it = known_.find(key); it != known_.end()) {
+        if (watched(it->second.path))
+            on_mapping_(tid, "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd), it->second.path);
         return it->second;
+    }
 
     FileRef ref{std::get<0>(key), id.ino, id.size, id.mtime_ns, "", ""};
     std::string proc = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd);
@@ -82,6 +86,8 @@ FileRef MappedFiles::resolve(Tid tid, int fd, const rw_file_identity& id)
     try {
         ref.content_hash = store_open_file(file.get(), ref.path);
         known_[key].path = ref.path;
+        if (watched(ref.path))
+            on_mapping_(tid, "/proc/self/fd/" + std::to_string(file.get()), ref.path);
     } catch (const std::exception& e) {
         problems_.push_back("copying " + ref.path + ": " + e.what());
     }

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -145,6 +147,24 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
     return m;
 }
 
+pid_t tgid_of(pid_t tid)
+{
+    std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("Tgid:", 0) == 0)
+            return static_cast<pid_t>(std::stol(line.substr(5)));
+    return tid;
+}
+
+// The libraries whose synchronization calls --parallel orders: libc (which
+// holds libpthread since glibc 2.34) and an older glibc's libpthread.
+bool is_thread_library(const std::string& path)
+{
+    std::string name = std::filesystem::path(path).filename().string();
+    return name.starts_with("libc.so") || name.starts_with("libpthread.so");
+}
+
 std::vector<std::string> current_environment()
 {
     std::vector<std::string> env;
@@ -198,6 +218,7 @@ RecordResult record(const RecordOptions& options)
         options.scrub_env.apply(kept);
         TraceMeta meta = make_meta(program, options.command, kept, options.ring_bytes);
         meta.scrubbed_env.assign(options.scrub_env.names().begin(), options.scrub_env.names().end());
+        meta.thread_mode = options.parallel ? "parallel" : "serialized";
         write_meta(dir, meta);
     }
 
@@ -209,6 +230,15 @@ RecordResult record(const RecordOptions& options)
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096)},
                        [&](std::span<const uint8_t> rec) { assembler_ptr->on_record(rec); });
     MappedFiles files(store, capture);
+    std::vector<std::string> probe_problems;
+    if (options.parallel)
+        files.watch_mappings(is_thread_library, [&](pid_t tid, const std::string& open_path, const std::string& path) {
+            try {
+                capture.attach_sync_probes(tgid_of(tid), open_path, path);
+            } catch (const CaptureError& e) {
+                probe_problems.push_back(std::string(e.what()) + ": its threads' lock operations are not ordered");
+            }
+        });
     EventAssembler assembler(sink, files);
     assembler_ptr = &assembler;
 
@@ -235,6 +265,7 @@ RecordResult record(const RecordOptions& options)
     sup_options.signal_fallback = options.signal_fallback;
     sup_options.time_slice = options.time_slice;
     sup_options.chaos = options.chaos;
+    sup_options.parallel = options.parallel;
     sup_options.scrub_env = options.scrub_env;
     Supervisor supervisor(capture, assembler, sink, files, sup_options);
     // Room for end.json when the disk fills: freed just before it is written.
@@ -280,8 +311,16 @@ RecordResult record(const RecordOptions& options)
                      static_cast<unsigned long long>(supervisor.deferred_signals()),
                      static_cast<unsigned long long>(supervisor.yields()),
                      static_cast<unsigned long long>(supervisor.syscall_handovers()));
+    if (std::getenv("REWIND_RECORD_STATS") && options.parallel) {
+        std::string unprobed;
+        for (const auto& name : capture.unprobed_sync_calls())
+            unprobed += " " + name;
+        std::fprintf(stderr, "rewind: parallel threads: %zu synchronization probes attached%s%s\n",
+                     capture.sync_probes(), unprobed.empty() ? "" : "; not probeable (unordered):", unprobed.c_str());
+    }
     end.kernel_hz = capture.kernel_hz();
-    for (const auto* list : {&assembler.problems(), &files.problems(), &supervisor.problems()})
+    for (const auto* list : {&assembler.problems(), &files.problems(), &supervisor.problems(),
+                             static_cast<const std::vector<std::string>*>(&probe_problems)})
         end.problems.insert(end.problems.end(), list->begin(), list->end());
     if (uint64_t missed = capture.missed_runs())
         end.problems.push_back("the kernel skipped " + std::to_string(missed) + " runs of the capture programs");

@@ -232,8 +232,19 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_VFORK:
     case PTRACE_EVENT_CLONE: {
         Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
-        if (child.tgid == t.tgid)
+        if (child.tgid == t.tgid) {
             serialize(t.tgid, t.tid);
+        } else if (options_.parallel) {
+            // The child shares its parent's libc mapping without mapping it
+            // itself: its probes go in now, before it runs.
+            try {
+                capture_.inherit_sync_probes(t.tgid, child.tgid);
+            } catch (const CaptureError& e) {
+                problem(std::string(e.what()) + ": the threads of process " + std::to_string(child.tgid) +
+                            " are not ordered",
+                        child.tid);
+            }
+        }
         break;
     }
     case PTRACE_EVENT_EXEC:

@@ -53,6 +53,7 @@ public:
         std::chrono::milliseconds flush_interval{250};
         std::chrono::milliseconds time_slice{50}; // before a thread that others wait for is preempted
         bool chaos = false;                       // the next thread to run is picked at random
+        bool parallel = false;                    // threads run freely (sync probes order them)
         EnvScrub scrub_env;                       // environment entries the trace keeps as placeholders
     };
 

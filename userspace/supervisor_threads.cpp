@@ -62,6 +62,10 @@ bool is_syscall_instruction(pid_t tid, uint64_t rip)
 
 void Supervisor::serialize(Tid tgid, Tid runner)
 {
+    // rewind record --parallel: the threads run on all CPUs; the kernel
+    // side's synchronization probes give their lock operations an order.
+    if (options_.parallel)
+        return;
     if (!scheduler_.serialized(tgid))
         capture_.set_serialized(tgid, true, options_.chaos);
     scheduler_.serialize(tgid, runner, Clock::now());

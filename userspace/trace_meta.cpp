@@ -150,6 +150,7 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
     j["signals"] = {{"blocked", m.signals.blocked}, {"ignored", m.signals.ignored}};
     if (!m.scrubbed_env.empty())
         j["scrubbed_env"] = m.scrubbed_env;
+    j["thread_mode"] = m.thread_mode;
     write_file_atomically(dir / "meta.json", dump_for_display(j, 2) + "\n");
 }
 
@@ -193,6 +194,7 @@ TraceMeta read_meta(const std::filesystem::path& dir)
         for (const auto& r : j.value("rlimits", json::array()))
             m.rlimits.push_back({r.at(0).get<int>(), r.at(1).get<uint64_t>(), r.at(2).get<uint64_t>()});
         m.scrubbed_env = j.value("scrubbed_env", std::vector<std::string>{});
+        m.thread_mode = j.value("thread_mode", std::string("serialized"));
         if (j.contains("signals")) {
             m.signals.blocked = j["signals"].value("blocked", uint64_t(0));
             m.signals.ignored = j["signals"].value("ignored", uint64_t(0));

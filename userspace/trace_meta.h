@@ -45,6 +45,10 @@ struct TraceMeta {
     SignalState signals;
     // Environment variables recorded as placeholders (record --scrub-env).
     std::vector<std::string> scrubbed_env;
+    // How the threads of a process ran: "serialized" (one at a time, the
+    // order is the stream's) or "parallel" (freely; synchronization events
+    // and syscalls are ordered by their seq). Older traces: serialized.
+    std::string thread_mode = "serialized";
 };
 
 std::vector<TraceMeta::Rlimit> current_rlimits();

@@ -1,0 +1,365 @@
+// Synchronization events of traces recorded with --parallel.
+//
+// The recorded threads ran at the same time; replay runs them one at a time
+// in the global order of their events (EventSource::order_by_seq). A sync
+// event's place is its thread's arrival at the function's entry: an int3
+// there stops the thread, which then runs the whole call before any other
+// thread moves, so a lock is taken, a semaphore decremented, a condition
+// signalled in the recorded order. The futex calls inside those functions
+// depend on contention, which differs in replay: the recorded ones are not
+// replayed, and the replayed ones run for real. A call that must wait for
+// another thread (a condition wait, a barrier, a join) blocks in such a
+// futex; the replay then goes on with the next events, and finishes the
+// call when its thread's next event comes.
+#include <sys/syscall.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "event_format.h"
+#include "instruction_trap.h"
+#include "replayer.h"
+#include "sync_calls.h"
+#include "text.h"
+
+namespace rw::replay {
+namespace {
+
+// How long a thread inside a synchronization call may run without a stop
+// before the replayer looks whether it sleeps in the kernel.
+constexpr auto kBlockPoll = std::chrono::milliseconds(5);
+
+// Whether the thread sleeps in a futex wait no one has woken. Anything else
+// (running, a page being read in) means it is on its way to its next stop.
+bool sleeping(pid_t tid)
+{
+    std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line))
+        return false;
+    size_t paren = line.rfind(')');
+    char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+    if (state != 'S')
+        return false;
+    std::ifstream sc("/proc/" + std::to_string(tid) + "/syscall");
+    long nr = -1;
+    sc >> nr;
+    return nr == SYS_futex;
+}
+
+std::string describe_sync(const SyncEvent& e)
+{
+    return std::string(e.phase == SyncPhase::Release ? "release " : "acquire ") + std::string(sync_call_name(e.fn)) +
+           "(" + hex(e.object) + ")";
+}
+
+} // namespace
+
+bool Replayer::parallel_trace() const
+{
+    return trace_.meta().thread_mode == "parallel";
+}
+
+bool Replayer::skipped_in_parallel(const SyscallEvent& e) const
+{
+    return parallel_trace() && (e.flags & kSyscallInSync) && e.nr == SYS_futex;
+}
+
+std::string Replayer::other_threads_last_events(Tid tid) const
+{
+    std::string out;
+    for (const auto& [other, last] : last_events_)
+        if (other != tid)
+            out += "\n  thread " + std::to_string(other) + ": last event #" + std::to_string(last.first) + " (" +
+                   last.second + ")";
+    return out.empty() ? out : "\n  the other threads, where the replay left them:" + out;
+}
+
+std::string Replayer::stuck_details(Tid tid) const
+{
+    std::string others = parallel_trace() ? other_threads_last_events(tid) : "";
+    return others.empty() ? others : others.substr(1); // the report's first details line
+}
+
+void Replayer::on_sync(const SyncEvent& e)
+{
+    Task& t = task(e.tid);
+    collect_fresh(t);
+    finish_pending_sync(t);
+    if (auto it = in_sync_call_.find(e.tid); it != in_sync_call_.end()) {
+        SyncCallState call = it->second;
+        in_sync_call_.erase(it);
+        if (e.phase != SyncPhase::Acquire || call.fn != e.fn)
+            diverge(t, "expected " + describe_sync(e) + ", but the thread is still inside " +
+                           std::string(sync_call_name(call.fn)));
+        finish_sync_call(t, e, call);
+        return;
+    }
+    reach_sync_entry(t, e);
+    if (e.fn == RW_SYNC_CREATE || e.fn == RW_SYNC_ONCE)
+        return; // the new thread's clone, the initializer's calls are events of their own
+    const SyncCall* info = find_sync_call(e.fn);
+    SyncCallState call;
+    call.fn = e.fn;
+    call.entry = e.entry;
+    if (!t.memory().read(RemoteAddr(t.regs()[Registers::RSP]),
+                         {reinterpret_cast<uint8_t*>(&call.return_to), sizeof(call.return_to)}))
+        diverge(t, "cannot read the return address of " + std::string(sync_call_name(e.fn)));
+    bool returned = run_sync_call(t, call);
+    bool acquire_follows = e.phase == SyncPhase::Release && info && info->acquires;
+    if (!returned || acquire_follows) {
+        // Its acquire event (or, blocked, the end of this one) comes later.
+        if (!acquire_follows)
+            call.pending = e;
+        in_sync_call_[e.tid] = call;
+        return;
+    }
+    check_sync_result(t, e, call);
+}
+
+void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
+{
+    std::optional<InstructionTrap> trap;
+    try {
+        trap.emplace(t.tid(), e.entry);
+    } catch (const std::exception& x) {
+        diverge(t, "cannot stop the thread at " + std::string(sync_call_name(e.fn)) + " (" + hex(e.entry) +
+                       "): " + x.what());
+    }
+    EngineInt3 active(engine_int3_, e.entry);
+    resume(t, Resume::Emulate);
+    StopInfo s = wait_stop(t, describe_sync(e));
+    const Registers& r = t.regs();
+    if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || r[Registers::RIP] != e.entry)
+        diverge(t, "expected " + describe_sync(e) + ", got " + describe_stop(t, s) + other_threads_last_events(e.tid));
+    if (r[Registers::RDI] != e.object)
+        diverge(t, std::string(sync_call_name(e.fn)) + " is called on another object",
+                "  expected " + hex(e.object) + "\n  actual   " + hex(r[Registers::RDI]) +
+                    other_threads_last_events(e.tid));
+}
+
+bool Replayer::run_sync_call(Task& t, SyncCallState& call)
+{
+    std::optional<InstructionTrap> trap;
+    try {
+        trap.emplace(t.tid(), call.return_to);
+    } catch (const std::exception& x) {
+        diverge(t, "cannot stop the thread where " + std::string(sync_call_name(call.fn)) + " returns: " + x.what());
+    }
+    EngineInt3 active(engine_int3_, call.return_to);
+    for (;;) {
+        resume(t, Resume::Syscall);
+        std::optional<StopInfo> stop;
+        if (call.in_syscall) {
+            // In a futex that runs for real: it may wait for a thread that
+            // runs later in the recorded order.
+            while (!(stop = waiter_.wait_for(t.tid(), kBlockPoll))) {
+                if (!sleeping(t.tid()))
+                    continue;
+                // A signaller may wait for waiters that were woken and
+                // stopped in their call (glibc's condition variables wait
+                // for the old group's waiters to leave before they switch
+                // groups): those go on to their call's end, or their next
+                // wait. A waiter that sleeps waits for a later event.
+                bool signals = call.fn == RW_SYNC_COND_SIGNAL || call.fn == RW_SYNC_COND_BROADCAST;
+                if (!signals) {
+                    t.at = Task::At::Running;
+                    call.blocked = true;
+                    return false;
+                }
+                trap->lift();
+                bool progress = advance_woken_sync_calls(t.recorded_tid(), call.futex_addr);
+                trap->plant();
+                engine_int3_ = call.return_to;
+                if (progress)
+                    continue;
+                t.at = Task::At::Running;
+                call.blocked = true;
+                return false;
+            }
+            t.at = stop->kind == StopInfo::Kind::SyscallStop ? Task::At::SyscallExit : Task::At::SignalStop;
+            if (claim_engine_int3(t, *stop)) // (cannot be: the call is still inside the kernel)
+                diverge(t, "a trap inside a syscall");
+        } else {
+            stop = wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
+        }
+        if (!step_sync_call(t, call, *stop))
+            return true;
+    }
+}
+
+bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
+{
+    const Registers& r = t.regs();
+    if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == SIGTRAP && r[Registers::RIP] == call.return_to) {
+        call.ret = static_cast<int64_t>(r[Registers::RAX]);
+        return false;
+    }
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "inside " + std::string(sync_call_name(call.fn)) + ": " + describe_stop(t, s) +
+                       other_threads_last_events(t.recorded_tid()));
+    if (call.in_syscall) {
+        call.in_syscall = false;
+        return true;
+    }
+    int nr = static_cast<int>(static_cast<int64_t>(r[Registers::ORIG_RAX]));
+    if (nr != SYS_futex)
+        diverge(t, "inside " + std::string(sync_call_name(call.fn)) + " the thread made " + syscall_name(nr) +
+                       ", which the recording did not have there");
+    call.in_syscall = true;
+    call.futex_addr = r[Registers::RDI];
+    return true;
+}
+
+bool Replayer::advance_woken_sync_calls(Tid except, uint64_t watched)
+{
+    bool progress = false;
+    for (auto& [tid, call] : in_sync_call_) {
+        // Only a call whose release is replayed and whose acquire is not
+        // (a condition wait): one that only acquires would take its lock
+        // before its turn.
+        if (tid == except || !call.blocked || call.pending)
+            continue;
+        Task* u = find_task(tid);
+        if (!u)
+            continue;
+        auto stop = waiter_.take(u->tid());
+        if (!stop)
+            continue;
+        progress = true;
+        call.blocked = false;
+        u->at = Task::At::SyscallExit;
+        step_sync_call(*u, call, *stop); // the futex's exit
+        step_until_released(*u, call, watched);
+    }
+    return progress;
+}
+
+void Replayer::step_until_released(Task& u, SyncCallState& call, uint64_t watched)
+{
+    // One instruction at a time, so that the waiter gives up its hold on the
+    // word the signaller waits for (glibc: its group reference) and wakes
+    // it, but stops before it can take its mutex: that is its acquire
+    // event's business, in its turn.
+    constexpr int kMaxSteps = 4000, kStepsAfterRelease = 64;
+    auto word = [&]() {
+        uint32_t v = 0;
+        u.memory().read(RemoteAddr(watched), {reinterpret_cast<uint8_t*>(&v), sizeof(v)});
+        return v;
+    };
+    uint32_t before = word();
+    int after = -1;
+    engine_step_ = true;
+    for (int i = 0; i < kMaxSteps && after < kStepsAfterRelease; i++) {
+        resume(u, Resume::Syscall, true);
+        StopInfo s = wait_stop(u, "a step inside " + std::string(sync_call_name(call.fn)));
+        if (s.kind == StopInfo::Kind::SyscallStop) {
+            // A futex: the wake of the signaller (or another wait). It runs
+            // for real; a wait that sleeps leaves the waiter blocked.
+            step_sync_call(u, call, s);
+            resume(u, Resume::Syscall);
+            std::optional<StopInfo> exit;
+            while (!(exit = waiter_.wait_for(u.tid(), kBlockPoll)))
+                if (sleeping(u.tid())) {
+                    u.at = Task::At::Running;
+                    call.blocked = true;
+                    engine_step_ = false;
+                    return;
+                }
+            u.at = Task::At::SyscallExit;
+            step_sync_call(u, call, *exit);
+            if (after >= 0)
+                break;
+            continue;
+        }
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP)
+            diverge(u, "inside " + std::string(sync_call_name(call.fn)) + ": " + describe_stop(u, s));
+        if (after >= 0)
+            after++;
+        else if (word() != before)
+            after = 0;
+    }
+    engine_step_ = false;
+}
+
+void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call)
+{
+    if (call.blocked) {
+        // Woken by now, or never: the events that woke it are replayed.
+        StopInfo s = wait_woken(t, call);
+        call.blocked = false;
+        if (!step_sync_call(t, call, s)) {
+            check_sync_result(t, e, call);
+            return;
+        }
+    }
+    if (call.in_syscall || call.ret == kNotReturned) {
+        std::optional<InstructionTrap> trap;
+        EngineInt3 active(engine_int3_, call.return_to);
+        trap.emplace(t.tid(), call.return_to);
+        for (;;) {
+            resume(t, Resume::Syscall);
+            StopInfo s = call.in_syscall ? wait_woken(t, call)
+                                         : wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
+            if (!step_sync_call(t, call, s))
+                break;
+        }
+    }
+    check_sync_result(t, e, call);
+}
+
+StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call)
+{
+    // Which of several woken condition waiters takes a signal is decided
+    // in user space, by the first to run; the kernel's pick of whom to wake
+    // is another. A waiter whose turn it is to return, asleep while another
+    // woken one is held at its futex's exit with the signal still there, is
+    // woken too (a spurious wake-up, which glibc's wait loop allows): it
+    // takes the signal and the other, in its turn, waits again.
+    std::string what = "the end of the futex wait in " + std::string(sync_call_name(call.fn));
+    auto deadline = std::chrono::steady_clock::now() + kBlockPoll * 20;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (auto stop = waiter_.wait_for(t.tid(), kBlockPoll)) {
+            t.at = stop->kind == StopInfo::Kind::SyscallStop ? Task::At::SyscallExit : Task::At::SignalStop;
+            return *stop;
+        }
+        if (!sleeping(t.tid()))
+            continue;
+        Task* host = nullptr;
+        for (Task* other : t.group().tasks) {
+            auto it = in_sync_call_.find(other->recorded_tid());
+            bool asleep = it != in_sync_call_.end() && it->second.blocked;
+            if (other != &t && !asleep && other->at != Task::At::Running && other->at != Task::At::Fresh &&
+                other->at != Task::At::Gone)
+                host = other;
+        }
+        if (!host)
+            break;
+        constexpr uint64_t kFutexWakePrivate = 1 | 128;
+        inject_syscall(*host, SYS_futex, {call.futex_addr, kFutexWakePrivate, INT32_MAX, 0, 0, 0});
+        break;
+    }
+    return wait_stop(t, what);
+}
+
+void Replayer::finish_pending_sync(Task& t)
+{
+    auto it = in_sync_call_.find(t.recorded_tid());
+    if (it == in_sync_call_.end() || !it->second.pending)
+        return;
+    SyncCallState call = it->second;
+    in_sync_call_.erase(it);
+    finish_sync_call(t, *call.pending, call);
+}
+
+void Replayer::check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call)
+{
+    if (e.phase == SyncPhase::Acquire && call.ret != e.ret)
+        diverge(t,
+                std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
+                    "; in the recording " + std::to_string(e.ret),
+                "  a data race or an unordered operation (atomics, spinlocks) made the threads' order differ" +
+                    other_threads_last_events(e.tid));
+}
+
+} // namespace rw::replay

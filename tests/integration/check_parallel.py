@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Threads recorded with `rewind record --parallel` (they run freely; libc's
+synchronization calls are put in one global order): programs whose shared
+data those calls protect replay byte for byte, recording after recording;
+a program with a data race either replays to its own output or the replay
+reports a divergence (or a thread that cannot go on): never a different
+output with success.
+
+  check_parallel.py --rewind R --programs DIR --work W
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rwtest import Run, check, dump_events, fresh_dir, require_root, run_checks, shell_status
+
+DIVERGENCE, STUCK = 90, 93
+RECORDINGS = 5
+# Shared data under mutexes, condition variables (producers and consumers),
+# barriers, rwlocks, semaphores, a thread pool.
+EXACT = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_rwlock", "threads_semaphore",
+         "threads_pool"]
+# A counter updated without a lock.
+REPORTED = ["threads_racy"]
+
+
+def record(rw, trace, program):
+    return Run([rw, "record", "-q", "--parallel", "-o", trace, "--", program])
+
+
+def replay(rw, trace):
+    return Run([rw, "replay", "--autopilot", "--watchdog", "20", trace], timeout=600)
+
+
+def thread_mode(rw, trace):
+    p = subprocess.run([rw, "info", "--json", trace], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return json.loads(p.stdout)["thread_mode"]
+
+
+def check_exact(rw, progs, work, name):
+    outputs = set()
+    for i in range(RECORDINGS):
+        trace = os.path.join(work, f"{name}-{i}")
+        rec = record(rw, trace, os.path.join(progs, name))
+        check(rec.status == 0, f"{name}: recording {i + 1} failed\n{rec.describe()}")
+        rep = replay(rw, trace)
+        check(rep.status == 0 and rep.stdout == rec.stdout,
+              f"{name}: recording {i + 1} does not replay byte for byte\n--- recorded\n{rec.describe()}\n"
+              f"--- replayed\n{rep.describe()}")
+        outputs.add(rec.stdout)
+    events = dump_events(rw, trace)
+    syncs = [e for e in events if e["kind"] == "sync"]
+    check(syncs, f"{name}: rewind dump shows no synchronization events")
+    check(all(e["tid"] and e["function"] and e["entry"] for e in syncs),
+          f"{name}: a sync event without its thread, function or address")
+    check(thread_mode(rw, trace) == "parallel", f"{name}: rewind info does not say the trace is parallel")
+    debug = Run([rw, "replay", trace], timeout=60)
+    check(debug.status == 91 and b"--parallel" in debug.stderr,
+          f"{name}: gdb is not refused a parallel trace with a reason\n{debug.describe()}")
+    return f"{RECORDINGS} recordings replayed, {len(outputs)} distinct outputs, {len(syncs)} sync events in the last"
+
+
+def check_reported(rw, progs, work, name):
+    reproduced = reported = 0
+    for i in range(RECORDINGS):
+        trace = os.path.join(work, f"{name}-{i}")
+        rec = record(rw, trace, os.path.join(progs, name))
+        check(rec.status == 0, f"{name}: recording {i + 1} failed\n{rec.describe()}")
+        rep = replay(rw, trace)
+        if rep.status == 0:
+            check(rep.stdout == rec.stdout and shell_status(rep.status) == shell_status(rec.status),
+                  f"{name}: recording {i + 1} replayed to another output without a report\n--- recorded\n"
+                  f"{rec.describe()}\n--- replayed\n{rep.describe()}")
+            reproduced += 1
+            continue
+        text = rep.stderr.decode(errors="replace")
+        check(rep.status in (DIVERGENCE, STUCK) and "thread" in text and "event #" in text,
+              f"{name}: recording {i + 1}: the replay failed without naming the event and the thread\n"
+              f"{rep.describe()}")
+        reported += 1
+    return f"{reproduced} reproduced, {reported} reported"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    require_root()
+    work = fresh_dir(args.work)
+    rw, progs = args.rewind, args.programs
+    checks = [(name, lambda name=name: check_exact(rw, progs, work, name)) for name in EXACT]
+    checks += [(name, lambda name=name: check_reported(rw, progs, work, name)) for name in REPORTED]
+    return run_checks(checks)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

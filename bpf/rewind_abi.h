@@ -72,13 +72,13 @@ struct rw_buf_spec {
  * up at the entry of a call that may block (it may wait for another thread
  * of its process). Calls with neither flag never block: the thread runs
  * through them without a stop. */
-#define RW_SYS_MAY_BLOCK     0x08
-#define RW_SYS_BLOCKS_ON_FD  0x10 /* only if args[0] is a descriptor that can block */
+#define RW_SYS_MAY_BLOCK    0x08
+#define RW_SYS_BLOCKS_ON_FD 0x10 /* only if args[0] is a descriptor that can block */
 
 /* Values of the kernel side's `serialized` map: the process's threads run
  * one at a time, handing the CPU over at calls that may block, or also at
  * every read or write whatever its descriptor (rewind record --chaos). */
-#define RW_SERIALIZED            1
+#define RW_SERIALIZED		 1
 #define RW_SERIALIZED_EVERY_CALL 2
 
 struct rw_sys_spec {

@@ -399,13 +399,17 @@ std::vector<uint64_t> WatchSearch::callee_returns(const Interval& in)
     };
     // And the heads of their loops: a stretch that is a loop without calls
     // (a search through an array, a copy) is divided into its rounds.
+    // (Not where int3s count: a loop head runs too often to count that
+    // way, and each try would run to the count's cap first.)
     FunctionCalls here = calls_in(at_good.front().pc);
     add(here.returns);
-    add(here.loop_heads);
+    if (!soft_counting_)
+        add(here.loop_heads);
     for (size_t i = 0; i < here.targets.size() && i < kCallees; i++) {
         const FunctionCalls& callee = calls_in(here.targets[i]);
         add(callee.returns);
-        add(callee.loop_heads);
+        if (!soft_counting_)
+            add(callee.loop_heads);
     }
     return out;
 }

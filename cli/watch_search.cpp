@@ -306,14 +306,9 @@ WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std:
         if (bad_event == good_event || !is_bad(probe(std::to_string(bad_event))))
             return {std::to_string(bad_event), bad};
     }
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        status(fmt::format("events {}..{}", lo, hi));
-        if (is_bad(probe(std::to_string(mid))))
-            hi = mid;
-        else
-            lo = mid;
-    }
+    std::tie(lo, hi) = bisect(
+        lo, hi, [](uint64_t k) { return std::to_string(k); },
+        [](uint64_t l, uint64_t h) { return fmt::format("events {}..{}", l, h); });
     return {std::to_string(lo), std::to_string(hi)};
 }
 
@@ -426,15 +421,9 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         auto at = [&](uint64_t k) {
             return k == 0 ? in.good : with_segment(in.good, "b" + addr_text(own) + "x" + std::to_string(k));
         };
-        uint64_t lo = 0, hi = own_count;
-        while (hi - lo > 1) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            status(fmt::format("executions {}..{} of {} of {:#x}", lo, hi, own_count, own));
-            if (is_bad(probe(at(mid))))
-                hi = mid;
-            else
-                lo = mid;
-        }
+        uint64_t lo = bisect(0, own_count, at, [&](uint64_t l, uint64_t h) {
+                          return fmt::format("executions {}..{} of {} of {:#x}", l, h, own_count, own);
+                      }).first;
         return Interval{at(lo), with_segment(at(lo), "b" + addr_text(own) + "x1")};
     }
     // Return addresses of the frames live at either end of the interval,
@@ -511,15 +500,9 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     auto at = [&](uint64_t k) {
         return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, "b" + addr_text(x) + "x" + std::to_string(k));
     };
-    uint64_t lo = 0, hi = c + 1;
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        status(fmt::format("calls {}..{} of {} returning to {:#x}", lo, hi, c, x));
-        if (is_bad(probe(at(mid))))
-            hi = mid;
-        else
-            lo = mid;
-    }
+    auto [lo, hi] = bisect(0, c + 1, at, [&](uint64_t l, uint64_t h) {
+        return fmt::format("calls {}..{} of {} returning to {:#x}", l, h, c, x);
+    });
     // The next interval starts at its good end, so that its bad end is that and one segment.
     Interval next{at(lo), ""};
     if (hi <= c) {
@@ -559,18 +542,19 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     throw NotDivisible{};
 }
 
-std::optional<size_t> WatchSearch::bisect(const std::vector<std::string>& positions)
+std::pair<uint64_t, uint64_t> WatchSearch::bisect(uint64_t lo, uint64_t hi,
+                                                  const std::function<std::string(uint64_t)>& at,
+                                                  const std::function<std::string(uint64_t, uint64_t)>& progress)
 {
-    // positions.front() is good, positions.back() bad: the last good one before a bad one.
-    size_t lo = 0, hi = positions.size() - 1;
     while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (is_bad(probe(positions[mid])))
+        uint64_t mid = lo + (hi - lo) / 2;
+        status(progress(lo, hi));
+        if (is_bad(probe(at(mid))))
             hi = mid;
         else
             lo = mid;
     }
-    return lo;
+    return {lo, hi};
 }
 
 WatchSearch::Interval WatchSearch::search_anchors(Interval in)
@@ -751,14 +735,8 @@ WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, c
             break;
         lo = hi;
     }
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        status(fmt::format("executions {}..{} of {:#x}", lo, hi, y));
-        if (is_bad(probe(at(mid))))
-            hi = mid;
-        else
-            lo = mid;
-    }
+    std::tie(lo, hi) =
+        bisect(lo, hi, at, [&](uint64_t l, uint64_t h) { return fmt::format("executions {}..{} of {:#x}", l, h, y); });
     return {at(lo), with_segment(at(lo), "b" + addr_text(y) + "x1")};
 }
 
@@ -769,15 +747,8 @@ WatchSearch::Interval WatchSearch::step_search(const Interval& in)
     auto at = [&](uint64_t j) {
         return j == 0 ? in.good : j >= n ? in.bad : with_segment(in.good, "s" + std::to_string(j));
     };
-    uint64_t lo = 0, hi = n;
-    while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        status(fmt::format("instructions {}..{} of {}", lo, hi, n));
-        if (is_bad(probe(at(mid))))
-            hi = mid;
-        else
-            lo = mid;
-    }
+    auto [lo, hi] =
+        bisect(0, n, at, [&](uint64_t l, uint64_t h) { return fmt::format("instructions {}..{} of {}", l, h, n); });
     return {at(lo), at(hi)};
 }
 

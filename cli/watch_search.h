@@ -103,8 +103,11 @@ private:
         std::vector<uint64_t> targets;    // direct calls' destinations (not PLT stubs)
         std::vector<uint64_t> loop_heads; // targets of backward jumps
     };
-    const FunctionCalls& calls_in(uint64_t pc);                              // of the function holding pc
-    std::optional<size_t> bisect(const std::vector<std::string>& positions); // last good index
+    const FunctionCalls& calls_in(uint64_t pc); // of the function holding pc
+    // Bisection between at(lo), good, and at(hi), bad: the last good k and
+    // the first bad one after it. `progress` says where it stands.
+    std::pair<uint64_t, uint64_t> bisect(uint64_t lo, uint64_t hi, const std::function<std::string(uint64_t)>& at,
+                                         const std::function<std::string(uint64_t, uint64_t)>& progress);
     Interval gallop(const std::string& good, uint64_t y, const std::string& bad);
     std::optional<Interval> divide(const Interval& in, const std::vector<uint64_t>& used_out);
     Interval step_search(const Interval& in);

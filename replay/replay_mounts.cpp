@@ -8,9 +8,9 @@
 
 namespace rw::replay {
 
-void Replayer::note_mounts(const ExecEvent& e)
+std::vector<MountedFile> Replayer::mapped_copies(const ExecEvent& e)
 {
-    // The same choice of mappings as binds_for.
+    std::vector<MountedFile> out;
     std::set<std::string> seen;
     for (const auto& m : e.mappings) {
         if (m.content_hash.empty() || m.path.empty() || m.path[0] != '/')
@@ -18,12 +18,17 @@ void Replayer::note_mounts(const ExecEvent& e)
         std::string path = m.path;
         if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
             path.resize(pos);
-        if (!seen.insert(path).second)
-            continue;
-        MountedFile f{path, m.content_hash};
-        if (std::find(mounted_.begin(), mounted_.end(), f) == mounted_.end())
-            mounted_.push_back(f);
+        if (seen.insert(path).second)
+            out.push_back({path, m.content_hash});
     }
+    return out;
+}
+
+void Replayer::note_mounts(const ExecEvent& e)
+{
+    for (MountedFile& f : mapped_copies(e))
+        if (std::find(mounted_.begin(), mounted_.end(), f) == mounted_.end())
+            mounted_.push_back(std::move(f));
 }
 
 std::vector<BindMount> Replayer::binds_of(const std::vector<MountedFile>& files) const

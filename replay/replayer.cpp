@@ -445,20 +445,12 @@ void Replayer::refuse(Tid tid, std::string what, std::string details)
 std::vector<BindMount> Replayer::binds_for(const ExecEvent& e, bool skip_mounted) const
 {
     std::vector<BindMount> binds;
-    std::set<std::string> seen;
-    for (const auto& m : e.mappings) {
-        if (m.content_hash.empty() || m.path.empty() || m.path[0] != '/')
-            continue;
-        std::string path = m.path;
-        if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
-            path.resize(pos);
+    for (const MountedFile& f : mapped_copies(e)) {
         // The same copy mounted again over itself would change nothing the
         // program sees, but CRIU cannot save files on overmounted mounts.
-        if (skip_mounted &&
-            std::find(mounted_.begin(), mounted_.end(), MountedFile{path, m.content_hash}) != mounted_.end())
+        if (skip_mounted && std::find(mounted_.begin(), mounted_.end(), f) != mounted_.end())
             continue;
-        if (seen.insert(path).second)
-            binds.push_back({path, checked_copy(e.tid, m.content_hash, path)});
+        binds.push_back({f.target, checked_copy(e.tid, f.content_hash, f.target)});
     }
     return binds;
 }

@@ -125,6 +125,8 @@ public:
     const std::vector<MountedFile>& mounted_files() const { return mounted_; }
     // The trace's copies of those files, checked (throws ReplayError).
     std::vector<BindMount> binds_of(const std::vector<MountedFile>& files) const;
+    // The trace's copies an exec maps (absolute paths, one per path), to bind-mount.
+    static std::vector<MountedFile> mapped_copies(const ExecEvent& e);
     // Re-emits the program's output only from event `index` on (a replay
     // started from a landmark before the position asked for).
     void echo_from(uint64_t index) { echo_from_ = index; }

@@ -14,6 +14,7 @@
 #include "bpf_capture.h"
 #include "commands.h"
 #include "criu_landmark.h"
+#include "criu_probe.h"
 #include "hw_breakpoint.h"
 #include "tsc.h"
 #include "launcher.h"
@@ -85,8 +86,17 @@ Check check_criu()
     std::string version = replay::criu_version(criu);
     std::string what = criu + " " + (version.empty() ? "(no version)" : version);
     replay::ProgramOutput out = replay::run_program({criu, "check"});
-    if (out.status == 0 && replay::version_at_least(version, 4, 1))
-        return {Level::Ok, "criu", what + ", criu check passes: persistent landmarks available"};
+    if (out.status == 0 && replay::version_at_least(version, 4, 1)) {
+        std::string probe = replay::probe_landmarks(criu);
+        if (probe.empty())
+            return {Level::Ok, "criu",
+                    what + ", criu check passes, a test process dumps and restores: persistent landmarks available"};
+        return {Level::No, "criu",
+                what +
+                    ": criu check passes, but a test process cannot be saved and restored as a landmark, so "
+                    "persistent landmarks are unavailable here (in-memory snapshots still work):\n" +
+                    probe};
+    }
     std::string why;
     if (out.status != 0) {
         // criu's most telling line is usually its first error.
@@ -157,7 +167,11 @@ void add_doctor(CLI::App& app, Outcome& outcome)
         bool can_record = true;
         for (const auto& c : checks) {
             const char* tag = c.level == Level::Ok ? "ok  " : c.level == Level::No ? "no  " : "FAIL";
-            fmt::print("  {}  {:<15} {}\n", tag, c.name, c.detail);
+            // A detail of several lines (what CRIU said) goes on indented.
+            std::string detail = c.detail;
+            for (size_t at = detail.find('\n'); at != std::string::npos; at = detail.find('\n', at + 1))
+                detail.insert(at + 1, std::string(24, ' '));
+            fmt::print("  {}  {:<15} {}\n", tag, c.name, detail);
             if (c.level == Level::Fail)
                 can_record = false;
         }

@@ -81,12 +81,49 @@ std::string describe_status(int status)
     return "wait status " + std::to_string(status);
 }
 
-// Why a criu run failed: its status, what it printed and its log's end.
+// CRIU's own error lines in its log, with the lines that lead to the first
+// one. The log's end is usually the clean-up after the failure (curing the
+// parasite, unfreezing), which does not say what failed. The rlimit error is
+// left out: criu prints it on every run where it may not raise its own
+// descriptor limit, and carries on.
+std::string error_lines(const fs::path& log)
+{
+    std::ifstream in(log);
+    std::deque<std::string> before;
+    std::vector<std::string> errors;
+    std::string lead;
+    for (std::string line; std::getline(in, line) && errors.size() < 8;) {
+        bool error =
+            line.find("Error (") != std::string::npos && line.find("Can't setup RLIMIT_NOFILE") == std::string::npos &&
+            line.find("Dumping FAILED") == std::string::npos && line.find("Restoring FAILED") == std::string::npos;
+        if (error) {
+            if (errors.empty())
+                for (const auto& l : before)
+                    lead += "  " + l + "\n";
+            errors.push_back(line);
+        }
+        before.push_back(line);
+        if (before.size() > 6)
+            before.pop_front();
+    }
+    if (errors.empty())
+        return "";
+    std::string out = lead;
+    for (const auto& e : errors)
+        out += "  " + e + "\n";
+    return out;
+}
+
+// Why a criu run failed: its status, what it printed, its log's errors and
+// its log's end.
 std::string criu_failure(const std::string& what, int status, const std::string& printed, const fs::path& log)
 {
     std::string msg = what + " failed (criu " + describe_status(status) + ")";
     if (!trimmed(printed).empty())
         msg += "\ncriu printed:\n" + trimmed(printed);
+    std::string errors = error_lines(log);
+    if (!errors.empty())
+        msg += "\nerrors in " + log.string() + ":\n" + trimmed(errors);
     std::string tail = last_lines(log, 12);
     if (!tail.empty())
         msg += "\nlast lines of " + log.string() + ":\n" + tail;

@@ -19,7 +19,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, Skipped, check, fresh_dir, machine_can, require_root, run_checks
+from rwtest import Run, Skipped, check, fresh_dir, require_machine, require_root, run_checks
 
 RIP = "/tasks/0/regs/16"  # the first thread's rip in a manifest's state (Registers::RIP)
 SYSCALL_INSN = "/vms/0/syscall_insn"  # where the replayer injects syscalls into the first process
@@ -181,8 +181,7 @@ def main():
 
     def needs_criu(fn):
         def run():
-            if not machine_can(args.rewind, "criu"):
-                raise Skipped("rewind doctor does not say ok for criu (scripts/install-criu.sh installs CRIU 4.1)")
+            require_machine(args.rewind, "criu", "persistent landmarks")
             if not shutil.which("gdb"):
                 raise Skipped("gdb is not installed")
             return fn()

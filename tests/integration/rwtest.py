@@ -27,22 +27,36 @@ class Skipped(Exception):
 _doctor_lines = {}
 
 
-def machine_can(rewind, check_name):
-    """Whether `rewind doctor` says ok for one of its checks (e.g. "hw breakpoints")."""
+def doctor_says(rewind, check_name):
+    """(verdict, detail) of one of `rewind doctor`'s checks (e.g. "hw breakpoints");
+    the detail keeps its continuation lines."""
     if not _doctor_lines:
         out = subprocess.run([rewind, "doctor"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True).stdout
+        name = None
         for line in out.splitlines():
-            m = re.match(r"\s*(ok|no|FAIL)\s+(\S.*?)\s{2,}", line)
+            m = re.match(r"\s*(ok|no|FAIL)\s+(\S.*?)\s{2,}(.*)", line)
             if m:
-                _doctor_lines[m.group(2)] = m.group(1)
-    return _doctor_lines.get(check_name) == "ok"
+                name = m.group(2)
+                _doctor_lines[name] = (m.group(1), m.group(3))
+            elif name and line.startswith(" " * 24):
+                verdict, detail = _doctor_lines[name]
+                _doctor_lines[name] = (verdict, detail + "\n" + line.strip())
+            else:
+                name = None
+    return _doctor_lines.get(check_name, ("missing", "rewind doctor has no such check"))
+
+
+def machine_can(rewind, check_name):
+    """Whether `rewind doctor` says ok for one of its checks."""
+    return doctor_says(rewind, check_name)[0] == "ok"
 
 
 def require_machine(rewind, check_name, what):
     """Raises Skipped unless `rewind doctor` says ok for `check_name`."""
-    if not machine_can(rewind, check_name):
-        raise Skipped(f"{what} needs {check_name}, which this machine lacks (rewind doctor)")
+    verdict, detail = doctor_says(rewind, check_name)
+    if verdict != "ok":
+        raise Skipped(f"{what} needs {check_name}, which this machine lacks; rewind doctor says: {detail}")
 
 
 def requiring(rewind, check_name, fn):

@@ -127,6 +127,10 @@ void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
                        "): " + x.what());
     }
     EngineInt3 active(engine_int3_, e.entry);
+    // Still at the entry where its last event stopped it (a pthread_once
+    // whose initializer calls pthread_once): the next call is a later one.
+    if (t.regs()[Registers::RIP] == e.entry)
+        step_over_engine_int3(t, *trap);
     resume(t, Resume::Emulate);
     StopInfo s = wait_stop(t, describe_sync(e));
     const Registers& r = t.regs();
@@ -208,6 +212,19 @@ bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
                        ", which the recording did not have there");
     call.in_syscall = true;
     call.futex_addr = r[Registers::RDI];
+    // A timed wait's deadline is absolute and was computed from the
+    // recording's clock, which replay serves from the log: against the
+    // real clock it has long passed, and the wait would time out at once
+    // and change the call's outcome. The wait runs without a deadline; one
+    // that timed out in the recording is ended when its turn comes
+    // (wait_woken).
+    constexpr uint64_t kFutexCmdMask = ~uint64_t(128 | 256); // FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME
+    uint64_t cmd = r[Registers::RSI] & kFutexCmdMask;
+    if ((cmd == 0 /* FUTEX_WAIT */ || cmd == 9 /* FUTEX_WAIT_BITSET */) && r[Registers::R10] != 0) {
+        Registers untimed = r;
+        untimed[Registers::R10] = 0;
+        t.set_regs(untimed);
+    }
     return true;
 }
 
@@ -286,7 +303,7 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
 {
     if (call.blocked) {
         // Woken by now, or never: the events that woke it are replayed.
-        StopInfo s = wait_woken(t, call);
+        StopInfo s = wait_woken(t, call, recorded_timeout(e));
         call.blocked = false;
         if (!step_sync_call(t, call, s)) {
             check_sync_result(t, e, call);
@@ -297,18 +314,44 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
         std::optional<InstructionTrap> trap;
         EngineInt3 active(engine_int3_, call.return_to);
         trap.emplace(t.tid(), call.return_to);
+        bool timed_out = recorded_timeout(e);
+        // A waiter woken again and again by wait_woken, whose futex no
+        // thread releases in the recorded order, stops somewhere new at
+        // every turn, so wait_stop's watchdog alone never runs out.
+        auto deadline = std::chrono::steady_clock::now() + options_.watchdog;
         for (;;) {
             resume(t, Resume::Syscall);
-            StopInfo s = call.in_syscall ? wait_woken(t, call)
+            StopInfo s = call.in_syscall ? wait_woken(t, call, timed_out)
                                          : wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
             if (!step_sync_call(t, call, s))
                 break;
+            if (std::chrono::steady_clock::now() > deadline)
+                throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
+                                  "thread " + std::to_string(t.recorded_tid()) + " did not return from " +
+                                      std::string(sync_call_name(call.fn)) + "(" + hex(e.object) + ") within " +
+                                      std::to_string(options_.watchdog.count()) +
+                                      " s: it waits for a futex that no thread releases in the recorded order "
+                                      "(a lock or wake-up the recording did not order)",
+                                  stuck_details(t.recorded_tid()));
         }
     }
     check_sync_result(t, e, call);
 }
 
-StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call)
+bool Replayer::recorded_timeout(const SyncEvent& e)
+{
+    switch (e.fn) {
+    case RW_SYNC_COND_TIMEDWAIT:
+    case RW_SYNC_MUTEX_TIMEDLOCK:
+        return e.ret == ETIMEDOUT;
+    case RW_SYNC_SEM_TIMEDWAIT:
+        return e.ret == -1;
+    default:
+        return false;
+    }
+}
+
+StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call, bool timed_out)
 {
     // Which of several woken condition waiters takes a signal is decided
     // in user space, by the first to run; the kernel's pick of whom to wake
@@ -325,6 +368,22 @@ StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call)
         }
         if (!sleeping(t.tid()))
             continue;
+        if (timed_out) {
+            // The wait ends as its deadline ended it in the recording: an
+            // interrupt takes the thread out of the futex, and at the
+            // futex's exit ETIMEDOUT replaces the restart (the interrupt's
+            // own stop is then ours, not delivered).
+            interrupt_tid_ = t.tid();
+            interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
+            StopInfo s = wait_stop(t, what);
+            if (s.kind == StopInfo::Kind::SyscallStop) {
+                Registers r = t.regs();
+                r[Registers::RAX] = static_cast<uint64_t>(-ETIMEDOUT);
+                t.set_regs(r);
+                t.at = Task::At::SyscallExit;
+            }
+            return s;
+        }
         Task* host = nullptr;
         for (Task* other : t.group().tasks) {
             auto it = in_sync_call_.find(other->recorded_tid());

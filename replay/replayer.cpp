@@ -295,6 +295,8 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             t.resume(t.last_resume);
             continue;
         }
+        if (stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGTRAP)
+            t.reblock_sigtrap();
         bool engine_int3_hit = claim_engine_int3(t, *stop);
         bool preempt_point = preempt_point_trap(t, *stop);
         if (hook_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGTRAP) {

@@ -166,7 +166,10 @@ private:
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
     void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
     void finish_pending_sync(Task& t);
-    StopInfo wait_woken(Task& t, const SyncCallState& call); // the end of a futex wait inside a call
+    // The end of a futex wait inside a call; `timed_out`: the call's
+    // recorded outcome is a timeout, which ends a wait still asleep.
+    StopInfo wait_woken(Task& t, const SyncCallState& call, bool timed_out);
+    static bool recorded_timeout(const SyncEvent& e);
     // Lets condition waiters that were woken and stopped in their call give
     // up their hold on `watched`, which a signaller sleeps on; true if one moved.
     bool advance_woken_sync_calls(Tid except, uint64_t watched);

@@ -57,6 +57,12 @@ public:
     // With `step`, the task stops after one instruction (an emulated
     // syscall still stops at its entry).
     void resume(Resume how, bool step = false);
+    // After a SIGTRAP stop: the kernel unblocks SIGTRAP in a thread that
+    // blocks it when it forces one on it (an int3, a single step, a debug
+    // register), so a thread that blocked it before the resume gets it
+    // blocked again. The program's own mask must not change because
+    // replay or a debugger trapped it (its next rt_sigprocmask would show it).
+    void reblock_sigtrap();
     // A signal handed to the task at its next resume (a delivery stop's signal).
     int inject_signal = 0;
 
@@ -92,6 +98,7 @@ private:
     std::shared_ptr<ThreadGroup> group_;
     std::shared_ptr<AddressSpace> vm_;
     std::optional<Registers> regs_;
+    bool sigtrap_blocked_ = false; // at the last resume
 };
 
 } // namespace rw::replay

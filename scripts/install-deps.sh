@@ -13,7 +13,7 @@ clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
 libzstd-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
 doctest-dev libbenchmark-dev libpfm4-dev libdw-dev libcapstone-dev
 python3 strace gdb libc6-dbg gzip valgrind
-coreutils grep sed gawk bash sqlite3 tar pigz
+coreutils grep sed gawk bash sqlite3 tar pigz xz-utils
 "
 
 missing=""

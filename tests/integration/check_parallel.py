@@ -4,13 +4,16 @@ synchronization calls are put in one global order): programs whose shared
 data those calls protect replay byte for byte, recording after recording;
 a program with a data race either replays to its own output or the replay
 reports a divergence (or a thread that cannot go on): never a different
-output with success.
+output with success. Real programs with threads (pigz, xz -T2, python3's
+threading) replay to the bytes they wrote.
 
   check_parallel.py --rewind R --programs DIR --work W
 """
 import argparse
 import json
 import os
+import random
+import shutil
 import subprocess
 import sys
 
@@ -21,14 +24,36 @@ DIVERGENCE, STUCK = 90, 93
 RECORDINGS = 5
 # Shared data under mutexes, condition variables (producers and consumers),
 # barriers, rwlocks, semaphores, a thread pool.
+# threads_timed: signals blocked around locks, condition waits with deadlines
+# (woken and timed out), a nested pthread_once.
 EXACT = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_rwlock", "threads_semaphore",
-         "threads_pool"]
+         "threads_pool", "threads_timed"]
+PYTHON_THREADS = """
+import hashlib, queue, threading
+results, lock, counted = queue.Queue(), threading.Lock(), [0]
+def work(n):
+    h = hashlib.sha256()
+    for i in range(20000):
+        h.update(str(i * n).encode())
+        if i % 1000 == 0:
+            with lock:
+                counted[0] += 1
+    results.put((n, h.hexdigest()[:16]))
+threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(counted[0], sorted(results.get() for _ in threads))
+"""
+# Real programs that run threads: (name, argv with {input}).
+REAL = [("pigz", ["pigz", "-p", "2", "-c", "{input}"]),
+        ("xz", ["xz", "-T2", "-3", "-c", "{input}"]),
+        ("python3", ["python3", "-c", PYTHON_THREADS])]
 # A counter updated without a lock.
 REPORTED = ["threads_racy"]
 
 
-def record(rw, trace, program):
-    return Run([rw, "record", "-q", "--parallel", "-o", trace, "--", program])
+def record(rw, trace, program, *args):
+    return Run([rw, "record", "-q", "--parallel", "-o", trace, "--", program, *args])
 
 
 def replay(rw, trace):
@@ -84,6 +109,37 @@ def check_reported(rw, progs, work, name):
     return f"{reproduced} reproduced, {reported} reported"
 
 
+def text_input(work, megabytes=4):
+    """Words in random order: compressible, and big enough that pigz and xz
+    hand blocks to their threads."""
+    path = os.path.join(work, "input.txt")
+    if not os.path.exists(path):
+        rng = random.Random(7)
+        words = [f"w{n:x}" for n in range(5000)]
+        with open(path, "w") as f:
+            while f.tell() < megabytes << 20:
+                f.write(" ".join(rng.choice(words) for _ in range(4096)) + "\n")
+    return path
+
+
+def check_real(rw, work, name, argv):
+    program = shutil.which(argv[0])
+    if not program:
+        return f"skipped: {argv[0]} is not installed (scripts/install-deps.sh installs it)"
+    args = [a.replace("{input}", text_input(work)) for a in argv[1:]]
+    native = Run([program, *args])
+    check(native.status == 0, f"{name} fails without rewind\n{native.describe()}")
+    trace = os.path.join(work, name)
+    rec = record(rw, trace, program, *args)
+    check(rec.status == 0 and rec.stdout == native.stdout,
+          f"{name}: the recorded run's output differs from a run without rewind\n{rec.describe()}")
+    rep = replay(rw, trace)
+    check(rep.status == 0 and rep.stdout == rec.stdout,
+          f"{name}: does not replay byte for byte\n--- recorded\n{rec.describe()}\n--- replayed\n{rep.describe()}")
+    syncs = sum(1 for e in dump_events(rw, trace) if e["kind"] == "sync")
+    return f"{len(rec.stdout)} bytes of output replayed, {syncs} sync events"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -95,6 +151,7 @@ def main():
     rw, progs = args.rewind, args.programs
     checks = [(name, lambda name=name: check_exact(rw, progs, work, name)) for name in EXACT]
     checks += [(name, lambda name=name: check_reported(rw, progs, work, name)) for name in REPORTED]
+    checks += [(name, lambda name=name, argv=argv: check_real(rw, work, name, argv)) for name, argv in REAL]
     return run_checks(checks)
 
 

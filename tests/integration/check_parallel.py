@@ -123,7 +123,9 @@ def text_input(work, megabytes=4):
 
 
 def check_real(rw, work, name, argv):
-    program = shutil.which(argv[0])
+    # Debian's python3 rather than a version manager's shim script.
+    debian = os.path.join("/usr/bin", argv[0])
+    program = debian if os.access(debian, os.X_OK) else shutil.which(argv[0])
     if not program:
         return f"skipped: {argv[0]} is not installed (scripts/install-deps.sh installs it)"
     args = [a.replace("{input}", text_input(work)) for a in argv[1:]]

@@ -159,6 +159,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         std::string gdb = "/usr/bin/gdb";
         std::string connect;
         std::vector<std::string> prints;
+        bool no_landmarks = false;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("trace_expr", a->positional, "[TRACE] EXPR: a trace (default: latest) and a gdb expression")
@@ -171,6 +172,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
                     "Search after this event or PCT% only: a start where the expression differs from its value at "
                     "--at (when it has that value at the start too)");
     cmd->add_flag("--json", a->json, "Print the result as JSON");
+    cmd->add_flag("--no-landmarks", a->no_landmarks,
+                  "Replay from the start, not from the trace's landmarks (rewind landmark)");
     cmd->add_option("--print", a->prints, "Also show this expression where the change happens (repeatable)");
     cmd->add_option("--gdb", a->gdb, "The gdb that evaluates the expression (default: /usr/bin/gdb)");
     cmd->add_option("--connect", a->connect,
@@ -191,7 +194,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
             throw UsageError("rewind watch does not support traces recorded with --parallel yet", 91);
         check_gdb(a->gdb);
         check_expression_syntax(a->gdb, t, expr);
-        GdbSupport support(t);
+        GdbSupport support(t, a->no_landmarks ? std::vector<std::string>{"--no-landmarks"}
+                                              : std::vector<std::string>{});
         GdbMi gdb(a->gdb, {});
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
         for (const std::string& setup :

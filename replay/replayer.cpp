@@ -17,11 +17,14 @@
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "bytes.h"
+#include "cpu_pin.h"
 #include "event_format.h"
 #include "text.h"
 #include "launcher.h"
@@ -39,6 +42,11 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
         source_.order_by_seq();
     // Copies of replayed processes outlive their parents: keep them ours.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    // Before any tracee exists: they inherit it.
+    if (std::getenv("REWIND_DEBUG"))
+        std::fprintf(stderr, "[replay] %s\n", pin_replay_cpu().c_str());
+    else
+        pin_replay_cpu();
 }
 
 Replayer::~Replayer()

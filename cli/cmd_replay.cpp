@@ -144,6 +144,7 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
                              "shows output from an event on");
         Progress progress(t.end() ? t.end()->events : 0);
         replay::ReplayOptions opts;
+        opts.one_cpu = true;
         opts.echo_output = !a->quiet;
         opts.watchdog = std::chrono::seconds(a->watchdog);
         opts.progress = [&](uint64_t e) { progress.update(e); };

@@ -43,10 +43,11 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
     // Copies of replayed processes outlive their parents: keep them ours.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     // Before any tracee exists: they inherit it.
-    if (std::getenv("REWIND_DEBUG"))
-        std::fprintf(stderr, "[replay] %s\n", pin_replay_cpu().c_str());
-    else
-        pin_replay_cpu();
+    if (options_.one_cpu) {
+        std::string pinned = pin_replay_cpu();
+        if (std::getenv("REWIND_DEBUG"))
+            std::fprintf(stderr, "[replay] %s\n", pinned.c_str());
+    }
 }
 
 Replayer::~Replayer()

@@ -46,6 +46,10 @@ struct ReplayOptions {
     std::chrono::seconds watchdog{120};                   // no stop from a running task for this long: Stuck
     std::function<void(uint64_t)> progress;               // called now and then with the next event index
     std::function<void(uint64_t, const Event&)> on_event; // called before each event is replayed
+    // Run on one CPU (cpu_pin.h): replays without a debugger. A debugging
+    // session's searches (rewind watch) varied too much from run to run,
+    // pinned or not, to show a gain, and some runs were slower pinned.
+    bool one_cpu = false;
 };
 
 // The clone flags of a fork-like syscall event.

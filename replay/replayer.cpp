@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 #include <fstream>
 
 #include "bytes.h"
@@ -304,7 +305,7 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             t.resume(t.last_resume);
             continue;
         }
-        if (stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGTRAP)
+        if (stop->kind != StopInfo::Kind::Exited && stop->kind != StopInfo::Kind::Signaled)
             t.reblock_sigtrap();
         bool engine_int3_hit = claim_engine_int3(t, *stop);
         bool preempt_point = preempt_point_trap(t, *stop);
@@ -797,7 +798,15 @@ void Replayer::on_exit(const ExitEvent& e)
             // recording saw no more of it, so neither does the replay.
             ::kill(t.tid(), SIGKILL);
         } else if (t.at != Task::At::Running) {
-            resume(t, Resume::Cont);
+            // A sibling's exit_group may already have taken it (it was
+            // stopped in a futex the recording shows it never left): then
+            // there is nothing to resume, only its end to collect.
+            try {
+                resume(t, Resume::Cont);
+            } catch (const std::system_error& x) {
+                if (x.code().value() != ESRCH)
+                    throw;
+            }
         }
         for (;;) {
             final = wait_stop(t, "its exit");

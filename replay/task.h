@@ -57,11 +57,11 @@ public:
     // With `step`, the task stops after one instruction (an emulated
     // syscall still stops at its entry).
     void resume(Resume how, bool step = false);
-    // After a SIGTRAP stop: the kernel unblocks SIGTRAP in a thread that
-    // blocks it when it forces one on it (an int3, a single step, a debug
-    // register), so a thread that blocked it before the resume gets it
-    // blocked again. The program's own mask must not change because
-    // replay or a debugger trapped it (its next rt_sigprocmask would show it).
+    // At a stop after a resume into the thread's own code while it blocked
+    // SIGTRAP: blocked again. The kernel unblocks a SIGTRAP it forces (an
+    // int3, a single step), and resume() lets it through for breakpoints;
+    // the program's own mask must not change because replay or a debugger
+    // trapped it (its next rt_sigprocmask would show it).
     void reblock_sigtrap();
     // A signal handed to the task at its next resume (a delivery stop's signal).
     int inject_signal = 0;
@@ -98,7 +98,7 @@ private:
     std::shared_ptr<ThreadGroup> group_;
     std::shared_ptr<AddressSpace> vm_;
     std::optional<Registers> regs_;
-    bool sigtrap_blocked_ = false; // at the last resume
+    bool reblock_due_ = false; // SIGTRAP was blocked at a resume into the thread's own code
 };
 
 } // namespace rw::replay

@@ -1,18 +1,30 @@
 /* Two threads hand a token back and forth through atomic flags, spinning
  * without any syscall while they wait: the recorder must preempt the spinner
- * for the other thread to run, and replay must find those points again. */
+ * for the other thread to run, and replay must find those points again.
+ * `threads_spin blocked`: both threads block every signal first (as xz's
+ * workers do), so no hardware breakpoint's SIGTRAP reaches them. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #define ROUNDS 3
 
 static atomic_int turn;
 static long trace_of_work[2 * ROUNDS];
 
-static void *partner(void *arg)
+static void block_all_signals(void)
 {
-    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+}
+
+static void* partner(void* arg)
+{
+    if (arg)
+        block_all_signals();
     for (int r = 0; r < ROUNDS; r++) {
         while (atomic_load(&turn) != 1)
             ;
@@ -22,10 +34,13 @@ static void *partner(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char** argv)
 {
+    int blocked = argc > 1 && strcmp(argv[1], "blocked") == 0;
     pthread_t t;
-    pthread_create(&t, NULL, partner, NULL);
+    pthread_create(&t, NULL, partner, blocked ? &turn : NULL);
+    if (blocked)
+        block_all_signals();
     for (int r = 0; r < ROUNDS; r++) {
         trace_of_work[2 * r] = r * 5 + 2;
         atomic_store(&turn, 1);

@@ -287,15 +287,15 @@ code pays a trap per probe hit (about 15 µs here) and, in replay, about
 160 µs per synchronization call.
 
 Real programs: pigz and xz with two threads record at about 1.3 times
-their native time with --parallel. Serialized, xz -T2 takes turns between
-threads that hand blocks to each other through condition variables with
-deadlines, and every hand-over waits for the recorder's scheduler: over
-100 times native. Replay of the parallel traces runs each thread's
-compression in turn (the two threads' work one after the other) and stops
-at every synchronization call: about 6 times native. Python's threads take
-and release the interpreter's lock (a condition variable and a mutex) many
-times a second, so every row of that kind pays per call, as the
-mutex-heavy one does."""
+their native time with --parallel. xz's workers block every signal; until
+the recorder stopped probing such threads with a hardware breakpoint whose
+SIGTRAP never arrives (it trapped at every execution instead), serialized
+xz -T2 took over 100 times its native time. Replay of the parallel traces
+runs each thread's compression in turn (the two threads' work one after
+the other) and stops at every synchronization call: about 6 times native.
+Python's threads take and release the interpreter's lock (a condition
+variable and a mutex) many times a second, so that row pays per call, as
+the mutex-heavy one does."""
 
 
 def section_codec(ctx):

@@ -130,7 +130,9 @@ private:
     bool on_probe_trap(Thread& t);
     enum class StepProbe { Round, NoRound, HandedOver };
     StepProbe step_one_round(Thread& t);
-    void probe_by_stepping(Thread& t);
+    // `budget_preempts`: past the compute budget a thread is preempted
+    // even when it makes progress (not for one that blocks SIGTRAP).
+    void probe_by_stepping(Thread& t, bool budget_preempts);
     void preempt_here(Thread& t);
     void emit(Event event);
     void problem(std::string message, Tid tid);

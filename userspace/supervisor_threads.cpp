@@ -244,15 +244,23 @@ void Supervisor::start_preemption(Thread& t)
     uint64_t rip = regs[Registers::RIP];
     auto blocked = blocked_signals(t.tid);
     bool sigtrap_blocked = blocked && (*blocked & kSigtrapBit) != 0;
-    if (sigtrap_blocked && Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
-        // No breakpoint can tell us where it is: it runs on towards a
-        // syscall, or until the compute budget, then is stepped.
-        scheduler_.extend(t.tgid, 4 * options_.time_slice);
-        resume(t, 0);
+    if (sigtrap_blocked) {
+        // No breakpoint can tell us where it is. It runs on towards a
+        // syscall; past the compute budget one round of single steps
+        // (every budget) tells a spin-wait, preempted there, from work,
+        // which is left to reach its syscall: a point in the middle of
+        // computation would cost replay a breakpoint hit per execution of
+        // its instruction, hundreds of millions in xz's workers.
+        if (Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
+            scheduler_.extend(t.tgid, 4 * options_.time_slice);
+            resume(t, 0);
+            return;
+        }
+        probe_by_stepping(t, false);
         return;
     }
-    if (sigtrap_blocked || !perfclock::breakpoints_work()) {
-        probe_by_stepping(t);
+    if (!perfclock::breakpoints_work()) {
+        probe_by_stepping(t, true);
         return;
     }
     try {
@@ -305,7 +313,7 @@ Supervisor::StepProbe Supervisor::step_one_round(Thread& t)
     return StepProbe::NoRound;
 }
 
-void Supervisor::probe_by_stepping(Thread& t)
+void Supervisor::probe_by_stepping(Thread& t, bool budget_preempts)
 {
     clear_soft_dirty(t.tgid);
     StepProbe probe = step_one_round(t);
@@ -314,11 +322,12 @@ void Supervisor::probe_by_stepping(Thread& t)
     auto written = soft_dirty_pages(t.tgid, kMaxProbePages);
     bool waiting =
         probe == StepProbe::Round && same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
-    if (waiting || Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget) {
+    if (waiting || (budget_preempts && Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget)) {
         preempt_here(t);
         return;
     }
-    scheduler_.extend(t.tgid, 4 * options_.time_slice);
+    scheduler_.extend(t.tgid, budget_preempts ? 4 * options_.time_slice
+                                              : std::chrono::duration_cast<std::chrono::milliseconds>(kComputeBudget));
     resume(t, 0);
 }
 

@@ -21,6 +21,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_watch  # noqa: E402
 import watch_shapes  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "programs"))
+import thread_workloads  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 
@@ -201,13 +204,13 @@ def section_threads_parallel(ctx):
     """Multithreaded programs recorded with --parallel, beside today's
     serialized recording of the same run."""
     prog = os.path.join(ctx.build, "bench", "bench_threads")
-    text = text_file(os.path.join(ctx.tmp, "words-50mb.txt"), 50)
+    text = thread_workloads.write_text(os.path.join(ctx.tmp, "words-50mb.txt"), 50)
     cases = [("4 threads, compute-bound (3e8 xorshift steps each)", [prog, "compute", "300000000"], False),
              ("8 threads, syscall-heavy (200,000 reads of 4 KiB of a file each)", [prog, "reads", "200000"], False),
              ("4 threads, mutex-heavy (10,000 mutex rounds each)", [prog, "lock", "10000"], True),
              ("pigz -p 2, 50 MB of text", ["pigz", "-p", "2", "-c", text], True),
              ("xz -T2 -1, 50 MB of text", ["xz", "-T2", "-1", "-c", text], True),
-             ("python3, 4 threads hashing under a lock", [debian_python(), "-c", PYTHON_THREADS], True)]
+             ("python3, 4 threads hashing under a lock", thread_workloads.python_threads(200000, 100), True)]
     rows = []
     for name, argv, replayed in cases:
         trace = os.path.join(ctx.tmp, "parallel-trace")
@@ -229,39 +232,6 @@ def section_threads_parallel(ctx):
     return ("Threads, parallel recording", md_table(["workload", "native s", "serialized record ÷ native",
                                                       "--parallel record ÷ native", "--parallel replay ÷ native",
                                                       "events (--parallel)"], rows) + "\n\n" + PARALLEL_NOTES)
-
-
-PYTHON_THREADS = """
-import hashlib, threading
-lock, counted = threading.Lock(), [0]
-def work(n):
-    h = hashlib.sha256()
-    for i in range(200000):
-        h.update(str(i * n).encode())
-        if i % 100 == 0:
-            with lock:
-                counted[0] += 1
-threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-print(counted[0])
-"""
-
-
-def debian_python():
-    """Debian's python3 rather than a version manager's shim script."""
-    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
-
-
-def text_file(path, megabytes):
-    """Words in a random order of a fixed seed: compressible text."""
-    import random
-    rng = random.Random(7)
-    words = [f"w{n:x}" for n in range(5000)]
-    with open(path, "w") as f:
-        while f.tell() < megabytes << 20:
-            f.write(" ".join(rng.choice(words) for _ in range(4096)) + "\n")
-    return path
 
 
 PARALLEL_NOTES = """\

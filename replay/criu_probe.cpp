@@ -5,7 +5,6 @@
 #include <linux/close_range.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <stdexcept>
 
 #include "criu_landmark.h"
+#include "tracee.h"
 
 namespace rw::replay {
 namespace fs = std::filesystem;
@@ -46,14 +46,6 @@ void wait_for_stop(pid_t pid)
     int status = 0;
     if (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
         throw std::runtime_error("the probe process did not stop");
-}
-
-user_regs_struct regs_of(pid_t pid)
-{
-    user_regs_struct r{};
-    if (ptrace(PTRACE_GETREGS, pid, nullptr, &r) != 0)
-        throw std::runtime_error(std::string("PTRACE_GETREGS: ") + std::strerror(errno));
-    return r;
 }
 
 class Spinner {
@@ -91,12 +83,12 @@ std::string probe_landmarks(const std::string& criu)
             throw std::runtime_error(std::string("PTRACE_SEIZE: ") + std::strerror(errno));
         // Until it has closed its descriptors it may be stopped in a system
         // call, which is no place for a landmark.
-        user_regs_struct before{};
+        Registers before;
         for (int attempt = 0;; attempt++) {
             ptrace(PTRACE_INTERRUPT, spinner.pid(), nullptr, nullptr);
             wait_for_stop(spinner.pid());
-            before = regs_of(spinner.pid());
-            if (static_cast<long long>(before.orig_rax) == -1)
+            before = get_registers(spinner.pid());
+            if (static_cast<int64_t>(before[Registers::ORIG_RAX]) == -1)
                 break;
             if (attempt == 100)
                 throw std::runtime_error("the probe process never stopped outside a system call");
@@ -105,8 +97,8 @@ std::string probe_landmarks(const std::string& criu)
         }
         dump_landmark(criu, spinner.pid(), {spinner.pid()}, dir / "image", kOptions);
         RestoredLandmark copy = RestoredLandmark::restore(criu, dir / "image", {}, kOptions);
-        user_regs_struct after = regs_of(copy.pid());
-        if (after.rip != before.rip || after.rsp != before.rsp)
+        Registers after = get_registers(copy.pid());
+        if (after[Registers::RIP] != before[Registers::RIP] || after[Registers::RSP] != before[Registers::RSP])
             throw std::runtime_error("the restored copy's registers differ from the dumped process's");
     } catch (const std::exception& e) {
         failure = e.what();

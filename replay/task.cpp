@@ -4,19 +4,9 @@
 
 #include <cerrno>
 #include <csignal>
-#include <cstdint>
 #include <system_error>
 
 namespace rw::replay {
-
-namespace {
-
-constexpr uint64_t sigtrap_bit()
-{
-    return uint64_t(1) << (SIGTRAP - 1);
-}
-
-} // namespace
 
 Task::Task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group, std::shared_ptr<AddressSpace> vm)
     : tid_(tid), recorded_tid_(recorded_tid), group_(std::move(group)), vm_(std::move(vm))
@@ -56,12 +46,12 @@ void Task::resume(Resume how, bool step)
     // itself. The stop blocks it again (reblock_sigtrap).
     reblock_sigtrap(); // in case the last stop was taken past Replayer::wait_stop
     bool user_code_only = !(at == At::SyscallEntry && how != Resume::Emulate) && inject_signal == 0;
-    uint64_t blocked = 0;
-    reblock_due_ = user_code_only && ::ptrace(PTRACE_GETSIGMASK, tid_, sizeof blocked, &blocked) == 0 &&
-                   (blocked & sigtrap_bit()) != 0;
-    if (reblock_due_) {
-        uint64_t open = blocked & ~sigtrap_bit();
-        ::ptrace(PTRACE_SETSIGMASK, tid_, sizeof open, &open);
+    if (user_code_only) {
+        auto mask = get_sigmask(tid_);
+        if (mask && (*mask & signal_bit(SIGTRAP)) != 0) {
+            set_sigmask(tid_, *mask & ~signal_bit(SIGTRAP));
+            mask_to_restore_ = *mask;
+        }
     }
     int sig = inject_signal;
     inject_signal = 0;
@@ -73,20 +63,13 @@ void Task::resume(Resume how, bool step)
     last_resume_stepped = step;
 }
 
-} // namespace rw::replay
-
-namespace rw::replay {
-
 void Task::reblock_sigtrap()
 {
-    if (!reblock_due_)
-        return;
-    reblock_due_ = false;
-    uint64_t blocked = 0;
-    if (::ptrace(PTRACE_GETSIGMASK, tid_, sizeof blocked, &blocked) == 0 && (blocked & sigtrap_bit()) == 0) {
-        blocked |= sigtrap_bit();
-        ::ptrace(PTRACE_SETSIGMASK, tid_, sizeof blocked, &blocked);
-    }
+    // Only the thread's own code ran since the resume: its mask is still
+    // the one resume() read.
+    if (mask_to_restore_)
+        set_sigmask(tid_, *mask_to_restore_);
+    mask_to_restore_.reset();
 }
 
 } // namespace rw::replay

@@ -98,7 +98,8 @@ private:
     std::shared_ptr<ThreadGroup> group_;
     std::shared_ptr<AddressSpace> vm_;
     std::optional<Registers> regs_;
-    bool reblock_due_ = false; // SIGTRAP was blocked at a resume into the thread's own code
+    // The program's mask, with SIGTRAP blocked, while resume() lets SIGTRAP through.
+    std::optional<uint64_t> mask_to_restore_;
 };
 
 } // namespace rw::replay

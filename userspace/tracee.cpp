@@ -132,6 +132,19 @@ unsigned long get_event_msg(pid_t tid)
     return msg;
 }
 
+std::optional<uint64_t> get_sigmask(pid_t tid)
+{
+    uint64_t mask = 0;
+    if (::ptrace(PTRACE_GETSIGMASK, tid, sizeof mask, &mask) != 0)
+        return std::nullopt;
+    return mask;
+}
+
+bool set_sigmask(pid_t tid, uint64_t mask)
+{
+    return ::ptrace(PTRACE_SETSIGMASK, tid, sizeof mask, &mask) == 0;
+}
+
 StopInfo decode_wait_status(int status)
 {
     StopInfo s;

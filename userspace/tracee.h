@@ -57,6 +57,15 @@ siginfo_t get_siginfo(pid_t tid);
 void set_siginfo(pid_t tid, const siginfo_t& info);
 unsigned long get_event_msg(pid_t tid);
 
+// A thread's blocked signals (PTRACE_GETSIGMASK, one bit per signal:
+// signal_bit), or nothing where they cannot be read (the thread is gone).
+std::optional<uint64_t> get_sigmask(pid_t tid);
+bool set_sigmask(pid_t tid, uint64_t mask);
+constexpr uint64_t signal_bit(int signo)
+{
+    return uint64_t(1) << (signo - 1);
+}
+
 // The wait-status of a stop, decoded.
 struct StopInfo {
     enum class Kind { Exited, Signaled, SignalDelivery, SyscallStop, PtraceEvent, GroupStop };

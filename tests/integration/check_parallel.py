@@ -13,13 +13,15 @@ serialized.
 import argparse
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from rwtest import Run, check, dump_events, fresh_dir, require_root, run_checks, shell_status
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "programs"))
+import thread_workloads  # noqa: E402
 
 DIVERGENCE, STUCK = 90, 93
 RECORDINGS = 5
@@ -29,26 +31,10 @@ RECORDINGS = 5
 # (woken and timed out), a nested pthread_once.
 EXACT = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_rwlock", "threads_semaphore",
          "threads_pool", "threads_timed"]
-PYTHON_THREADS = """
-import hashlib, queue, threading
-results, lock, counted = queue.Queue(), threading.Lock(), [0]
-def work(n):
-    h = hashlib.sha256()
-    for i in range(20000):
-        h.update(str(i * n).encode())
-        if i % 1000 == 0:
-            with lock:
-                counted[0] += 1
-    results.put((n, h.hexdigest()[:16]))
-threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-for t in threads: t.start()
-for t in threads: t.join()
-print(counted[0], sorted(results.get() for _ in threads))
-"""
 # Real programs that run threads: (name, argv with {input}).
 REAL = [("pigz", ["pigz", "-p", "2", "-c", "{input}"]),
         ("xz", ["xz", "-T2", "-3", "-c", "{input}"]),
-        ("python3", ["python3", "-c", PYTHON_THREADS])]
+        ("python3", thread_workloads.python_threads(20000, 1000))]
 # A counter updated without a lock.
 REPORTED = ["threads_racy"]
 
@@ -110,23 +96,13 @@ def check_reported(rw, progs, work, name):
     return f"{reproduced} reproduced, {reported} reported"
 
 
-def text_input(work, megabytes=4):
-    """Words in random order: compressible, and big enough that pigz and xz
-    hand blocks to their threads."""
+def text_input(work):
     path = os.path.join(work, "input.txt")
-    if not os.path.exists(path):
-        rng = random.Random(7)
-        words = [f"w{n:x}" for n in range(5000)]
-        with open(path, "w") as f:
-            while f.tell() < megabytes << 20:
-                f.write(" ".join(rng.choice(words) for _ in range(4096)) + "\n")
-    return path
+    return path if os.path.exists(path) else thread_workloads.write_text(path, 4)
 
 
 def check_real(rw, work, name, argv):
-    # Debian's python3 rather than a version manager's shim script.
-    debian = os.path.join("/usr/bin", argv[0])
-    program = debian if os.access(debian, os.X_OK) else shutil.which(argv[0])
+    program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
     if not program:
         return f"skipped: {argv[0]} is not installed (scripts/install-deps.sh installs it)"
     args = [a.replace("{input}", text_input(work)) for a in argv[1:]]

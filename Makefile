@@ -18,8 +18,10 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# CTest prints nothing for a skipped test: its reasons follow the summary.
 check: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); status=$$?; \
+		$(CURDIR)/scripts/skip-reasons.py Testing/Temporary/LastTest.log; exit $$status; }
 
 demo: build
 	@./examples/demo.sh $(REWIND) $(BUILD)

@@ -135,11 +135,10 @@ void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
     StopInfo s = wait_stop(t, describe_sync(e));
     const Registers& r = t.regs();
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || r[Registers::RIP] != e.entry)
-        diverge(t, "expected " + describe_sync(e) + ", got " + describe_stop(t, s) + other_threads_last_events(e.tid));
+        diverge(t, "expected " + describe_sync(e) + ", got " + describe_stop(t, s));
     if (r[Registers::RDI] != e.object)
         diverge(t, std::string(sync_call_name(e.fn)) + " is called on another object",
-                "  expected " + hex(e.object) + "\n  actual   " + hex(r[Registers::RDI]) +
-                    other_threads_last_events(e.tid));
+                "  expected " + hex(e.object) + "\n  actual   " + hex(r[Registers::RDI]));
 }
 
 bool Replayer::run_sync_call(Task& t, SyncCallState& call)
@@ -200,8 +199,7 @@ bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
         return false;
     }
     if (s.kind != StopInfo::Kind::SyscallStop)
-        diverge(t, "inside " + std::string(sync_call_name(call.fn)) + ": " + describe_stop(t, s) +
-                       other_threads_last_events(t.recorded_tid()));
+        diverge(t, "inside " + std::string(sync_call_name(call.fn)) + ": " + describe_stop(t, s));
     if (call.in_syscall) {
         call.in_syscall = false;
         return true;
@@ -416,9 +414,7 @@ void Replayer::check_sync_result(Task& t, const SyncEvent& e, const SyncCallStat
     if (e.phase == SyncPhase::Acquire && call.ret != e.ret)
         diverge(t,
                 std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
-                    "; in the recording " + std::to_string(e.ret),
-                "  a data race or an unordered operation (atomics, spinlocks) made the threads' order differ" +
-                    other_threads_last_events(e.tid));
+                    "; in the recording " + std::to_string(e.ret));
 }
 
 } // namespace rw::replay

@@ -429,6 +429,14 @@ void Replayer::diverge(Task& t, std::string what, std::string details)
                    " out of the trace (record --scrub-env): the replayed program sees placeholders, and "
                    "departs from the recording where it uses them";
     }
+    if (parallel_trace())
+        details += std::string(details.empty() ? "" : "\n") +
+                   "  note: the threads of this recording ran in parallel (record --parallel); replay orders them "
+                   "only at\n  synchronization calls and syscalls, so shared data used without them (a data race, "
+                   "atomics,\n  spin-waits, glibc's internal locks such as malloc's list of arenas when one thread "
+                   "starts as\n  another ends) can be met in another order. A recording made with --serialize (the "
+                   "default)\n  replays such a program exactly." +
+                   other_threads_last_events(t.recorded_tid());
     throw ReplayError(ReplayErrorKind::Divergence, current_, t.recorded_tid(), std::move(what), std::move(details));
 }
 

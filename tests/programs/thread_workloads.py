@@ -1,7 +1,14 @@
 """Workloads of real threaded programs, shared by the checks
 (tests/integration/check_parallel.py) and the benchmark (bench/compare.py):
 Debian's python3 running threads that hash under a lock, and compressible
-text for pigz and xz."""
+text for pigz and xz.
+
+The python3 threads allocate (glibc's malloc gives each thread an arena at
+its first allocation) and meet at a barrier before any of them works: a
+thread that ends puts its arena on a list that glibc's own lock guards,
+and a --parallel recording does not order that lock, so a thread starting
+while another ends may be given another arena in replay (docs/commands.md).
+"""
 import os
 import random
 
@@ -9,8 +16,10 @@ PYTHON_THREADS = """
 import hashlib, sys, threading
 rounds, every = int(sys.argv[1]), int(sys.argv[2])
 lock, counted, digests = threading.Lock(), [0], {}
+started = threading.Barrier(4)
 def work(n):
     h = hashlib.sha256()
+    started.wait()
     for i in range(rounds):
         h.update(str(i * n).encode())
         if i % every == 0:

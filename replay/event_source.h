@@ -10,6 +10,7 @@
 
 #include "event.h"
 #include "event_stream.h"
+#include "seq_window.h"
 
 namespace rw::replay {
 
@@ -26,7 +27,7 @@ public:
     // stream holds the order the kernel side's records arrived in, which
     // can differ a little from the global seq order between threads. Events
     // are then given in seq order, looking this many events ahead.
-    static constexpr size_t kSeqWindow = 1024;
+    static constexpr size_t kSeqWindow = rw::kSeqWindow;
     void order_by_seq() { by_seq_ = true; }
 
     // The next event in stream order, or nothing at the end of the stream.

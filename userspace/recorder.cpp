@@ -23,6 +23,7 @@
 #include "file_store.h"
 #include "launcher.h"
 #include "mapped_files.h"
+#include "seq_window.h"
 #include "supervisor.h"
 #include "syscall_table.h"
 #include "system_info.h"
@@ -224,7 +225,8 @@ RecordResult record(const RecordOptions& options)
 
     EventStreamWriter writer(dir / trace_files::kEvents, options.zstd_level);
     TraceSink trace_sink(writer);
-    EventOrderer sink(trace_sink);
+    SeqWindow seq_window(trace_sink);
+    EventOrderer sink(options.parallel ? static_cast<EventSink&>(seq_window) : trace_sink);
     FileStore store(dir / trace_files::kFiles);
     EventAssembler* assembler_ptr = nullptr;
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096)},
@@ -326,6 +328,10 @@ RecordResult record(const RecordOptions& options)
         end.problems.push_back("the kernel skipped " + std::to_string(missed) + " runs of the capture programs");
     if (size_t unfilled = sink.finish())
         end.problems.push_back(std::to_string(unfilled) + " syscalls were entered and never reported");
+    seq_window.finish();
+    if (uint64_t late = seq_window.late())
+        end.problems.push_back(std::to_string(late) + " events reached the recorder more than " +
+                               std::to_string(kSeqWindow) + " events late and are out of order");
     writer.flush();
     trace_sink.fill(end);
     end.stream_bytes = writer.file_bytes();

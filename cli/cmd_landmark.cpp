@@ -133,7 +133,7 @@ void add_landmark(CLI::App& app, Outcome& outcome)
                 // Not every boundary can be saved (a thread inside a call
                 // that runs for real): the next one that can.
                 std::string why;
-                while (!replayer.can_snapshot(&why))
+                while (!replayer.can_snapshot(&why, true))
                     if (!replayer.step())
                         break;
                 uint64_t at = replayer.next_event_index();

@@ -121,10 +121,6 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
             from->check_within(t.end() ? t.end()->events : 0);
         }
         if (!a->autopilot) {
-            if (t.meta().thread_mode == "parallel")
-                throw UsageError("debugging a trace recorded with --parallel is not supported yet; "
-                                 "rewind replay --autopilot replays it",
-                                 91);
             std::vector<std::string> serve_options;
             if (Tid pid = a->process.resolve(t))
                 serve_options = {"--pid", std::to_string(pid)};

@@ -190,12 +190,10 @@ void add_watch(CLI::App& app, Outcome& outcome)
         if (expr.empty())
             throw UsageError("the expression is empty");
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
-        if (t.meta().thread_mode == "parallel")
-            throw UsageError("rewind watch does not support traces recorded with --parallel yet", 91);
         check_gdb(a->gdb);
         check_expression_syntax(a->gdb, t, expr);
-        GdbSupport support(t, a->no_landmarks ? std::vector<std::string>{"--no-landmarks"}
-                                              : std::vector<std::string>{});
+        GdbSupport support(t,
+                           a->no_landmarks ? std::vector<std::string>{"--no-landmarks"} : std::vector<std::string>{});
         GdbMi gdb(a->gdb, {});
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
         for (const std::string& setup :

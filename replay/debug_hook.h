@@ -5,6 +5,8 @@
 #pragma once
 
 #include <csignal>
+#include <cstdint>
+#include <optional>
 
 namespace rw::replay {
 
@@ -37,6 +39,9 @@ public:
 
     // Around a fork of `task`'s process (a recorded fork, or a snapshot).
     virtual void before_fork(Task& task) = 0;
+    // The byte under the debugger's int3 at `addr`, if it has one there
+    // (the engine's own trap there is then that int3).
+    virtual std::optional<uint8_t> byte_under_breakpoint(uint64_t addr) = 0;
     virtual void after_fork(Task& task) = 0;
 };
 

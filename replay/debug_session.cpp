@@ -36,16 +36,7 @@ void debug_log(const char* format, ...)
     std::fputc('\n', stderr);
 }
 
-DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
-{
-    // The engine stops threads of such traces with int3s of its own at
-    // synchronization calls, which the debugger's breakpoints, steps,
-    // counters and snapshots do not know about yet.
-    if (trace.meta().thread_mode == "parallel")
-        throw ReplayError(ReplayErrorKind::Refused, 0, 0,
-                          "debugging a trace recorded with --parallel is not supported yet",
-                          "  rewind replay --autopilot replays it");
-}
+DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options) {}
 
 DebugSession::~DebugSession()
 {
@@ -209,6 +200,23 @@ DebugHook::Then DebugSession::ask(const StopReport& report)
         r.exec_path = program_.executable;
         exec_unreported_ = false;
     }
+    // The debugger sees every thread stopped, also those a parallel trace
+    // leaves asleep in a futex.
+    struct Parked {
+        Replayer& engine;
+        explicit Parked(Replayer& e) : engine(e) { engine.park_sleepers(); }
+        ~Parked() noexcept(false)
+        {
+            if (std::uncaught_exceptions() == 0)
+                engine.unpark_sleepers();
+            else
+                try {
+                    engine.unpark_sleepers();
+                } catch (...) {
+                    // (the travel under way restores a snapshot: the sleepers go with their process)
+                }
+        }
+    } parked(engine_);
     for (;;) {
         ResumeRequest req = frontend_->on_stop(r);
         if (req.kind == ResumeRequest::Kind::Kill)
@@ -522,6 +530,15 @@ void DebugSession::stop_single_stepping()
 bool DebugSession::is_debugged(Task& t)
 {
     return t.group().recorded_tgid == debugged_tgid_;
+}
+
+std::optional<uint8_t> DebugSession::byte_under_breakpoint(uint64_t addr)
+{
+    if (!breakpoints_.has_software(addr))
+        return std::nullopt;
+    uint8_t byte = 0xcc;
+    breakpoints_.hide(addr, {&byte, 1});
+    return byte;
 }
 
 void DebugSession::before_fork(Task& task)

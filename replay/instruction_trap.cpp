@@ -18,9 +18,17 @@ InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr) : memory_(tid), addr_
     plant();
 }
 
+InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr, uint8_t original)
+    : memory_(tid), addr_(addr), original_(original), shared_(true)
+{
+    plant();
+}
+
 InstructionTrap::~InstructionTrap()
 {
-    if (planted_)
+    if (shared_ && !planted_)
+        memory_.write(RemoteAddr(addr_), {&kInt3, 1});
+    else if (!shared_ && planted_)
         memory_.write(RemoteAddr(addr_), {&original_, 1});
 }
 

@@ -17,6 +17,9 @@ public:
     // Plants the trap. Throws std::runtime_error if the byte cannot be
     // read or written.
     InstructionTrap(pid_t tid, uint64_t addr);
+    // Where a debugger's int3 already is (`original`: the byte under it):
+    // the trap is that int3, which stays when the trap is taken out.
+    InstructionTrap(pid_t tid, uint64_t addr, uint8_t original);
     // Takes the trap out (if the process still exists).
     ~InstructionTrap();
     InstructionTrap(const InstructionTrap&) = delete;
@@ -32,6 +35,7 @@ private:
     uint64_t addr_;
     uint8_t original_ = 0;
     bool planted_ = false;
+    bool shared_ = false;
 };
 
 // Names the engine's int3 for as long as it is planted.

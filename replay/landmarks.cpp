@@ -99,6 +99,8 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
     fs::remove_all(partial);
     fs::create_directories(partial);
     try {
+        if (std::string why; !replayer.can_snapshot(&why, true))
+            throw std::runtime_error("no landmark here: " + why);
         auto snap = replayer.take_snapshot(false);
         LandmarkManifest m;
         m.position = Position{snap->next_event(), {}};

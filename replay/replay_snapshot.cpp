@@ -15,6 +15,7 @@
 #include "replayer.h"
 #include "text.h"
 #include "snapshot.h"
+#include "sync_calls.h"
 
 namespace rw::replay {
 namespace {
@@ -191,7 +192,7 @@ pid_t Replayer::copy_process(Task& t)
     return copy;
 }
 
-bool Replayer::can_snapshot(std::string* why)
+bool Replayer::can_snapshot(std::string* why, bool on_disk)
 {
     auto fail = [&](std::string reason) {
         if (why)
@@ -205,6 +206,9 @@ bool Replayer::can_snapshot(std::string* why)
     // Its int3 would be copied into the snapshot, with nobody to take it out.
     if (engine_int3_)
         return fail("the engine's breakpoint is planted at " + hex(engine_int3_));
+    if (on_disk && !in_sync_call_.empty())
+        return fail("thread " + std::to_string(in_sync_call_.begin()->first) + " is inside " +
+                    std::string(sync_call_name(in_sync_call_.begin()->second.fn)));
     for (Task* t : live_tasks()) {
         collect_fresh(*t);
         if (t->at == Task::At::Running || t->at == Task::At::ExecutingCall)
@@ -300,6 +304,8 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
         }
     }
     snap->finished = finished_;
+    snap->sync_calls = in_sync_call_;
+    snap->last_events = last_events_;
     // In the middle of an event: restoring replays it again from its start.
     snap->source = in_flight_ ? source_.checkpoint_before(current_) : source_.checkpoint();
     snap->initial_tid = initial_tid_;
@@ -385,6 +391,9 @@ void Replayer::restore(const ReplaySnapshot& snap)
         t.last_resume = c.last_resume;
     }
     finished_ = snap.finished;
+    in_sync_call_ = snap.sync_calls;
+    last_events_ = snap.last_events;
+    parked_.clear();
     source_.restore(snap.source);
     initial_tid_ = snap.initial_tid;
     next_vm_id_ = snap.next_vm_id;

@@ -14,7 +14,6 @@
 #include <sys/syscall.h>
 
 #include <csignal>
-#include <fstream>
 
 #include "event_format.h"
 #include "instruction_trap.h"
@@ -28,24 +27,6 @@ namespace {
 // How long a thread inside a synchronization call may run without a stop
 // before the replayer looks whether it sleeps in the kernel.
 constexpr auto kBlockPoll = std::chrono::milliseconds(5);
-
-// Whether the thread sleeps in a futex wait no one has woken. Anything else
-// (running, a page being read in) means it is on its way to its next stop.
-bool sleeping(pid_t tid)
-{
-    std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line))
-        return false;
-    size_t paren = line.rfind(')');
-    char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
-    if (state != 'S')
-        return false;
-    std::ifstream sc("/proc/" + std::to_string(tid) + "/syscall");
-    long nr = -1;
-    sc >> nr;
-    return nr == SYS_futex;
-}
 
 std::string describe_sync(const SyncEvent& e)
 {
@@ -117,11 +98,19 @@ void Replayer::on_sync(const SyncEvent& e)
     check_sync_result(t, e, call);
 }
 
+void Replayer::plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
+{
+    if (auto byte = hook_ ? hook_->byte_under_breakpoint(addr) : std::nullopt)
+        trap.emplace(t.tid(), addr, *byte);
+    else
+        trap.emplace(t.tid(), addr);
+}
+
 void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
 {
     std::optional<InstructionTrap> trap;
     try {
-        trap.emplace(t.tid(), e.entry);
+        plant_sync_trap(trap, t, e.entry);
     } catch (const std::exception& x) {
         diverge(t, "cannot stop the thread at " + std::string(sync_call_name(e.fn)) + " (" + hex(e.entry) +
                        "): " + x.what());
@@ -145,7 +134,7 @@ bool Replayer::run_sync_call(Task& t, SyncCallState& call)
 {
     std::optional<InstructionTrap> trap;
     try {
-        trap.emplace(t.tid(), call.return_to);
+        plant_sync_trap(trap, t, call.return_to);
     } catch (const std::exception& x) {
         diverge(t, "cannot stop the thread where " + std::string(sync_call_name(call.fn)) + " returns: " + x.what());
     }
@@ -157,7 +146,7 @@ bool Replayer::run_sync_call(Task& t, SyncCallState& call)
             // In a futex that runs for real: it may wait for a thread that
             // runs later in the recorded order.
             while (!(stop = waiter_.wait_for(t.tid(), kBlockPoll))) {
-                if (!sleeping(t.tid()))
+                if (!asleep_in_futex(t.tid()))
                     continue;
                 // A signaller may wait for waiters that were woken and
                 // stopped in their call (glibc's condition variables wait
@@ -216,9 +205,7 @@ bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
     // and change the call's outcome. The wait runs without a deadline; one
     // that timed out in the recording is ended when its turn comes
     // (wait_woken).
-    constexpr uint64_t kFutexCmdMask = ~uint64_t(128 | 256); // FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME
-    uint64_t cmd = r[Registers::RSI] & kFutexCmdMask;
-    if ((cmd == 0 /* FUTEX_WAIT */ || cmd == 9 /* FUTEX_WAIT_BITSET */) && r[Registers::R10] != 0) {
+    if (futex_op_waits(r[Registers::RSI]) && r[Registers::R10] != 0) {
         Registers untimed = r;
         untimed[Registers::R10] = 0;
         t.set_regs(untimed);
@@ -275,7 +262,7 @@ void Replayer::step_until_released(Task& u, SyncCallState& call, uint64_t watche
             resume(u, Resume::Syscall);
             std::optional<StopInfo> exit;
             while (!(exit = waiter_.wait_for(u.tid(), kBlockPoll)))
-                if (sleeping(u.tid())) {
+                if (asleep_in_futex(u.tid())) {
                     u.at = Task::At::Running;
                     call.blocked = true;
                     engine_step_ = false;
@@ -311,7 +298,7 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
     if (call.in_syscall || call.ret == kNotReturned) {
         std::optional<InstructionTrap> trap;
         EngineInt3 active(engine_int3_, call.return_to);
-        trap.emplace(t.tid(), call.return_to);
+        plant_sync_trap(trap, t, call.return_to);
         bool timed_out = recorded_timeout(e);
         // A waiter woken again and again by wait_woken, whose futex no
         // thread releases in the recorded order, stops somewhere new at
@@ -364,7 +351,7 @@ StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call, bool timed_out
             t.at = stop->kind == StopInfo::Kind::SyscallStop ? Task::At::SyscallExit : Task::At::SignalStop;
             return *stop;
         }
-        if (!sleeping(t.tid()))
+        if (!asleep_in_futex(t.tid()))
             continue;
         if (timed_out) {
             // The wait ends as its deadline ended it in the recording: an
@@ -412,9 +399,8 @@ void Replayer::finish_pending_sync(Task& t)
 void Replayer::check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call)
 {
     if (e.phase == SyncPhase::Acquire && call.ret != e.ret)
-        diverge(t,
-                std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
-                    "; in the recording " + std::to_string(e.ret));
+        diverge(t, std::string(sync_call_name(e.fn)) + "(" + hex(e.object) + ") returned " + std::to_string(call.ret) +
+                       "; in the recording " + std::to_string(e.ret));
 }
 
 } // namespace rw::replay

@@ -137,11 +137,39 @@ void Replayer::run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how)
     resume(t, how);
     restartable_ = true;
     StopInfo s = wait_stop(t, syscall_name(e.nr) + "()");
+    for (int waits = 0; how == Resume::Emulate && s.kind == StopInfo::Kind::SyscallStop && unrecorded_wait(t, e);
+         waits++) {
+        // In a parallel trace, a futex wait the recording did not have:
+        // glibc waiting for a thread still inside a call (pthread_cond_destroy
+        // for a woken waiter to leave), which in the recording had left. The
+        // woken threads leave; the wait returns as a spurious wake-up
+        // (EAGAIN), after which glibc looks at its word again.
+        bool progress = advance_woken_sync_calls(t.recorded_tid(), t.regs()[Registers::RDI]);
+        if (!progress && waits > kUnrecordedWaits)
+            diverge(t, "expected " + call_text(e) +
+                           ", but the thread waits again and again in a futex the "
+                           "recording did not have, which no thread releases");
+        Registers r = t.regs();
+        r[Registers::RAX] = static_cast<uint64_t>(-EAGAIN);
+        t.set_regs(r);
+        resume(t, how);
+        s = wait_stop(t, syscall_name(e.nr) + "()");
+    }
     restartable_ = false;
     if (s.kind != StopInfo::Kind::SyscallStop)
         diverge(t, "expected " + call_text(e) + ", got " + describe_stop(t, s));
     check_call(t, e);
     check_inputs(t, e);
+}
+
+bool Replayer::unrecorded_wait(Task& t, const SyscallEvent& e)
+{
+    if (!parallel_trace())
+        return false;
+    const Registers& r = t.regs();
+    if (static_cast<int64_t>(r[Registers::ORIG_RAX]) != SYS_futex || e.nr == SYS_futex)
+        return false;
+    return futex_op_waits(r[Registers::RSI]);
 }
 
 void Replayer::check_call(Task& t, const SyscallEvent& e)

@@ -26,10 +26,12 @@
 #include "debug_hook.h"
 #include "event.h"
 #include "event_source.h"
+#include "instruction_trap.h"
 #include "mount_view.h"
 #include "replay_error.h"
 #include "snapshot.h"
 #include "stop_waiter.h"
+#include "sync_call_state.h"
 #include "syscall_table.h"
 #include "task.h"
 #include "trace.h"
@@ -58,6 +60,10 @@ uint64_t clone_flags(const SyscallEvent& call);
 // How every replayed thread is traced.
 inline constexpr unsigned long kReplayPtraceOptions = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
                                                       PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+
+// Whether the thread sleeps in a futex wait no one has woken. Anything else
+// (running, a page being read in) means it is on its way to its next stop.
+bool asleep_in_futex(pid_t tid);
 
 class Replayer {
 public:
@@ -95,6 +101,12 @@ public:
         interrupt_deadline_.reset();
         interrupt_delay_.reset();
     }
+    // Threads of a parallel trace asleep in a synchronization call's futex
+    // (replay_park.cpp) run for real and cannot be looked at: these stop
+    // them while a debugger looks at the program, and put them back to
+    // sleep (or hand over the wake-up they had meanwhile) after.
+    void park_sleepers();
+    void unpark_sleepers();
     // When the next event is a thread's exit or exit_group: runs it to just
     // before that syscall instruction (the last state of the program) and
     // returns the instruction's address. Replaying the exit goes on from there.
@@ -119,7 +131,9 @@ public:
     // Snapshots: a copy of every replayed process (fork), stopped, plus the
     // replayer's bookkeeping. Taking one needs every task stopped outside a
     // syscall that runs for real and without a signal about to be handed over.
-    bool can_snapshot(std::string* why = nullptr);
+    // `on_disk`: for a landmark, whose state on disk does not hold where
+    // threads of a parallel trace are inside synchronization calls.
+    bool can_snapshot(std::string* why = nullptr, bool on_disk = false);
     // `huge_pages`: collapse large regions first, which makes this and
     // later forks cheaper but costs a copy of what was written since.
     std::unique_ptr<ReplaySnapshot> take_snapshot(bool huge_pages = true);
@@ -149,16 +163,7 @@ private:
     void on_sync(const SyncEvent& e);
 
     // Traces recorded with --parallel (replay_sync.cpp).
-    struct SyncCallState {
-        uint32_t fn = 0;
-        uint64_t entry = 0, return_to = 0;
-        bool in_syscall = false;          // between a futex's entry and exit stops
-        bool blocked = false;             // asleep in that futex
-        uint64_t futex_addr = 0;          // of the last futex it entered
-        int64_t ret = INT64_MIN;          // what it returned, once it has
-        std::optional<SyncEvent> pending; // its event, when the call blocked before it was checked
-    };
-    static constexpr int64_t kNotReturned = INT64_MIN;
+    static constexpr int64_t kNotReturned = SyncCallState::kNotReturned;
     bool parallel_trace() const;
     // A recorded futex made inside a synchronization call: contention made
     // it, and the replay has its own.
@@ -166,6 +171,8 @@ private:
     std::string other_threads_last_events(Tid tid) const;
     std::string stuck_details(Tid tid) const;
     void reach_sync_entry(Task& t, const SyncEvent& e);
+    // The engine's int3 at `addr`, or the debugger's if it has one there.
+    void plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr);
     bool run_sync_call(Task& t, SyncCallState& call);                     // false: it blocks
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
     void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
@@ -176,10 +183,17 @@ private:
     static bool recorded_timeout(const SyncEvent& e);
     // Lets condition waiters that were woken and stopped in their call give
     // up their hold on `watched`, which a signaller sleeps on; true if one moved.
+    // A futex wait where the recording has another syscall (parallel traces).
+    bool unrecorded_wait(Task& t, const SyscallEvent& e);
+    static constexpr int kUnrecordedWaits = 1000;
     bool advance_woken_sync_calls(Tid except, uint64_t watched);
     void step_until_released(Task& u, SyncCallState& call, uint64_t watched);
     void check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call);
     std::map<Tid, SyncCallState> in_sync_call_;
+    struct ParkedSleeper {
+        Tid recorded_tid = 0; // interrupted in its wait, which it restarts
+    };
+    std::vector<ParkedSleeper> parked_;
     std::map<Tid, std::pair<uint64_t, std::string>> last_events_; // recorded tid -> index, what
     // A SIGTRAP of the thread being run to a preemption point, at its
     // instruction: checks that execution (true), whichever trap it was.

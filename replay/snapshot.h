@@ -15,6 +15,7 @@
 #include "event_source.h"
 #include "mount_view.h"
 #include "stdio_fds.h"
+#include "sync_call_state.h"
 #include "task.h"
 #include "thread_state.h"
 
@@ -56,6 +57,8 @@ struct ReplaySnapshot {
     std::vector<GroupCopy> groups;
     std::vector<VmCopy> vms;
     std::map<Tid, StopInfo> finished;
+    std::map<Tid, SyncCallState> sync_calls;                     // parallel traces: threads inside a call
+    std::map<Tid, std::pair<uint64_t, std::string>> last_events; // parallel traces: for reports
     EventSource::Checkpoint source;
     Tid initial_tid = 0;
     int next_vm_id = 0;

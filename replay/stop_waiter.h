@@ -27,6 +27,8 @@ public:
     std::optional<StopInfo> wait_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
     // A stop already collected for `tid`, without waiting.
     std::optional<StopInfo> take(pid_t tid);
+    // Gives `stop` back, to be the next one taken for `tid`.
+    void put_back(pid_t tid, const StopInfo& stop) { pending_[tid].push_front(stop); }
     // Drops whatever is pending for a task that is gone.
     void forget(pid_t tid) { pending_.erase(tid); }
     // Stops of this process are of no interest any more (a killed copy).

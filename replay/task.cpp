@@ -63,6 +63,13 @@ void Task::resume(Resume how, bool step)
     last_resume_stepped = step;
 }
 
+void Task::resume_untouched()
+{
+    regs_.reset();
+    if (::ptrace(PTRACE_SYSCALL, tid_, nullptr, nullptr) != 0)
+        throw std::system_error(errno, std::generic_category(), "resuming task " + std::to_string(tid_));
+}
+
 void Task::reblock_sigtrap()
 {
     // Only the thread's own code ran since the resume: its mask is still

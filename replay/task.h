@@ -63,6 +63,9 @@ public:
     // the program's own mask must not change because replay or a debugger
     // trapped it (its next rt_sigprocmask would show it).
     void reblock_sigtrap();
+    // Resumes a thread the replay stopped for a moment of its own (an
+    // interrupt), with nothing else changed: to its next syscall stop.
+    void resume_untouched();
     // A signal handed to the task at its next resume (a delivery stop's signal).
     int inject_signal = 0;
 

@@ -322,6 +322,32 @@ def scenario_threads(rw, programs, work):
     check(first == back, f"reverse-continue came back to worker {back}, the first stop was worker {first}\n{out}")
 
 
+def scenario_parallel_threads(rw, programs, sources, work):
+    """gdb on a trace recorded with --parallel: producer/consumer threads
+    with condition variables, some asleep in a futex whenever gdb stops
+    (the replay stops them for gdb and puts them back to sleep after). A
+    conditional breakpoint, a watchpoint forwards then backwards across
+    other threads' waits, every thread listed with a frame, and the rest of
+    the run printing what the recording printed."""
+    trace = os.path.join(work, "threads_condvar.parallel")
+    r = Run([rw, "record", "-q", "--parallel", "-o", trace, "--", os.path.join(programs, "threads_condvar")])
+    check(r.status == 0, f"recording threads_condvar --parallel\n{r.describe()}")
+    with open(os.path.join(sources, "threads_condvar.c")) as f:
+        line = next(n for n, text in enumerate(f, 1) if "consumed_total++" in text)
+    out = Session(rw, trace).run(f"break threads_condvar.c:{line} if consumed_total == 150", "continue",
+                                 "print consumed_total", "delete", "watch consumed_total", "continue", "continue",
+                                 "print consumed_total", "reverse-continue", "reverse-continue", "reverse-continue",
+                                 "print consumed_total", "info threads", "delete", "continue")
+    no_divergence(out)
+    expect(out, r"hit Breakpoint 1, consumer", r"\$1 = 150",
+           r"Old value = 150\s+New value = 151", r"Old value = 151\s+New value = 152", r"\$2 = 152",
+           r"Old value = 152\s+New value = 151", r"Old value = 151\s+New value = 150",
+           r"Old value = 150\s+New value = 149", r"\$3 = 149",
+           r"^[ *] 1 +Thread \d+ ", r"^[ *] 5 +Thread \d+ ",
+           re.escape(r.stdout.decode().strip()))
+    refute(out, r"Could not read registers", r"remote failure reply")
+
+
 def scenario_signal_state(rw, work):
     """The replayed program starts with the recorded signal state, whoever
     launches the replay: sort asks for SIGINT's disposition at start, gdb
@@ -397,7 +423,7 @@ def scenario_bad_input(rw, work):
 
 # hbreak, reverse execution: the CPU's debug registers.
 NEED_DEBUG_REGISTERS = {scenario_breakpoints_and_stepping, scenario_watch_reverse_continue, scenario_reverse_stepping,
-                        scenario_history_ends, scenario_threads}
+                        scenario_history_ends, scenario_threads, scenario_parallel_threads}
 
 SCENARIOS = [scenario_breakpoints_and_stepping, scenario_shared_library_breakpoint,
              scenario_watch_reverse_continue, scenario_reverse_stepping, scenario_inferior_call,
@@ -440,6 +466,9 @@ def main():
     tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))
     tests.append(("scenario_threads",
                   needs(scenario_threads, lambda: scenario_threads(args.rewind, args.programs, work))))
+    tests.append(("scenario_parallel_threads",
+                  needs(scenario_parallel_threads,
+                        lambda: scenario_parallel_threads(args.rewind, args.programs, args.sources, work))))
     return run_checks(tests, args.only)
 
 

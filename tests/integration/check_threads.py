@@ -125,12 +125,13 @@ def check_tampered_preemption(rw, tamper, work):
     return f"divergence reported at #{index}"
 
 
-def check_order_violation(rw, progs, work):
+def check_order_violation(rw, progs, work, *options):
     """pbzip2's order violation: main frees the queue's mutex while a
     consumer still uses it. The replay dies the same way, and rewind watch
-    names main and the line that freed it, not the consumer that crashed."""
-    trace = os.path.join(work, "order_violation")
-    rec = record(rw, trace, [os.path.join(progs, "threads_order_violation")])
+    names main and the line that freed it, not the consumer that crashed.
+    `options`: how it is recorded (check_parallel.py: --parallel)."""
+    trace = os.path.join(work, "order_violation" + "".join(options))
+    rec = record(rw, trace, [os.path.join(progs, "threads_order_violation")], *options)
     check(shell_status(rec.status) == 128 + 11, f"the consumer did not crash on the freed mutex\n{rec.describe()}")
     rep = replay(rw, trace)
     check(rec.stdout == rep.stdout and shell_status(rep.status) == shell_status(rec.status),

@@ -1,0 +1,116 @@
+// Threads asleep in a futex while a debugger looks at a parallel trace.
+//
+// A thread of a --parallel trace that must wait inside a synchronization
+// call (a condition wait, a barrier, a join) sleeps in a futex that runs
+// for real while the replay goes on with other threads (replay_sync.cpp).
+// A debugger that stops the program must see every thread stopped: each
+// sleeper is interrupted (PTRACE_INTERRUPT ends its wait with
+// -ERESTARTSYS) and, when the debugger lets the program go on, resumed so
+// that the kernel restarts the wait. A thread whose wait had ended
+// already stops at its futex's exit by itself, which stays the replay's
+// to take.
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+#include "replayer.h"
+#include "sync_calls.h"
+#include <cstring>
+#include <fstream>
+
+#include "text.h"
+
+namespace rw::replay {
+namespace {
+
+constexpr int64_t kErestartSys = -512, kErestartRestartBlock = -516;
+
+} // namespace
+
+bool asleep_in_futex(pid_t tid)
+{
+    std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line))
+        return false;
+    size_t paren = line.rfind(')');
+    char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+    if (state != 'S')
+        return false;
+    std::ifstream sc("/proc/" + std::to_string(tid) + "/syscall");
+    long nr = -1;
+    sc >> nr;
+    return nr == SYS_futex;
+}
+
+void Replayer::park_sleepers()
+{
+    if (!parallel_trace())
+        return;
+    for (auto& [tid, call] : in_sync_call_) {
+        Task* t = find_task(tid);
+        if (!call.blocked || !t || t->at != Task::At::Running)
+            continue;
+        auto fail = [&](const std::string& what) {
+            throw ReplayError(ReplayErrorKind::Stuck, current_, tid,
+                              "thread " + std::to_string(tid) + ", asleep in " + std::string(sync_call_name(call.fn)) +
+                                  ", could not be stopped for the debugger: " + what);
+        };
+        // Nothing wakes a sleeper while the debugger has the program (the
+        // other threads are stopped, its wait has no deadline). One that is
+        // not asleep was woken before, and is on its way to its futex's
+        // exit, where it stops by itself; or it was put back to sleep a
+        // moment ago and is on its way into the futex.
+        std::optional<StopInfo> stop = waiter_.take(t->tid());
+        for (auto deadline = std::chrono::steady_clock::now() + options_.watchdog;
+             !stop && !asleep_in_futex(t->tid());) {
+            if (std::chrono::steady_clock::now() > deadline)
+                fail("it neither sleeps nor stops");
+            stop = waiter_.wait_for(t->tid(), std::chrono::milliseconds(2));
+        }
+        if (stop) {
+            waiter_.put_back(t->tid(), *stop);
+            continue;
+        }
+        // With PTRACE_SYSCALL in effect, an interrupt ends the wait with a
+        // syscall-exit stop, and the kernel restarts the call when the
+        // thread is resumed without a signal.
+        if (::ptrace(PTRACE_INTERRUPT, t->tid(), nullptr, nullptr) != 0)
+            fail(std::string("PTRACE_INTERRUPT: ") + std::strerror(errno));
+        auto exit = waiter_.wait_for(t->tid(), options_.watchdog);
+        if (!exit || exit->kind != StopInfo::Kind::SyscallStop)
+            fail(exit ? "it stopped " + describe_stop(*t, *exit) : "it did not stop");
+        auto result = static_cast<int64_t>(t->regs()[Registers::RAX]);
+        if (result != kErestartSys && result != kErestartRestartBlock) {
+            waiter_.put_back(t->tid(), *exit); // woken after all: the replay takes its end
+            continue;
+        }
+        parked_.push_back({tid});
+    }
+}
+
+void Replayer::unpark_sleepers()
+{
+    std::vector<ParkedSleeper> parked;
+    parked.swap(parked_);
+    for (const auto& p : parked) {
+        Task* t = find_task(p.recorded_tid);
+        if (!t)
+            continue;
+        // No signal: the kernel restarts the wait (restart_syscall for a
+        // timed one); its entry stop is taken here, its exit is the
+        // replay's.
+        t->resume_untouched();
+        auto entry = waiter_.wait_for(t->tid(), options_.watchdog);
+        auto nr = entry && entry->kind == StopInfo::Kind::SyscallStop
+                      ? static_cast<int64_t>(t->regs()[Registers::ORIG_RAX])
+                      : -1;
+        if (nr != SYS_futex && nr != SYS_restart_syscall)
+            throw ReplayError(ReplayErrorKind::Stuck, current_, p.recorded_tid,
+                              "thread " + std::to_string(p.recorded_tid) +
+                                  " did not go back to its futex wait after the debugger: " +
+                                  (entry ? "it stopped " + describe_stop(*t, *entry) : "it did not stop"));
+        t->resume_untouched();
+    }
+}
+
+} // namespace rw::replay

@@ -57,6 +57,14 @@ public:
     // The process exec'd: its memory, and every address the debugger set,
     // belong to the former program. Forgets them all without writing.
     void forget_all();
+    // The byte under the int3 this set has in `process` at `addr`, if any.
+    std::optional<uint8_t> inserted_at(pid_t process, uint64_t addr) const
+    {
+        auto it = shadow_.find(addr);
+        if (applied_pid_ != process || it == shadow_.end())
+            return std::nullopt;
+        return it->second;
+    }
     // Puts the original bytes back in memory read from the process at `addr`.
     void hide(uint64_t addr, std::span<uint8_t> data) const;
 

@@ -41,7 +41,7 @@ public:
     virtual void before_fork(Task& task) = 0;
     // The byte under the debugger's int3 at `addr`, if it has one there
     // (the engine's own trap there is then that int3).
-    virtual std::optional<uint8_t> byte_under_breakpoint(uint64_t addr) = 0;
+    virtual std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) = 0;
     virtual void after_fork(Task& task) = 0;
 };
 

@@ -532,13 +532,9 @@ bool DebugSession::is_debugged(Task& t)
     return t.group().recorded_tgid == debugged_tgid_;
 }
 
-std::optional<uint8_t> DebugSession::byte_under_breakpoint(uint64_t addr)
+std::optional<uint8_t> DebugSession::byte_under_breakpoint(Task& task, uint64_t addr)
 {
-    if (!breakpoints_.has_software(addr))
-        return std::nullopt;
-    uint8_t byte = 0xcc;
-    breakpoints_.hide(addr, {&byte, 1});
-    return byte;
+    return breakpoints_.inserted_at(task.group().tgid, addr);
 }
 
 void DebugSession::before_fork(Task& task)

@@ -179,7 +179,7 @@ public:
     void on_signal(Task& task, int signo) override;
     void on_preempted(Task& task) override;
     void on_interrupt(Task& task) override;
-    std::optional<uint8_t> byte_under_breakpoint(uint64_t addr) override;
+    std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;
 

@@ -18,17 +18,17 @@ InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr) : memory_(tid), addr_
     plant();
 }
 
-InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr, uint8_t original)
-    : memory_(tid), addr_(addr), original_(original), shared_(true)
+InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr, uint8_t original, std::function<bool()> still_there)
+    : memory_(tid), addr_(addr), original_(original), still_there_(std::move(still_there))
 {
     plant();
 }
 
 InstructionTrap::~InstructionTrap()
 {
-    if (shared_ && !planted_)
-        memory_.write(RemoteAddr(addr_), {&kInt3, 1});
-    else if (!shared_ && planted_)
+    if (still_there_)
+        memory_.write(RemoteAddr(addr_), {still_there_() ? &kInt3 : &original_, 1});
+    else if (planted_)
         memory_.write(RemoteAddr(addr_), {&original_, 1});
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "tracee.h"
 
@@ -18,8 +19,9 @@ public:
     // read or written.
     InstructionTrap(pid_t tid, uint64_t addr);
     // Where a debugger's int3 already is (`original`: the byte under it):
-    // the trap is that int3, which stays when the trap is taken out.
-    InstructionTrap(pid_t tid, uint64_t addr, uint8_t original);
+    // the trap is that int3. Taken out, it leaves the int3 if `still_there`
+    // says the debugger has it then, else the original byte.
+    InstructionTrap(pid_t tid, uint64_t addr, uint8_t original, std::function<bool()> still_there);
     // Takes the trap out (if the process still exists).
     ~InstructionTrap();
     InstructionTrap(const InstructionTrap&) = delete;
@@ -35,7 +37,7 @@ private:
     uint64_t addr_;
     uint8_t original_ = 0;
     bool planted_ = false;
-    bool shared_ = false;
+    std::function<bool()> still_there_; // set for a shared trap
 };
 
 // Names the engine's int3 for as long as it is planted.

@@ -100,8 +100,9 @@ void Replayer::on_sync(const SyncEvent& e)
 
 void Replayer::plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
 {
-    if (auto byte = hook_ ? hook_->byte_under_breakpoint(addr) : std::nullopt)
-        trap.emplace(t.tid(), addr, *byte);
+    if (auto byte = hook_ ? hook_->byte_under_breakpoint(t, addr) : std::nullopt)
+        trap.emplace(t.tid(), addr, *byte,
+                     [this, &t, addr] { return hook_ && hook_->byte_under_breakpoint(t, addr).has_value(); });
     else
         trap.emplace(t.tid(), addr);
 }

@@ -120,7 +120,15 @@ def scenario_unfinished(rw, progs, work):
     p = subprocess.Popen([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "busy_loop")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first = p.stdout.readline()  # the program runs (however loaded the machine)
-    time.sleep(1.0)
+    # The recorder writes its stream out every 250 ms of its own loop: on a
+    # loaded machine, wait until it has written something after the first
+    # line (the part a kill leaves is what is on disk).
+    events = os.path.join(trace, "events")
+    size_at_first = os.path.getsize(events) if os.path.exists(events) else 0
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (not os.path.exists(events) or os.path.getsize(events) <= size_at_first):
+        time.sleep(0.05)
+    time.sleep(0.5)
     p.send_signal(signal.SIGKILL)
     rest, _ = p.communicate()
     recorded_out = first + rest
@@ -128,7 +136,9 @@ def scenario_unfinished(rw, progs, work):
     check(rep.status == TRACE_ENDED, f"unfinished trace: status {rep.status}, expected {TRACE_ENDED}")
     check(b"did not finish" in rep.stderr, f"no explanation: {rep.stderr!r}")
     check(rep.stdout and recorded_out.startswith(rep.stdout[: len(rep.stdout) // 2]),
-          "the replayed part of an unfinished trace differs")
+          f"the replayed part of an unfinished trace differs: {len(rep.stdout)} bytes replayed, "
+          f"{len(recorded_out)} recorded\n--- replayed (start)\n{rep.stdout[:200]!r}\n--- recorded (start)\n"
+          f"{recorded_out[:200]!r}\n--- replay's stderr\n{rep.stderr.decode(errors='replace')}")
 
 
 SCENARIOS = [scenario_inputs_and_binary_change, scenario_pipeline, scenario_corrupt, scenario_tampered,

@@ -49,7 +49,7 @@ void BreakpointSet::apply(Task& task)
             ++it;
             continue;
         }
-        uint8_t original = it->second;
+        uint8_t original = foreign_ && foreign_(it->first) ? 0xcc : it->second;
         mem.write(RemoteAddr(it->first), {&original, 1});
         it = shadow_.erase(it);
     }
@@ -59,6 +59,8 @@ void BreakpointSet::apply(Task& task)
         uint8_t original = 0;
         if (!mem.read(RemoteAddr(addr), {&original, 1}))
             continue; // not mapped yet; inserted once it is
+        if (auto under = foreign_ ? foreign_(addr) : std::nullopt)
+            original = *under;
         uint8_t int3 = 0xcc;
         if (mem.write(RemoteAddr(addr), {&int3, 1}))
             shadow_[addr] = original;
@@ -108,8 +110,10 @@ void BreakpointSet::lift(Task& task)
     if (applied_pid_ != task.group().tgid)
         return;
     TraceeMemory mem = task.memory();
-    for (const auto& [addr, original] : shadow_)
-        mem.write(RemoteAddr(addr), {&original, 1});
+    for (const auto& [addr, original] : shadow_) {
+        uint8_t left = foreign_ && foreign_(addr) ? 0xcc : original;
+        mem.write(RemoteAddr(addr), {&left, 1});
+    }
     shadow_.clear();
     armed_.clear();
     armed_tids_.clear();

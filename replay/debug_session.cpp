@@ -36,7 +36,13 @@ void debug_log(const char* format, ...)
     std::fputc('\n', stderr);
 }
 
-DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options) {}
+DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
+{
+    // The engine's int3s at synchronization calls (parallel traces) and the
+    // debugger's may be at one address: each shares the other's.
+    breakpoints_.set_foreign_int3([this](uint64_t addr) { return engine_.engine_byte_under(addr); });
+    soft_counters_.set_foreign_int3([this](uint64_t addr) { return engine_.engine_byte_under(addr); });
+}
 
 DebugSession::~DebugSession()
 {
@@ -534,7 +540,11 @@ bool DebugSession::is_debugged(Task& t)
 
 std::optional<uint8_t> DebugSession::byte_under_breakpoint(Task& task, uint64_t addr)
 {
-    return breakpoints_.inserted_at(task.group().tgid, addr);
+    if (auto b = breakpoints_.inserted_at(task.group().tgid, addr))
+        return b;
+    if (soft_target_.addr == addr && !soft_target_.stepping && soft_target_.pid == task.tid())
+        return soft_target_.original;
+    return soft_counters_.original_at(addr);
 }
 
 void DebugSession::before_fork(Task& task)

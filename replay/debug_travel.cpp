@@ -262,7 +262,9 @@ void DebugSession::arm(const Segment& s)
 void DebugSession::arm_soft_target(Task& task, uint64_t addr, uint64_t count)
 {
     soft_target_ = {addr, count, 0, task.tid(), false};
-    if (!task.memory().read(RemoteAddr(addr), {&soft_target_.original, 1}))
+    if (auto under = engine_.engine_byte_under(addr))
+        soft_target_.original = *under; // the engine's int3 is there: this one shares it
+    else if (!task.memory().read(RemoteAddr(addr), {&soft_target_.original, 1}))
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "cannot read the code at " + Position{0, {Segment::brk(addr, count)}}.describe());
     insert_soft_target(task);
@@ -276,7 +278,9 @@ void DebugSession::insert_soft_target(Task& task)
 
 void DebugSession::remove_soft_target(Task& task)
 {
-    task.memory().write(RemoteAddr(soft_target_.addr), {&soft_target_.original, 1});
+    uint8_t int3 = 0xcc;
+    bool engine_has_it = engine_.engine_byte_under(soft_target_.addr).has_value();
+    task.memory().write(RemoteAddr(soft_target_.addr), {engine_has_it ? &int3 : &soft_target_.original, 1});
 }
 
 void DebugSession::disarm_targets()

@@ -32,7 +32,11 @@ std::shared_ptr<SoftCounters::Counter> SoftCounters::add(pid_t tid, uint64_t add
     Site& site = sites_[addr];
     if (!site.trap) {
         try {
-            site.trap = std::make_unique<InstructionTrap>(tid, addr);
+            if (auto under = foreign_ ? foreign_(addr) : std::nullopt)
+                site.trap = std::make_unique<InstructionTrap>(tid, addr, under,
+                                                              [this, addr] { return foreign_(addr).has_value(); });
+            else
+                site.trap = std::make_unique<InstructionTrap>(tid, addr);
         } catch (...) {
             sites_.erase(addr);
             throw;

@@ -16,6 +16,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,8 +65,19 @@ public:
     void lift_all();
     void plant_all();
     bool empty() const { return sites_.empty(); }
+    // The byte under this set's int3 at `addr`, if it has one planted there.
+    std::optional<uint8_t> original_at(uint64_t addr) const
+    {
+        auto it = sites_.find(addr);
+        if (it == sites_.end() || !it->second.trap->planted())
+            return std::nullopt;
+        return it->second.trap->original();
+    }
+    // The replay engine's int3s (parallel traces): a counter's int3 shares one.
+    void set_foreign_int3(std::function<std::optional<uint8_t>(uint64_t)> f) { foreign_ = std::move(f); }
 
 private:
+    std::function<std::optional<uint8_t>(uint64_t)> foreign_;
     struct Site {
         std::unique_ptr<InstructionTrap> trap;
         std::vector<std::shared_ptr<Counter>> counters;

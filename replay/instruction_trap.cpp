@@ -18,16 +18,28 @@ InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr) : memory_(tid), addr_
     plant();
 }
 
-InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr, uint8_t original, std::function<bool()> still_there)
-    : memory_(tid), addr_(addr), original_(original), still_there_(std::move(still_there))
+InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr, std::optional<uint8_t> under_int3,
+                                 std::function<bool()> debugger_has_it)
+    : memory_(tid), addr_(addr), debugger_has_it_(std::move(debugger_has_it))
 {
+    if (under_int3) {
+        original_ = *under_int3;
+        planted_ = true;
+        return;
+    }
+    if (!memory_.read(RemoteAddr(addr_), {&original_, 1}))
+        throw std::runtime_error("cannot read the instruction at " + hex(addr_));
+    if (original_ == kInt3)
+        throw std::runtime_error("the instruction at " + hex(addr_) + " already holds a breakpoint");
     plant();
 }
 
 InstructionTrap::~InstructionTrap()
 {
-    if (still_there_)
-        memory_.write(RemoteAddr(addr_), {still_there_() ? &kInt3 : &original_, 1});
+    if (slot_ && *slot_ == this)
+        *slot_ = nullptr;
+    if (debugger_has_it_)
+        memory_.write(RemoteAddr(addr_), {debugger_has_it_() ? &kInt3 : &original_, 1});
     else if (planted_)
         memory_.write(RemoteAddr(addr_), {&original_, 1});
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "tracee.h"
 
@@ -18,10 +19,11 @@ public:
     // Plants the trap. Throws std::runtime_error if the byte cannot be
     // read or written.
     InstructionTrap(pid_t tid, uint64_t addr);
-    // Where a debugger's int3 already is (`original`: the byte under it):
-    // the trap is that int3. Taken out, it leaves the int3 if `still_there`
-    // says the debugger has it then, else the original byte.
-    InstructionTrap(pid_t tid, uint64_t addr, uint8_t original, std::function<bool()> still_there);
+    // A trap a debugger's int3s share the address with: `under_int3` is
+    // the byte under the debugger's int3 if it has one there now (the trap
+    // is then that int3); taken out, the trap leaves an int3 if
+    // `debugger_has_it` says the debugger has one there then.
+    InstructionTrap(pid_t tid, uint64_t addr, std::optional<uint8_t> under_int3, std::function<bool()> debugger_has_it);
     // Takes the trap out (if the process still exists).
     ~InstructionTrap();
     InstructionTrap(const InstructionTrap&) = delete;
@@ -31,13 +33,23 @@ public:
     void lift();
     void plant();
     uint64_t address() const { return addr_; }
+    bool planted() const { return planted_; }
+    uint8_t original() const { return original_; }
+    // While it lives, `*slot` names it (for a debugger inserting its own
+    // int3 at the same address).
+    void name_in(const InstructionTrap** slot)
+    {
+        slot_ = slot;
+        *slot = this;
+    }
 
 private:
     TraceeMemory memory_;
     uint64_t addr_;
     uint8_t original_ = 0;
     bool planted_ = false;
-    std::function<bool()> still_there_; // set for a shared trap
+    std::function<bool()> debugger_has_it_; // set where a debugger may have an int3 too
+    const InstructionTrap** slot_ = nullptr;
 };
 
 // Names the engine's int3 for as long as it is planted.

@@ -100,11 +100,20 @@ void Replayer::on_sync(const SyncEvent& e)
 
 void Replayer::plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
 {
-    if (auto byte = hook_ ? hook_->byte_under_breakpoint(t, addr) : std::nullopt)
-        trap.emplace(t.tid(), addr, *byte,
-                     [this, &t, addr] { return hook_ && hook_->byte_under_breakpoint(t, addr).has_value(); });
-    else
+    if (!hook_) {
         trap.emplace(t.tid(), addr);
+        return;
+    }
+    trap.emplace(t.tid(), addr, hook_->byte_under_breakpoint(t, addr),
+                 [this, &t, addr] { return hook_ && hook_->byte_under_breakpoint(t, addr).has_value(); });
+    trap->name_in(&sync_trap_);
+}
+
+std::optional<uint8_t> Replayer::engine_byte_under(uint64_t addr) const
+{
+    if (sync_trap_ && sync_trap_->address() == addr && sync_trap_->planted())
+        return sync_trap_->original();
+    return std::nullopt;
 }
 
 void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)

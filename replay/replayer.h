@@ -107,6 +107,9 @@ public:
     // sleep (or hand over the wake-up they had meanwhile) after.
     void park_sleepers();
     void unpark_sleepers();
+    // The byte under the engine's int3 at `addr`, if it has one there now
+    // (a debugger inserting its own int3 there shares it).
+    std::optional<uint8_t> engine_byte_under(uint64_t addr) const;
     // When the next event is a thread's exit or exit_group: runs it to just
     // before that syscall instruction (the last state of the program) and
     // returns the instruction's address. Replaying the exit goes on from there.
@@ -194,6 +197,7 @@ private:
         Tid recorded_tid = 0; // interrupted in its wait, which it restarts
     };
     std::vector<ParkedSleeper> parked_;
+    const InstructionTrap* sync_trap_ = nullptr;                  // the engine's int3 at a synchronization call
     std::map<Tid, std::pair<uint64_t, std::string>> last_events_; // recorded tid -> index, what
     // A SIGTRAP of the thread being run to a preemption point, at its
     // instruction: checks that execution (true), whichever trap it was.

@@ -37,6 +37,10 @@ EXACT = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_rwlock"
 REAL = [("pigz", ["pigz", "-p", "2", "-c", "{input}"]),
         ("xz", ["xz", "-T2", "-3", "-c", "{input}"]),
         ("python3", thread_workloads.python_threads(20000, 1000))]
+# Real programs debugged under gdb in their parallel trace: a breakpoint on
+# a synchronization function the replay stops at too, hit forwards and
+# backwards, then the run to its end (text output only).
+DEBUGGED = {"python3": "sem_post"}
 # A counter updated without a lock.
 REPORTED = ["threads_racy"]
 
@@ -128,6 +132,17 @@ def check_real(rw, work, name, argv):
     check(rep.status == 0 and rep.stdout == rec.stdout,
           f"{name}: does not replay byte for byte\n--- recorded\n{rec.describe()}\n--- replayed\n{rep.describe()}")
     syncs = sum(1 for e in dump_events(rw, trace) if e["kind"] == "sync")
+    debugged = ""
+    if name in DEBUGGED and shutil.which("gdb"):
+        gdb = Run([rw, "replay", "--gdb", shutil.which("gdb"), trace, "--", "-nx", "-batch",
+                   "-ex", f"break {DEBUGGED[name]}", "-ex", "ignore 1 40", "-ex", "continue", "-ex", "continue",
+                   "-ex", "reverse-continue", "-ex", "reverse-stepi", "-ex", "stepi", "-ex", "delete", "-ex", "continue"],
+                  timeout=300)
+        out = gdb.stdout.decode(errors="replace") + gdb.stderr.decode(errors="replace")
+        check(gdb.status == 0 and out.count("Breakpoint 1, ") == 4 and rec.stdout.decode() in out
+              and "diverged" not in out and "Remote connection closed" not in out,
+              f"{name}: gdb with `break {DEBUGGED[name]}` on the parallel trace\n{gdb.describe()}")
+        debugged = f", break {DEBUGGED[name]} under gdb forwards and backwards"
     # Serialized too (the default): xz's workers block every signal, which
     # no hardware breakpoint's SIGTRAP gets through.
     serial = os.path.join(work, name + "-serialized")
@@ -137,7 +152,7 @@ def check_real(rw, work, name, argv):
     srep = replay(rw, serial)
     check(srep.status == 0 and srep.stdout == srec.stdout,
           f"{name}: the serialized recording does not replay byte for byte\n{srep.describe()}")
-    return f"{len(rec.stdout)} bytes of output replayed, {syncs} sync events; serialized too"
+    return f"{len(rec.stdout)} bytes of output replayed, {syncs} sync events{debugged}; serialized too"
 
 
 def main():

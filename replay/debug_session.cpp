@@ -210,14 +210,15 @@ DebugHook::Then DebugSession::ask(const StopReport& report)
     // leaves asleep in a futex.
     struct Parked {
         Replayer& engine;
-        explicit Parked(Replayer& e) : engine(e) { engine.park_sleepers(); }
+        std::vector<Tid> sleepers;
+        explicit Parked(Replayer& e) : engine(e), sleepers(e.park_sleepers()) {}
         ~Parked() noexcept(false)
         {
             if (std::uncaught_exceptions() == 0)
-                engine.unpark_sleepers();
+                engine.unpark_sleepers(sleepers);
             else
                 try {
-                    engine.unpark_sleepers();
+                    engine.unpark_sleepers(sleepers);
                 } catch (...) {
                     // (the travel under way restores a snapshot: the sleepers go with their process)
                 }

@@ -5,8 +5,10 @@
 // for real while the replay goes on with other threads (replay_sync.cpp).
 // A debugger that stops the program must see every thread stopped: each
 // sleeper is interrupted (PTRACE_INTERRUPT ends its wait with
-// -ERESTARTSYS) and, when the debugger lets the program go on, resumed so
-// that the kernel restarts the wait. A thread whose wait had ended
+// -ERESTARTSYS), set back to make the call again from its syscall
+// instruction and, when the debugger lets the program go on, resumed into
+// it. Snapshots park sleepers the same way and copy them in that state.
+// A thread whose wait had ended
 // already stops at its futex's exit by itself, which stays the replay's
 // to take.
 #include <sys/ptrace.h>
@@ -14,6 +16,7 @@
 
 #include "replayer.h"
 #include "sync_calls.h"
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -22,7 +25,7 @@
 namespace rw::replay {
 namespace {
 
-constexpr int64_t kErestartSys = -512, kErestartRestartBlock = -516;
+constexpr int64_t kErestartSys = -512, kErestartRestartBlock = -516; // the wait, interrupted
 
 } // namespace
 
@@ -42,13 +45,14 @@ bool asleep_in_futex(pid_t tid)
     return nr == SYS_futex;
 }
 
-void Replayer::park_sleepers()
+std::vector<Tid> Replayer::park_sleepers()
 {
+    std::vector<Tid> parked;
     if (!parallel_trace())
-        return;
+        return parked;
     for (auto& [tid, call] : in_sync_call_) {
         Task* t = find_task(tid);
-        if (!call.blocked || !t || t->at != Task::At::Running)
+        if (!call.blocked || !t || t->at != Task::At::Running || is_parked(tid))
             continue;
         auto fail = [&](const std::string& what) {
             throw ReplayError(ReplayErrorKind::Stuck, current_, tid,
@@ -84,29 +88,54 @@ void Replayer::park_sleepers()
             waiter_.put_back(t->tid(), *exit); // woken after all: the replay takes its end
             continue;
         }
+        // The wait is made again from its syscall instruction (as the
+        // kernel's restart would): a clean state a snapshot can copy.
+        Registers r = t->regs();
+        r[Registers::RIP] -= 2;
+        r[Registers::RAX] = r[Registers::ORIG_RAX];
+        t->set_regs(r);
         parked_.push_back({tid});
+        parked.push_back(tid);
     }
+    return parked;
 }
 
-void Replayer::unpark_sleepers()
+bool Replayer::stable_sleeper(Task& t)
 {
-    std::vector<ParkedSleeper> parked;
-    parked.swap(parked_);
-    for (const auto& p : parked) {
-        Task* t = find_task(p.recorded_tid);
+    if (!parallel_trace() || t.at != Task::At::Running)
+        return false;
+    auto it = in_sync_call_.find(t.recorded_tid());
+    return it != in_sync_call_.end() && it->second.blocked && !waiter_.has_pending(t.tid()) && asleep_in_futex(t.tid());
+}
+
+bool Replayer::is_parked(Tid recorded_tid) const
+{
+    for (const auto& p : parked_)
+        if (p.recorded_tid == recorded_tid)
+            return true;
+    return false;
+}
+
+void Replayer::unpark_sleepers(const std::vector<Tid>& sleepers)
+{
+    for (Tid tid : sleepers) {
+        auto it = std::find_if(parked_.begin(), parked_.end(), [&](const auto& p) { return p.recorded_tid == tid; });
+        if (it == parked_.end())
+            continue;
+        parked_.erase(it);
+        Task* t = find_task(tid);
         if (!t)
             continue;
-        // No signal: the kernel restarts the wait (restart_syscall for a
-        // timed one); its entry stop is taken here, its exit is the
-        // replay's.
+        // Back at its syscall instruction: the futex's entry stop is taken
+        // here, its exit is the replay's.
         t->resume_untouched();
         auto entry = waiter_.wait_for(t->tid(), options_.watchdog);
         auto nr = entry && entry->kind == StopInfo::Kind::SyscallStop
                       ? static_cast<int64_t>(t->regs()[Registers::ORIG_RAX])
                       : -1;
-        if (nr != SYS_futex && nr != SYS_restart_syscall)
-            throw ReplayError(ReplayErrorKind::Stuck, current_, p.recorded_tid,
-                              "thread " + std::to_string(p.recorded_tid) +
+        if (nr != SYS_futex)
+            throw ReplayError(ReplayErrorKind::Stuck, current_, tid,
+                              "thread " + std::to_string(tid) +
                                   " did not go back to its futex wait after the debugger: " +
                                   (entry ? "it stopped " + describe_stop(*t, *entry) : "it did not stop"));
         t->resume_untouched();

@@ -211,7 +211,8 @@ bool Replayer::can_snapshot(std::string* why, bool on_disk)
                     std::string(sync_call_name(in_sync_call_.begin()->second.fn)));
     for (Task* t : live_tasks()) {
         collect_fresh(*t);
-        if (t->at == Task::At::Running || t->at == Task::At::ExecutingCall)
+        if ((t->at == Task::At::Running && !is_parked(t->recorded_tid()) && !stable_sleeper(*t)) ||
+            t->at == Task::At::ExecutingCall)
             return fail("thread " + std::to_string(t->recorded_tid()) + " is inside a syscall that runs for real");
         if (t->inject_signal)
             return fail("thread " + std::to_string(t->recorded_tid()) + " is receiving a signal");
@@ -264,6 +265,16 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     std::string why;
     if (!can_snapshot(&why))
         throw ReplayError(ReplayErrorKind::Refused, current_, 0, "cannot take a snapshot here: " + why);
+    // Threads asleep in a futex are copied stopped, about to wait again.
+    struct Unpark {
+        Replayer& r;
+        std::vector<Tid> sleepers;
+        ~Unpark() noexcept(false)
+        {
+            if (std::uncaught_exceptions() == 0)
+                r.unpark_sleepers(sleepers);
+        }
+    } unpark{*this, park_sleepers()};
     auto snap = std::make_unique<ReplaySnapshot>(waiter_);
     std::map<const ThreadGroup*, size_t> groups;
     std::map<const AddressSpace*, size_t> vms;
@@ -282,12 +293,19 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
             auto [vit, vnew] = vms.try_emplace(t->vm().get(), snap->vms.size());
             if (vnew)
                 snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
-            ReplaySnapshot::TaskCopy copy{t->recorded_tid(),   0,
-                                          t->regs(),           {},
-                                          git->second,         vit->second,
-                                          t->last_syscall_seq, t->vfork_child,
-                                          t->last_resume,      t->child_settid,
-                                          t->clear_child_tid,  t->alt_stack};
+            ReplaySnapshot::TaskCopy copy{t->recorded_tid(),
+                                          0,
+                                          t->regs(),
+                                          {},
+                                          git->second,
+                                          vit->second,
+                                          t->last_syscall_seq,
+                                          t->vfork_child,
+                                          t->last_resume,
+                                          t->child_settid,
+                                          t->clear_child_tid,
+                                          t->alt_stack,
+                                          is_parked(t->recorded_tid())};
             if (t == members.front()) {
                 if (hook_)
                     hook_->before_fork(*t);
@@ -394,6 +412,13 @@ void Replayer::restore(const ReplaySnapshot& snap)
     in_sync_call_ = snap.sync_calls;
     last_events_ = snap.last_events;
     parked_.clear();
+    std::vector<Tid> asleep;
+    for (const auto& c : snap.tasks)
+        if (c.asleep) {
+            find_task(c.recorded_tid)->at = Task::At::Running;
+            parked_.push_back({c.recorded_tid});
+            asleep.push_back(c.recorded_tid);
+        }
     source_.restore(snap.source);
     initial_tid_ = snap.initial_tid;
     next_vm_id_ = snap.next_vm_id;
@@ -406,6 +431,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
     interrupt_deadline_.reset();
     interrupt_delay_.reset();
     interrupt_sent_ = false;
+    unpark_sleepers(asleep); // back into their waits
 }
 
 } // namespace rw::replay

@@ -105,8 +105,10 @@ public:
     // (replay_park.cpp) run for real and cannot be looked at: these stop
     // them while a debugger looks at the program, and put them back to
     // sleep (or hand over the wake-up they had meanwhile) after.
-    void park_sleepers();
-    void unpark_sleepers();
+    // Returns the threads it stopped (not those stopped already), which
+    // unpark_sleepers() takes.
+    std::vector<Tid> park_sleepers();
+    void unpark_sleepers(const std::vector<Tid>& sleepers);
     // The byte under the engine's int3 at `addr`, if it has one there now
     // (a debugger inserting its own int3 there shares it).
     std::optional<uint8_t> engine_byte_under(uint64_t addr) const;
@@ -193,6 +195,10 @@ private:
     void step_until_released(Task& u, SyncCallState& call, uint64_t watched);
     void check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call);
     std::map<Tid, SyncCallState> in_sync_call_;
+    // A thread asleep in a synchronization call's futex, which nothing
+    // wakes before the replay goes on: parked for a snapshot, it is copied.
+    bool stable_sleeper(Task& t);
+    bool is_parked(Tid recorded_tid) const;
     struct ParkedSleeper {
         Tid recorded_tid = 0; // interrupted in its wait, which it restarts
     };

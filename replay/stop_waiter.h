@@ -27,6 +27,12 @@ public:
     std::optional<StopInfo> wait_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
     // A stop already collected for `tid`, without waiting.
     std::optional<StopInfo> take(pid_t tid);
+    // Whether a stop of `tid` has been collected and not taken yet.
+    bool has_pending(pid_t tid) const
+    {
+        auto it = pending_.find(tid);
+        return it != pending_.end() && !it->second.empty();
+    }
     // Gives `stop` back, to be the next one taken for `tid`.
     void put_back(pid_t tid, const StopInfo& stop) { pending_[tid].push_front(stop); }
     // Drops whatever is pending for a task that is gone.

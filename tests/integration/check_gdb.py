@@ -328,7 +328,7 @@ def scenario_parallel_threads(rw, programs, sources, work):
     (the replay stops them for gdb and puts them back to sleep after). A
     conditional breakpoint, a watchpoint forwards then backwards across
     other threads' waits, every thread listed with a frame, and the rest of
-    the run printing what the recording printed."""
+    the run printing what the recording printed; scheduler-locking."""
     trace = os.path.join(work, "threads_condvar.parallel")
     r = Run([rw, "record", "-q", "--parallel", "-o", trace, "--", os.path.join(programs, "threads_condvar")])
     check(r.status == 0, f"recording threads_condvar --parallel\n{r.describe()}")
@@ -346,6 +346,14 @@ def scenario_parallel_threads(rw, programs, sources, work):
            r"^[ *] 1 +Thread \d+ ", r"^[ *] 5 +Thread \d+ ",
            re.escape(r.stdout.decode().strip()))
     refute(out, r"Could not read registers", r"remote failure reply")
+    # Scheduler-locking: the consumer that stopped steps alone; a producer
+    # cannot go on before it has reached its next event.
+    out = Session(rw, trace).run(f"break threads_condvar.c:{line} if consumed_total == 150", "continue",
+                                 "set scheduler-locking on", "next", "next", "print consumed_total", "thread 4",
+                                 "stepi", "set scheduler-locking off", "delete", "continue")
+    no_divergence(out)
+    expect(out, r"hit Breakpoint 1, consumer", r"\$1 = 151",
+           r"rewind: scheduler-locking is on: thread \d+ cannot go on alone", re.escape(r.stdout.decode().strip()))
 
 
 def scenario_signal_state(rw, work):

@@ -13,7 +13,10 @@ bool EventSource::fill_one()
         uint64_t index = read_++;
         if (taken_ahead_.erase(index))
             continue; // replayed already, ahead of its turn
-        buffer_.push_back({index, std::move(e)});
+        uint64_t seq = event_seq(e);
+        if (!buffer_.empty() && buffer_.back().seq > seq)
+            inversions_++;
+        buffer_.push_back({index, std::move(e), seq});
         return true;
     }
 }
@@ -49,9 +52,23 @@ EventSource::Checkpoint EventSource::checkpoint_before(uint64_t index) const
 void EventSource::restore(const Checkpoint& c)
 {
     buffer_.clear();
+    inversions_ = 0;
     taken_ahead_ = c.taken_ahead;
     reader_.seek(c.cursor);
     read_ = c.cursor;
+}
+
+void EventSource::erase_at(size_t i)
+{
+    auto inverted = [&](size_t a, size_t b) { return buffer_[a].seq > buffer_[b].seq; };
+    bool has_prev = i > 0, has_next = i + 1 < buffer_.size();
+    if (has_prev && inverted(i - 1, i))
+        inversions_--;
+    if (has_next && inverted(i, i + 1))
+        inversions_--;
+    if (has_prev && has_next && inverted(i - 1, i + 1))
+        inversions_++;
+    buffer_.erase(buffer_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 std::optional<size_t> EventSource::front()
@@ -62,9 +79,11 @@ std::optional<size_t> EventSource::front()
         return 0;
     while (buffer_.size() < kSeqWindow && fill_one()) {
     }
+    if (inversions_ == 0)
+        return 0; // in order already (as recorders since the seq window write it)
     size_t best = 0;
     for (size_t i = 1; i < buffer_.size(); i++)
-        if (event_seq(buffer_[i].event) < event_seq(buffer_[best].event))
+        if (buffer_[i].seq < buffer_[best].seq)
             best = i;
     return best;
 }
@@ -81,7 +100,7 @@ std::optional<IndexedEvent> EventSource::next()
     if (!i)
         return std::nullopt;
     IndexedEvent e = std::move(buffer_[*i]);
-    buffer_.erase(buffer_.begin() + static_cast<std::ptrdiff_t>(*i));
+    erase_at(*i);
     return e;
 }
 
@@ -106,7 +125,7 @@ std::optional<IndexedEvent> EventSource::take_for_task(Tid tid)
     for (auto it = buffer_.begin(); it != buffer_.end(); ++it) {
         if (event_tid(it->event) == tid) {
             IndexedEvent e = std::move(*it);
-            buffer_.erase(it);
+            erase_at(static_cast<size_t>(it - buffer_.begin()));
             return e;
         }
     }

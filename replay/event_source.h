@@ -17,6 +17,7 @@ namespace rw::replay {
 struct IndexedEvent {
     uint64_t index = 0;
     Event event;
+    uint64_t seq = 0; // event_seq(event), kept for ordering a parallel trace's window
 };
 
 class EventSource {
@@ -60,11 +61,13 @@ public:
 
 private:
     bool fill_one();
+    void erase_at(size_t i);
     // Index in buffer_ of the next event to give.
     std::optional<size_t> front();
     bool by_seq_ = false;
     EventStreamReader reader_;
     std::deque<IndexedEvent> buffer_;
+    size_t inversions_ = 0; // neighbours in buffer_ out of seq order
     uint64_t read_ = 0;
     std::set<uint64_t> taken_ahead_; // consumed out of order, not yet reached in order
 };

@@ -41,9 +41,23 @@ bool Replayer::parallel_trace() const
     return trace_.meta().thread_mode == "parallel";
 }
 
+namespace {
+
+// Calls a synchronization call makes besides its futexes: pthread_join
+// frees the stacks of ended threads its cache no longer keeps. They run
+// for real inside the call, in its turn, as its futexes do.
+bool runs_inside_sync_call(long nr)
+{
+    return nr == SYS_futex || nr == SYS_munmap || nr == SYS_madvise;
+}
+
+} // namespace
+
 bool Replayer::skipped_in_parallel(const SyscallEvent& e) const
 {
-    return parallel_trace() && (e.flags & kSyscallInSync) && e.nr == SYS_futex;
+    // The recorded ones come before the event of the call they are inside
+    // (an acquire's seq is taken at its return).
+    return parallel_trace() && (e.flags & kSyscallInSync) && runs_inside_sync_call(e.nr);
 }
 
 std::string Replayer::other_threads_last_events(Tid tid) const
@@ -204,10 +218,12 @@ bool Replayer::step_sync_call(Task& t, SyncCallState& call, const StopInfo& s)
         return true;
     }
     int nr = static_cast<int>(static_cast<int64_t>(r[Registers::ORIG_RAX]));
-    if (nr != SYS_futex)
+    if (!runs_inside_sync_call(nr))
         diverge(t, "inside " + std::string(sync_call_name(call.fn)) + " the thread made " + syscall_name(nr) +
                        ", which the recording did not have there");
     call.in_syscall = true;
+    if (nr != SYS_futex)
+        return true;
     call.futex_addr = r[Registers::RDI];
     // A timed wait's deadline is absolute and was computed from the
     // recording's clock, which replay serves from the log: against the

@@ -5,7 +5,8 @@ namespace rw {
 void SeqWindow::emit(Event event)
 {
     uint64_t seq = event_seq(event);
-    if (written_any_ && seq < written_up_to_)
+    const auto* sc = std::get_if<SyscallEvent>(&event);
+    if (written_any_ && seq < written_up_to_ && !(sc && (sc->flags & kSyscallRebuilt)))
         late_++;
     held_.emplace(seq, std::move(event));
     while (held_.size() > kSeqWindow) {

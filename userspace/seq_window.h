@@ -26,7 +26,12 @@ public:
     void emit(Event event) override;
     // The end of the recording: what is held goes out, in order.
     void finish();
-    // Events that arrived after a later one had already been written.
+    // Events that arrived after a later one had already been written,
+    // other than a stalled syscall's: a thread whose syscall the kernel side
+    // could not finish stays stopped until the supervisor has rebuilt it
+    // (which may take a million other events), so it did nothing that the
+    // events written meanwhile could depend on through a synchronization
+    // call, and its late place changes no order replay must keep.
     uint64_t late() const { return late_; }
 
 private:

@@ -273,7 +273,9 @@ WatchReport WatchSearch::run()
         std::optional<std::string> at_event;
         if (ours && kind == "syscall" && !ev["child_return"].get<bool>())
             at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>() - 2) + "x1");
-        else if (ours && kind == "rdtsc")
+        else if (ours && (kind == "rdtsc" || kind == "sync"))
+            // (a sync event of a parallel trace: its thread arrives at the
+            // call's entry at the end of the code it ran since its last event)
             at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>()) + "x1");
         else if (ours && (kind == "signal" || kind == "preempt"))
             at_event = with_segment(in.good, "e"); // a preemption's state is its thread's code's

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, check, dump_events, fresh_dir, require_root, run_checks, shell_status
+from rwtest import Run, check, dump_events, fresh_dir, require_root, rewind_watch, run_checks, shell_status
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "programs"))
 import thread_workloads  # noqa: E402
@@ -156,6 +156,21 @@ def check_real(rw, work, name, argv):
     return f"{len(rec.stdout)} bytes of output replayed, {syncs} sync events{debugged}; serialized too"
 
 
+def check_watch_in_stretch(rw, work):
+    """rewind watch on a parallel trace, where the change is made by a
+    worker's code just before one of its synchronization calls: the
+    worker and the line are named, not the thread the debugger stood in
+    (check_exact made the threads_many traces)."""
+    trace = os.path.join(work, "threads_many-0")
+    events = dump_events(rw, trace)
+    main_tid = next(e["tid"] for e in events if e["kind"] == "exec")
+    r, j = rewind_watch(rw, trace, "total > 7000")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(j["function"] == "work" and "total +=" in j["source"] and j["thread"] != main_tid
+          and j["changed_by"] == "instruction", f"not a worker's addition: {j}")
+    return f"thread {j['thread']} at line {j['line']}, {j['probes']} probes"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -168,6 +183,7 @@ def main():
     checks = [(name, lambda name=name: check_exact(rw, progs, work, name)) for name in EXACT]
     checks += [(name, lambda name=name: check_reported(rw, progs, work, name)) for name in REPORTED]
     checks += [(name, lambda name=name, argv=argv: check_real(rw, work, name, argv)) for name, argv in REAL]
+    checks.append(("watch in a stretch", lambda: check_watch_in_stretch(rw, work)))
     # pbzip2's order violation recorded in parallel: rewind watch names the
     # thread and line that freed the mutex another thread then used.
     checks.append(("order violation",

@@ -14,7 +14,7 @@ static long total;
 static void* work(void* arg)
 {
     long id = (long)arg;
-    for (long i = 0; i < 2000; i++) {
+    for (long i = 0; i < 500; i++) {
         pthread_mutex_lock(&lock);
         total += id * i % 7;
         pthread_mutex_unlock(&lock);

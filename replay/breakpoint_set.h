@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hw_breakpoint.h"
+#include "instruction_trap.h"
 #include "trap_tags.h"
 
 namespace rw::replay {
@@ -36,10 +37,8 @@ struct HardwareBreakpoint {
 
 class BreakpointSet {
 public:
-    // Where another int3 (the replay engine's) may be: the byte under it,
-    // if it is at `addr` now. An int3 of this set shares it.
-    using ForeignInt3 = std::function<std::optional<uint8_t>(uint64_t addr)>;
-    void set_foreign_int3(ForeignInt3 f) { foreign_ = std::move(f); }
+    // The replay engine's int3s (parallel traces): an int3 of this set shares one.
+    void set_foreign_int3(ByteUnderInt3 f) { foreign_ = std::move(f); }
 
     bool add_software(uint64_t addr) { return software_.insert(addr).second; }
     bool remove_software(uint64_t addr) { return software_.erase(addr) > 0; }
@@ -88,7 +87,7 @@ private:
     std::set<pid_t> armed_tids_;
     bool hardware_changed_ = false;
     std::map<uint64_t, uint8_t> shadow_; // original byte under each inserted int3
-    ForeignInt3 foreign_;
+    ByteUnderInt3 foreign_;
     struct Armed {
         pid_t tid;
         size_t index; // into hardware_

@@ -74,10 +74,10 @@ public:
         return it->second.trap->original();
     }
     // The replay engine's int3s (parallel traces): a counter's int3 shares one.
-    void set_foreign_int3(std::function<std::optional<uint8_t>(uint64_t)> f) { foreign_ = std::move(f); }
+    void set_foreign_int3(ByteUnderInt3 f) { foreign_ = std::move(f); }
 
 private:
-    std::function<std::optional<uint8_t>(uint64_t)> foreign_;
+    ByteUnderInt3 foreign_;
     struct Site {
         std::unique_ptr<InstructionTrap> trap;
         std::vector<std::shared_ptr<Counter>> counters;

@@ -9,14 +9,7 @@ namespace {
 constexpr uint8_t kInt3 = 0xcc;
 }
 
-InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr) : memory_(tid), addr_(addr)
-{
-    if (!memory_.read(RemoteAddr(addr_), {&original_, 1}))
-        throw std::runtime_error("cannot read the instruction at " + hex(addr_));
-    if (original_ == kInt3)
-        throw std::runtime_error("the instruction at " + hex(addr_) + " already holds a breakpoint");
-    plant();
-}
+InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr) : InstructionTrap(tid, addr, std::nullopt, {}) {}
 
 InstructionTrap::InstructionTrap(pid_t tid, uint64_t addr, std::optional<uint8_t> under_int3,
                                  std::function<bool()> debugger_has_it)

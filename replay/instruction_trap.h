@@ -14,6 +14,10 @@
 
 namespace rw::replay {
 
+// The byte under another component's int3 at an address, if it has one
+// there now: an int3 of one's own shares it.
+using ByteUnderInt3 = std::function<std::optional<uint8_t>(uint64_t addr)>;
+
 class InstructionTrap {
 public:
     // Plants the trap. Throws std::runtime_error if the byte cannot be

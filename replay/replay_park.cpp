@@ -8,18 +8,17 @@
 // -ERESTARTSYS), set back to make the call again from its syscall
 // instruction and, when the debugger lets the program go on, resumed into
 // it. Snapshots park sleepers the same way and copy them in that state.
-// A thread whose wait had ended
-// already stops at its futex's exit by itself, which stays the replay's
-// to take.
+// A thread whose wait had ended already stops at its futex's exit by
+// itself, which stays the replay's to take.
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
-#include "replayer.h"
-#include "sync_calls.h"
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "replayer.h"
+#include "sync_calls.h"
 #include "text.h"
 
 namespace rw::replay {

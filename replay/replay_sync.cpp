@@ -36,11 +36,6 @@ std::string describe_sync(const SyncEvent& e)
 
 } // namespace
 
-bool Replayer::parallel_trace() const
-{
-    return trace_.meta().thread_mode == "parallel";
-}
-
 namespace {
 
 // Calls a synchronization call makes besides its futexes: pthread_join

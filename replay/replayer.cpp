@@ -37,7 +37,8 @@ namespace rw::replay {
 namespace fs = std::filesystem;
 
 Replayer::Replayer(const Trace& trace, ReplayOptions options)
-    : trace_(trace), options_(std::move(options)), source_(trace.events())
+    : trace_(trace), options_(std::move(options)), source_(trace.events()),
+      parallel_(trace.meta().thread_mode == "parallel")
 {
     if (parallel_trace())
         source_.order_by_seq();

@@ -169,7 +169,7 @@ private:
 
     // Traces recorded with --parallel (replay_sync.cpp).
     static constexpr int64_t kNotReturned = SyncCallState::kNotReturned;
-    bool parallel_trace() const;
+    bool parallel_trace() const { return parallel_; }
     // A recorded futex made inside a synchronization call: contention made
     // it, and the replay has its own.
     bool skipped_in_parallel(const SyscallEvent& e) const;
@@ -186,11 +186,11 @@ private:
     // recorded outcome is a timeout, which ends a wait still asleep.
     StopInfo wait_woken(Task& t, const SyncCallState& call, bool timed_out);
     static bool recorded_timeout(const SyncEvent& e);
-    // Lets condition waiters that were woken and stopped in their call give
-    // up their hold on `watched`, which a signaller sleeps on; true if one moved.
     // A futex wait where the recording has another syscall (parallel traces).
     bool unrecorded_wait(Task& t, const SyscallEvent& e);
     static constexpr int kUnrecordedWaits = 1000;
+    // Lets condition waiters that were woken and stopped in their call give
+    // up their hold on `watched`, which a signaller sleeps on; true if one moved.
     bool advance_woken_sync_calls(Tid except, uint64_t watched);
     void step_until_released(Task& u, SyncCallState& call, uint64_t watched);
     void check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call);
@@ -272,6 +272,7 @@ private:
     ReplayOptions options_;
     DebugHook* hook_ = nullptr;
     EventSource source_;
+    const bool parallel_; // recorded with --parallel
     StopWaiter waiter_;
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended

@@ -16,6 +16,7 @@
 #include "criu_landmark.h"
 #include "criu_probe.h"
 #include "hw_breakpoint.h"
+#include "task_clock.h"
 #include "tsc.h"
 #include "launcher.h"
 #include "pmu.h"
@@ -159,6 +160,11 @@ void add_doctor(CLI::App& app, Outcome& outcome)
                                                           "between events cannot be counted (reverse execution, "
                                                           "goto and rewind watch are unavailable; replay and "
                                                           "forward debugging work)"});
+        bool task_clock = perfclock::task_clock_works();
+        checks.push_back({task_clock ? Level::Ok : Level::No, "task clock",
+                          task_clock ? "perf task-clock alarms work (rewind watch bisects running time with them)"
+                                     : "perf software events are not allowed: rewind watch times its samples "
+                                       "from the tracer, less precisely"});
         checks.push_back(check_criu());
         bool gdb = !find_program("gdb").empty();
         checks.push_back({gdb ? Level::Ok : Level::No, "gdb",

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
@@ -78,6 +80,9 @@ std::string WatchSearch::tool(const std::string& command)
     }
     if (json.empty())
         throw std::runtime_error("the replay server gave no answer to `" + command + "`: " + r.console);
+    static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;
+    if (trace)
+        std::fprintf(stderr, "[watch] %s -> %s\n", command.c_str(), json.c_str());
     auto j = nlohmann::json::parse(json);
     if (j.contains("error"))
         throw std::runtime_error(j["error"].get<std::string>());
@@ -164,16 +169,43 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
 std::optional<std::string> WatchSearch::end_position()
 {
     const std::string& at = options_.at;
-    if (at == "end")
-        return go("end");
     auto status = nlohmann::json::parse(tool("rw-status"));
     uint64_t begin = event_of(status["begin"].get<std::string>());
     uint64_t events = status["events"].get<uint64_t>();
+    if (at == "end") {
+        walk_to(begin, events - 1);
+        return go("end");
+    }
     if (!at.empty() && at.back() == '%') {
         auto e = event_at(at, begin, events - 1);
+        if (e)
+            walk_to(begin, *e);
         return e ? std::optional(std::to_string(*e)) : std::nullopt;
     }
+    try {
+        walk_to(begin, event_of(at));
+    } catch (const std::logic_error&) {
+        // not a position: go() says so
+    }
     return go(at);
+}
+
+void WatchSearch::walk_to(uint64_t begin, uint64_t event)
+{
+    // The replay to the end is the first pass through the recording, and
+    // the bisection over events the second: its first probe, in the
+    // middle, would replay half the recording again from the last
+    // snapshot before it, and so on down. Stopping at evenly spaced events
+    // on the way (the server keeps a snapshot where it stops) makes the
+    // second pass a sixteenth of one. Worth it only where events are many:
+    // each is a ptrace round trip.
+    constexpr uint64_t kMarks = 16, kFewEvents = 2000;
+    if (event <= begin || event - begin < kFewEvents)
+        return;
+    for (uint64_t k = 1; k < kMarks; k++) {
+        status(fmt::format("replaying to event {} of {}", begin + (event - begin) * k / kMarks, event));
+        go(std::to_string(begin + (event - begin) * k / kMarks));
+    }
 }
 
 std::optional<uint64_t> WatchSearch::event_at(const std::string& spec, uint64_t begin, uint64_t end_event)

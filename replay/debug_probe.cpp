@@ -142,6 +142,12 @@ void DebugSession::start_probe()
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     probe_->started = true;
     probe_->start = std::chrono::steady_clock::now();
+    if (perfclock::task_clock_works()) {
+        try {
+            probe_->clock.emplace(t->tid());
+        } catch (const std::system_error&) {
+        }
+    }
     probe_->from_trap.reset();
     uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
     if (probe_->kind == ResumeRequest::Kind::Count) {
@@ -186,10 +192,14 @@ void DebugSession::finish_probe()
         for (size_t i = 0; i < p.counters.size(); i++)
             counts.push_back(p.counters[i].count() - p.resting[i]);
         j["counts"] = counts;
-        j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
     } else {
         j["steps"] = p.steps;
-        j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+    }
+    if (p.started) {
+        // The thread's running time where it can be had: the measure
+        // sampling runs plan by (wall-clock time adds the tracer's stops).
+        j["seconds"] = p.clock ? std::chrono::duration<double>(p.clock->elapsed()).count()
+                               : std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
     }
     j["position"] = position_.serialize();
     probe_result_ = dump_for_display(j);
@@ -218,7 +228,7 @@ std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(co
     sampling_->event = from.event;
     arrival_hook_ = [this] {
         if (Task* t = runner())
-            engine_.interrupt_after(*t, sampling_->spacing);
+            arm_sampling_alarm(*t);
         sampling_->started = std::chrono::steady_clock::now();
         retarget(Position{sampling_->event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };
@@ -233,10 +243,14 @@ std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(co
     } catch (const SamplingDone&) {
     } catch (...) {
         ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack));
+        engine_.cancel_interrupt();
+        sampling_.reset(); // its alarm with it
+        arrival_hook_ = nullptr;
         throw;
     }
     ::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(slack));
     engine_.cancel_interrupt();
+    sampling_->clock.reset();
     arrival_hook_ = nullptr;
     std::vector<std::string> anchors = std::move(sampling_->anchors);
     std::vector<double> ran = std::move(sampling_->ran_us);
@@ -258,16 +272,39 @@ void DebugSession::on_interrupt(Task& task)
     }
     if (position_.event != sampling_->event || !is_debugged(task))
         return; // late: the sampling is over
+    // Where it landed, before the snapshot: taking one is not running.
+    double ran_us = sampling_ran_us();
+    sampling_->clock.reset(); // no alarm while the snapshot's fork is injected
     if (engine_.can_snapshot()) {
         const auto& e = timeline_.add_anchor(sampling_->event, sampling_->run, sampling_->anchors.size() + 1,
                                              engine_.take_snapshot(false));
         sampling_->anchors.push_back(e.pos.serialize());
-        sampling_->ran_us.push_back(
-            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sampling_->started).count());
+        sampling_->ran_us.push_back(ran_us);
         if (sampling_->anchors.size() >= sampling_->wanted)
             throw SamplingDone{};
     }
+    sampling_->clock_base_us = ran_us;
+    arm_sampling_alarm(task);
+}
+
+void DebugSession::arm_sampling_alarm(Task& task)
+{
+    if (perfclock::task_clock_works()) {
+        try {
+            sampling_->clock.emplace(task.tid(), sampling_->spacing, kTagSample);
+            return;
+        } catch (const std::system_error&) {
+        }
+    }
     engine_.interrupt_after(task, sampling_->spacing);
+}
+
+double DebugSession::sampling_ran_us() const
+{
+    if (sampling_->clock)
+        return sampling_->clock_base_us +
+               std::chrono::duration<double, std::micro>(sampling_->clock->elapsed()).count();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sampling_->started).count();
 }
 
 Position DebugSession::label(const Position& from, const Position& anchored)

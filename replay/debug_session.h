@@ -31,6 +31,7 @@
 #include "debug_hook.h"
 #include "execution_counter.h"
 #include "step_trail.h"
+#include "task_clock.h"
 #include "gdb_registers.h"
 #include "landmarks.h"
 #include "position.h"
@@ -179,6 +180,8 @@ public:
     void on_signal(Task& task, int signo) override;
     void on_preempted(Task& task) override;
     void on_interrupt(Task& task) override;
+    void arm_sampling_alarm(Task& task);
+    double sampling_ran_us() const; // the sampled thread's running time so far
     std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;
@@ -414,6 +417,7 @@ private:
         uint64_t steps_to_from = 0;
         bool started = false;
         std::chrono::steady_clock::time_point start;
+        std::optional<perfclock::TaskClock> clock; // the thread's running time from the start
         std::vector<ExecutionCounter> counters;
         std::vector<uint64_t> resting;
         uint64_t steps = 0;
@@ -428,6 +432,11 @@ private:
         std::vector<std::string> anchors;
         std::vector<double> ran_us; // each anchor's running time from the start, as it happened
         std::chrono::steady_clock::time_point started;
+        // The thread's own running time, whose alarm stops it at each anchor
+        // (absent where perf software events are not allowed: then the
+        // tracer interrupts it by wall-clock time).
+        std::optional<perfclock::TaskClock> clock;
+        double clock_base_us = 0; // running time before the current clock started
     };
     std::unique_ptr<Sampling> sampling_;
     uint32_t sampling_runs_ = 0;

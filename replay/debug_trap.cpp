@@ -12,6 +12,16 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
 {
     if (!is_debugged(task))
         return Then::NotMine;
+    if (info.si_code == kTrapPerf && perf_data(info) == kTagSample) {
+        // (An alarm of a sampling run that is over, or one that rang while
+        // rewind's own syscall ran: the next one rings after the thread ran
+        // that long again.)
+        if (!sampling_ || engine_.injecting())
+            return Then::Resume;
+        bool stepping = task.last_resume_stepped;
+        on_interrupt(task);
+        return stepping ? Then::Step : Then::Resume;
+    }
     // An int3 counting in place of a debug register: counted and stepped
     // over here, or its stop handled as the perf trap it stands for.
     SoftCounters::Claim c = soft_counters_.claim(task, info);

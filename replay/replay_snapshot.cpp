@@ -90,14 +90,20 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
     // from the syscall's entry would report its exit as a step's trap.
     struct Unstepped {
         Task& t;
-        bool stepping = t.single_stepping, on_resume = t.step_on_resume;
-        Unstepped(Task& task) : t(task) { t.single_stepping = t.step_on_resume = false; }
+        bool& injecting;
+        bool stepping = t.single_stepping, on_resume = t.step_on_resume, was_injecting = injecting;
+        Unstepped(Task& task, bool& in) : t(task), injecting(in)
+        {
+            t.single_stepping = t.step_on_resume = false;
+            injecting = true;
+        }
         ~Unstepped()
         {
             t.single_stepping = stepping;
             t.step_on_resume = on_resume;
+            injecting = was_injecting;
         }
-    } unstepped(t);
+    } unstepped(t, injecting_);
     Registers r = saved;
     r[Registers::RIP] = insn;
     r[Registers::RAX] = static_cast<uint64_t>(nr);

@@ -131,6 +131,9 @@ public:
     // Runs a syscall in `task` (stopped anywhere) and puts it back exactly as
     // it was. Returns the raw result; fills `child` with the new process of
     // a fork.
+    // While a syscall of rewind's own runs in a task (a snapshot's fork, a
+    // page collapse): no stop then is the program's.
+    bool injecting() const { return injecting_; }
     int64_t inject_syscall(Task& task, long nr, const std::array<uint64_t, 6>& args, pid_t* child = nullptr);
 
     // Snapshots: a copy of every replayed process (fork), stopped, plus the
@@ -273,6 +276,7 @@ private:
     DebugHook* hook_ = nullptr;
     EventSource source_;
     const bool parallel_; // recorded with --parallel
+    bool injecting_ = false;
     StopWaiter waiter_;
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended

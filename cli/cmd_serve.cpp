@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.h"
+#include "task_clock.h"
 #include "debug_session.h"
 #include "event_format.h"
 #include "gdb_connection.h"
@@ -180,6 +181,11 @@ void add_serve(CLI::App& app, Outcome& outcome)
         replay::ReplayOptions opts;
         opts.echo_output = !a->quiet;
         opts.watchdog = std::chrono::seconds(a->watchdog);
+        // On one CPU each event's stop and resume is a context switch, not
+        // a cross-CPU wake-up (replay/cpu_pin.h). Not where the tracer's
+        // own timer must interrupt the replayed code (no task-clock
+        // alarms): it would wait for the CPU the code holds.
+        opts.one_cpu = perfclock::task_clock_works();
         if (a->verbose)
             opts.on_event = [](uint64_t index, const Event& e) {
                 FormatOptions f;

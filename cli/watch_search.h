@@ -87,6 +87,8 @@ private:
     std::string tool(const std::string& command); // a rw-* monitor command's JSON reply
 
     std::optional<std::string> end_position();
+    // Replays up to `event` in steps, leaving a snapshot at each.
+    void walk_to(uint64_t begin, uint64_t event);
     std::optional<uint64_t> event_at(const std::string& spec, uint64_t begin, uint64_t end_event); // an event or PCT%
     Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);
     Interval search_code(Interval in);

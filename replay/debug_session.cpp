@@ -369,7 +369,11 @@ StopReport DebugSession::execute()
                 if (Task* t = runner())
                     engine_.request_step(*t);
             } else if (next == AfterArrival::Report) {
-                return arrival_report();
+                // Kept like a stop at a breakpoint: the debugger, or a
+                // search bisecting events, comes back near here next.
+                StopReport r = arrival_report();
+                snapshot_stop();
+                return r;
             }
             continue;
         }

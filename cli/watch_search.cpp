@@ -654,9 +654,16 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     double span = seconds;
     Interval left = in, previous = in;
     constexpr int kRounds = 3;
+    // An alarm on the thread's running time lands 20 to 100 us late: finer
+    // spans are not told apart (the counted levels take over there).
+    constexpr double kFinest = 50e-6;
+    // A round that ends above this has stalled (its anchors kept landing
+    // late): another round, from the good anchor towards the named bad
+    // end, may get closer. Below it, counting costs less than sampling.
+    constexpr double kRoundAgain = 1e-3;
     for (int round = 0; round < kRounds; round++) {
         int stalls = 0;
-        while (span > 10e-6 && stalls < 3) {
+        while (span > kFinest && stalls < 3) {
             double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
             status(fmt::format("bisecting {:.0f} us of execution", span * 1e6));
             auto reply =
@@ -696,7 +703,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         previous = left;
         // Counted by int3s, a count's time is mostly its traps: no measure
         // of the running time left, and another round would plan from it.
-        if (soft_counting_)
+        if (soft_counting_ || span < kRoundAgain)
             break;
         span = nlohmann::json::parse(tool("rw-count " + left.good + " " + left.bad))["seconds"].get<double>();
         if (span < 100e-6)

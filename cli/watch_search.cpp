@@ -663,37 +663,54 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     constexpr double kRoundAgain = 1e-3;
     for (int round = 0; round < kRounds; round++) {
         int stalls = 0;
-        while (span > kFinest && stalls < 3) {
-            double half = span * (bad_anchor ? 0.4 : 0.5); // short of an anchor's uncertain distance
-            status(fmt::format("bisecting {:.0f} us of execution", span * 1e6));
-            auto reply =
-                nlohmann::json::parse(tool(fmt::format("rw-sample {} 1 {}", good, static_cast<uint64_t>(half * 2e6))));
+        // Times are the thread's running time from `base`, the good end the
+        // samples start from. Until an anchor is bad, each good anchor
+        // becomes the base, and the time left to the bad end is measured
+        // from it. Once one is bad, the base stays where that anchor was
+        // sampled from, and samples aim between the latest good anchor's
+        // time and the bad one's. Chained from each new good anchor
+        // instead, the plan drifted: a run restored from a snapshot copies
+        // each page it writes first, so its time overstates its progress,
+        // and the overstatements add up (on the costly-expression shape,
+        // twelve good anchors planned to end 0.1 ms short of the bad one
+        // ended 16 million loop rounds short of it).
+        std::string base = good;
+        double lo_t = 0, hi_t = span;
+        bool bounded = false; // hi_t is a bad anchor's time
+        while (hi_t - lo_t > kFinest && stalls < 3) {
+            double target = (lo_t + hi_t) / 2;
+            status(fmt::format("bisecting {:.0f} us of execution", (hi_t - lo_t) * 1e6));
+            auto reply = nlohmann::json::parse(
+                tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(target * 2e6))));
             auto anchors = reply["anchors"].get<std::vector<std::string>>();
             if (anchors.empty()) { // the bad end came first
-                span = half;
+                hi_t = target;
                 continue;
             }
-            // Interrupts land late, by more than the shortest spans asked
-            // for: where the anchor is, is what the run took to get there.
+            // Alarms land late by up to 0.1 ms: where the anchor is, is
+            // what the run took to get there.
             double ran = reply["ran_us"][0].get<double>() * 1e-6;
             std::string settled = settle(anchors[0], live);
             if (is_bad(probe(settled))) {
                 bad_anchor = settled;
-                stalls = ran >= span * 0.9 ? stalls + 1 : 0; // no closer than the last one
-                span = std::min(span, ran);
+                stalls = bounded && ran >= hi_t ? stalls + 1 : 0; // no closer than the last one
+                hi_t = bounded ? std::min(hi_t, ran) : ran;
+                bounded = true;
             } else {
                 good = settled;
                 goods.push_back(good);
-                span = std::max(span - ran, 0.0);
-                // A run restored from a snapshot is slower than the recording
-                // (each page written is copied first), so an interrupt lands
-                // short of the time planned: measured, what is left to the
-                // bad end is often much more than the plan says.
-                if (!bad_anchor)
-                    span = nlohmann::json::parse(tool("rw-count " + good + " " + relative_bad(good)))["seconds"]
+                if (bounded) {
+                    stalls = ran <= lo_t ? stalls + 1 : 0;
+                    lo_t = std::max(lo_t, ran);
+                } else {
+                    base = good;
+                    lo_t = 0;
+                    hi_t = nlohmann::json::parse(tool("rw-count " + good + " " + relative_bad(good)))["seconds"]
                                .get<double>();
+                }
             }
         }
+        span = hi_t - lo_t;
         if (bad_anchor)
             left = name_bad();
         else

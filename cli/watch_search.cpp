@@ -629,13 +629,18 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // named by where it settled (a return into the outermost function),
         // which runs far less often than where the interrupt stopped.
         status("naming " + *bad_anchor);
+        unsigned long long beyond = 1; // executions known to come before the bad anchor
         for (auto g = goods.rbegin(); g != goods.rend(); ++g) {
             std::string named;
             try {
                 named =
                     nlohmann::json::parse(tool("rw-label " + *g + " " + *bad_anchor))["position"].get<std::string>();
             } catch (const std::runtime_error& e) {
-                if (std::string(e.what()).find("counting stopped") != std::string::npos)
+                std::string why = e.what();
+                size_t at = why.find("ran more than ");
+                if (g == goods.rbegin() && at != std::string::npos)
+                    std::sscanf(why.c_str() + at, "ran more than %llu", &beyond);
+                if (why.find("counting stopped") != std::string::npos)
                     break; // too far to count; an earlier good end is farther still
                 continue;  // after the bad anchor
             }
@@ -649,7 +654,10 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         bad_anchor.reset();
         if (at.empty())
             return {goods.back(), relative_bad(goods.back())};
-        return gallop(goods.back(), at.front().pc, relative_bad(goods.back()));
+        // (The executions the naming went through all come before the bad
+        // anchor: the gallop starts there, not at 1, saving about log2 of
+        // them in probes.)
+        return gallop(goods.back(), at.front().pc, relative_bad(goods.back()), beyond);
     };
     double span = seconds;
     Interval left = in, previous = in;
@@ -673,18 +681,31 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // each page it writes first, so its time overstates its progress,
         // and the overstatements add up (on the costly-expression shape,
         // twelve good anchors planned to end 0.1 ms short of the bad one
-        // ended 16 million loop rounds short of it).
+        // ended 16 million loop rounds short of it). But runs from one base
+        // vary too, by a few percent of their length (15 ms runs landed
+        // 0.4 ms apart for the same plan): once the interval is narrower
+        // than an eighth of its start's time, the latest good anchor
+        // becomes the base, and a run twice the interval's width from there
+        // looks for a bad anchor close to it (doubling while it finds none).
         std::string base = good;
         double lo_t = 0, hi_t = span;
-        bool bounded = false; // hi_t is a bad anchor's time
-        while (hi_t - lo_t > kFinest && stalls < 3) {
-            double target = (lo_t + hi_t) / 2;
+        enum class Bound { ToEnd, Guessed, BadAnchor } bound = Bound::ToEnd; // what hi_t is
+        while ((bound == Bound::Guessed || hi_t - lo_t > kFinest) && stalls < 3) {
+            if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
+                base = good;
+                hi_t = 2 * (hi_t - lo_t) + kFinest;
+                lo_t = 0;
+                bound = Bound::Guessed;
+            }
+            double target = bound == Bound::Guessed ? hi_t : (lo_t + hi_t) / 2;
             status(fmt::format("bisecting {:.0f} us of execution", (hi_t - lo_t) * 1e6));
             auto reply = nlohmann::json::parse(
                 tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(target * 2e6))));
             auto anchors = reply["anchors"].get<std::vector<std::string>>();
             if (anchors.empty()) { // the bad end came first
                 hi_t = target;
+                if (bound == Bound::Guessed)
+                    bound = Bound::ToEnd;
                 continue;
             }
             // Alarms land late by up to 0.1 ms: where the anchor is, is
@@ -693,15 +714,19 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             std::string settled = settle(anchors[0], live);
             if (is_bad(probe(settled))) {
                 bad_anchor = settled;
+                bool bounded = bound == Bound::BadAnchor;
                 stalls = bounded && ran >= hi_t ? stalls + 1 : 0; // no closer than the last one
                 hi_t = bounded ? std::min(hi_t, ran) : ran;
-                bounded = true;
+                bound = Bound::BadAnchor;
             } else {
                 good = settled;
                 goods.push_back(good);
-                if (bounded) {
+                if (bound == Bound::BadAnchor) {
                     stalls = ran <= lo_t ? stalls + 1 : 0;
                     lo_t = std::max(lo_t, ran);
+                } else if (bound == Bound::Guessed) {
+                    base = good;
+                    hi_t *= 2;
                 } else {
                     base = good;
                     lo_t = 0;
@@ -769,7 +794,7 @@ WatchSearch::Interval WatchSearch::search_code(Interval in)
     }
 }
 
-WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, const std::string& bad)
+WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, const std::string& bad, uint64_t first)
 {
     // P(k) = the k-th execution of y after `good`. Probing k = 1, 2, 4, …
     // from the snapshot of the last probe costs about twice the executions
@@ -777,7 +802,7 @@ WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, c
     auto at = [&](uint64_t k) {
         return k == 0 ? good : with_segment(good, "b" + addr_text(y) + "x" + std::to_string(k));
     };
-    uint64_t lo = 0, hi = 1;
+    uint64_t lo = 0, hi = std::max<uint64_t>(first, 1);
     for (;; hi *= 2) {
         status(fmt::format("galloping over executions of {:#x}: {}", y, hi));
         bool bad_here;

@@ -110,7 +110,9 @@ private:
     // the first bad one after it. `progress` says where it stands.
     std::pair<uint64_t, uint64_t> bisect(uint64_t lo, uint64_t hi, const std::function<std::string(uint64_t)>& at,
                                          const std::function<std::string(uint64_t, uint64_t)>& progress);
-    Interval gallop(const std::string& good, uint64_t y, const std::string& bad);
+    // From `first` executions of y on (a count known to lie before the bad
+    // anchor the search could not name).
+    Interval gallop(const std::string& good, uint64_t y, const std::string& bad, uint64_t first = 1);
     std::optional<Interval> divide(const Interval& in, const std::vector<uint64_t>& used_out);
     Interval step_search(const Interval& in);
     void describe(WatchReport& report, const Interval& found);

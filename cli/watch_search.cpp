@@ -203,8 +203,9 @@ void WatchSearch::walk_to(uint64_t begin, uint64_t event)
     if (event <= begin || event - begin < kFewEvents)
         return;
     for (uint64_t k = 1; k < kMarks; k++) {
-        status(fmt::format("replaying to event {} of {}", begin + (event - begin) * k / kMarks, event));
-        go(std::to_string(begin + (event - begin) * k / kMarks));
+        uint64_t mark = begin + (event - begin) * k / kMarks;
+        status(fmt::format("replaying to event {} of {}", mark, event));
+        go(std::to_string(mark));
     }
 }
 

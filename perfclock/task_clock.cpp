@@ -55,4 +55,18 @@ bool task_clock_works()
     return works;
 }
 
+bool try_start_task_clock(std::optional<TaskClock>& into, pid_t tid,
+                          std::optional<std::chrono::nanoseconds> alarm_every, uint64_t tag)
+{
+    into.reset();
+    if (!task_clock_works())
+        return false;
+    try {
+        into.emplace(tid, alarm_every, tag);
+        return true;
+    } catch (const std::system_error&) {
+        return false;
+    }
+}
+
 } // namespace rw::perfclock

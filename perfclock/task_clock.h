@@ -35,4 +35,10 @@ private:
 // Whether task-clock alarms can be set here (perf software events allowed).
 bool task_clock_works();
 
+// Starts a clock in `into` where task clocks work and `tid` accepts one;
+// false (and `into` empty) otherwise: the caller falls back to wall-clock
+// time.
+bool try_start_task_clock(std::optional<TaskClock>& into, pid_t tid,
+                          std::optional<std::chrono::nanoseconds> alarm_every = std::nullopt, uint64_t tag = 0);
+
 } // namespace rw::perfclock

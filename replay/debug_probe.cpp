@@ -142,12 +142,7 @@ void DebugSession::start_probe()
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     probe_->started = true;
     probe_->start = std::chrono::steady_clock::now();
-    if (perfclock::task_clock_works()) {
-        try {
-            probe_->clock.emplace(t->tid());
-        } catch (const std::system_error&) {
-        }
-    }
+    perfclock::try_start_task_clock(probe_->clock, t->tid());
     probe_->from_trap.reset();
     uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
     if (probe_->kind == ResumeRequest::Kind::Count) {
@@ -289,14 +284,8 @@ void DebugSession::on_interrupt(Task& task)
 
 void DebugSession::arm_sampling_alarm(Task& task)
 {
-    if (perfclock::task_clock_works()) {
-        try {
-            sampling_->clock.emplace(task.tid(), sampling_->spacing, kTagSample);
-            return;
-        } catch (const std::system_error&) {
-        }
-    }
-    engine_.interrupt_after(task, sampling_->spacing);
+    if (!perfclock::try_start_task_clock(sampling_->clock, task.tid(), sampling_->spacing, kTagSample))
+        engine_.interrupt_after(task, sampling_->spacing);
 }
 
 double DebugSession::sampling_ran_us() const

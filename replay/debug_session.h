@@ -180,8 +180,6 @@ public:
     void on_signal(Task& task, int signo) override;
     void on_preempted(Task& task) override;
     void on_interrupt(Task& task) override;
-    void arm_sampling_alarm(Task& task);
-    double sampling_ran_us() const; // the sampled thread's running time so far
     std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;
@@ -439,6 +437,8 @@ private:
         double clock_base_us = 0; // running time before the current clock started
     };
     std::unique_ptr<Sampling> sampling_;
+    void arm_sampling_alarm(Task& task);
+    double sampling_ran_us() const; // the sampled thread's running time so far
     uint32_t sampling_runs_ = 0;
     struct SamplingDone {};
     struct Labelling {

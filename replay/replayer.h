@@ -131,10 +131,10 @@ public:
     // Runs a syscall in `task` (stopped anywhere) and puts it back exactly as
     // it was. Returns the raw result; fills `child` with the new process of
     // a fork.
+    int64_t inject_syscall(Task& task, long nr, const std::array<uint64_t, 6>& args, pid_t* child = nullptr);
     // While a syscall of rewind's own runs in a task (a snapshot's fork, a
     // page collapse): no stop then is the program's.
     bool injecting() const { return injecting_; }
-    int64_t inject_syscall(Task& task, long nr, const std::array<uint64_t, 6>& args, pid_t* child = nullptr);
 
     // Snapshots: a copy of every replayed process (fork), stopped, plus the
     // replayer's bookkeeping. Taking one needs every task stopped outside a

@@ -49,54 +49,66 @@ std::vector<Tid> Replayer::park_sleepers()
     std::vector<Tid> parked;
     if (!parallel_trace())
         return parked;
-    for (auto& [tid, call] : in_sync_call_) {
-        Task* t = find_task(tid);
-        if (!call.blocked || !t || t->at != Task::At::Running || is_parked(tid))
-            continue;
-        auto fail = [&](const std::string& what) {
-            throw ReplayError(ReplayErrorKind::Stuck, current_, tid,
-                              "thread " + std::to_string(tid) + ", asleep in " + std::string(sync_call_name(call.fn)) +
-                                  ", could not be stopped for the debugger: " + what);
-        };
-        // Nothing wakes a sleeper while the debugger has the program (the
-        // other threads are stopped, its wait has no deadline). One that is
-        // not asleep was woken before, and is on its way to its futex's
-        // exit, where it stops by itself; or it was put back to sleep a
-        // moment ago and is on its way into the futex.
-        std::optional<StopInfo> stop = waiter_.take(t->tid());
-        for (auto deadline = std::chrono::steady_clock::now() + options_.watchdog;
-             !stop && !asleep_in_futex(t->tid());) {
-            if (std::chrono::steady_clock::now() > deadline)
-                fail("it neither sleeps nor stops");
-            stop = waiter_.wait_for(t->tid(), std::chrono::milliseconds(2));
-        }
-        if (stop) {
-            waiter_.put_back(t->tid(), *stop);
-            continue;
-        }
-        // With PTRACE_SYSCALL in effect, an interrupt ends the wait with a
-        // syscall-exit stop, and the kernel restarts the call when the
-        // thread is resumed without a signal.
-        if (::ptrace(PTRACE_INTERRUPT, t->tid(), nullptr, nullptr) != 0)
-            fail(std::string("PTRACE_INTERRUPT: ") + std::strerror(errno));
-        auto exit = waiter_.wait_for(t->tid(), options_.watchdog);
-        if (!exit || exit->kind != StopInfo::Kind::SyscallStop)
-            fail(exit ? "it stopped " + describe_stop(*t, *exit) : "it did not stop");
-        auto result = static_cast<int64_t>(t->regs()[Registers::RAX]);
-        if (result != kErestartSys && result != kErestartRestartBlock) {
-            waiter_.put_back(t->tid(), *exit); // woken after all: the replay takes its end
-            continue;
-        }
-        // The wait is made again from its syscall instruction (as the
-        // kernel's restart would): a clean state a snapshot can copy.
-        Registers r = t->regs();
-        r[Registers::RIP] -= 2;
-        r[Registers::RAX] = r[Registers::ORIG_RAX];
-        t->set_regs(r);
-        parked_.push_back({tid});
-        parked.push_back(tid);
-    }
+    for (auto& [tid, call] : in_sync_call_)
+        if (park_sleeper(tid, call))
+            parked.push_back(tid);
     return parked;
+}
+
+std::vector<Tid> Replayer::park_sleepers_on(uint64_t word)
+{
+    std::vector<Tid> parked;
+    for (auto& [tid, call] : in_sync_call_)
+        if (call.in_syscall && call.futex_addr == word && park_sleeper(tid, call))
+            parked.push_back(tid);
+    return parked;
+}
+
+bool Replayer::park_sleeper(Tid tid, const SyncCallState& call)
+{
+    Task* t = find_task(tid);
+    if (!call.blocked || !t || t->at != Task::At::Running || is_parked(tid))
+        return false;
+    auto fail = [&](const std::string& what) {
+        throw ReplayError(ReplayErrorKind::Stuck, current_, tid,
+                          "thread " + std::to_string(tid) + ", asleep in " + std::string(sync_call_name(call.fn)) +
+                              ", could not be stopped: " + what);
+    };
+    // Nothing wakes a sleeper while the replay holds the other threads
+    // (its wait has no deadline). One that is not asleep was woken before,
+    // and is on its way to its futex's exit, where it stops by itself; or
+    // it was put back to sleep a moment ago and is on its way into the futex.
+    std::optional<StopInfo> stop = waiter_.take(t->tid());
+    for (auto deadline = std::chrono::steady_clock::now() + options_.watchdog; !stop && !asleep_in_futex(t->tid());) {
+        if (std::chrono::steady_clock::now() > deadline)
+            fail("it neither sleeps nor stops");
+        stop = waiter_.wait_for(t->tid(), std::chrono::milliseconds(2));
+    }
+    if (stop) {
+        waiter_.put_back(t->tid(), *stop);
+        return false;
+    }
+    // With PTRACE_SYSCALL in effect, an interrupt ends the wait with a
+    // syscall-exit stop, and the kernel restarts the call when the
+    // thread is resumed without a signal.
+    if (::ptrace(PTRACE_INTERRUPT, t->tid(), nullptr, nullptr) != 0)
+        fail(std::string("PTRACE_INTERRUPT: ") + std::strerror(errno));
+    auto exit = waiter_.wait_for(t->tid(), options_.watchdog);
+    if (!exit || exit->kind != StopInfo::Kind::SyscallStop)
+        fail(exit ? "it stopped " + describe_stop(*t, *exit) : "it did not stop");
+    auto result = static_cast<int64_t>(t->regs()[Registers::RAX]);
+    if (result != kErestartSys && result != kErestartRestartBlock) {
+        waiter_.put_back(t->tid(), *exit); // woken after all: the replay takes its end
+        return false;
+    }
+    // The wait is made again from its syscall instruction (as the
+    // kernel's restart would): a clean state a snapshot can copy.
+    Registers r = t->regs();
+    r[Registers::RIP] -= 2;
+    r[Registers::RAX] = r[Registers::ORIG_RAX];
+    t->set_regs(r);
+    parked_.push_back({tid});
+    return true;
 }
 
 bool Replayer::stable_sleeper(Task& t)

@@ -418,6 +418,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
     in_sync_call_ = snap.sync_calls;
     last_events_ = snap.last_events;
     parked_.clear();
+    held_out_.clear();
     std::vector<Tid> asleep;
     for (const auto& c : snap.tasks)
         if (c.asleep) {

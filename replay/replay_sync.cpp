@@ -76,6 +76,8 @@ void Replayer::on_sync(const SyncEvent& e)
     Task& t = task(e.tid);
     collect_fresh(t);
     finish_pending_sync(t);
+    if (e.phase == SyncPhase::Acquire && waits_for_deferred(t))
+        run_deferred_calls(e);
     if (auto it = in_sync_call_.find(e.tid); it != in_sync_call_.end()) {
         SyncCallState call = it->second;
         in_sync_call_.erase(it);
@@ -92,10 +94,15 @@ void Replayer::on_sync(const SyncEvent& e)
     SyncCallState call;
     call.fn = e.fn;
     call.entry = e.entry;
+    if (e.fn == RW_SYNC_COND_WAIT || e.fn == RW_SYNC_COND_TIMEDWAIT)
+        call.mutex = t.regs()[Registers::RSI];
     if (!t.memory().read(RemoteAddr(t.regs()[Registers::RSP]),
                          {reinterpret_cast<uint8_t*>(&call.return_to), sizeof(call.return_to)}))
         diverge(t, "cannot read the return address of " + std::string(sync_call_name(e.fn)));
-    bool returned = run_sync_call(t, call);
+    call.object = e.object;
+    // Deferred, the call runs whole when the round's first thread leaves.
+    call.deferred = completes_round_later(e);
+    bool returned = !call.deferred && run_sync_call(t, call);
     bool acquire_follows = e.phase == SyncPhase::Release && info && info->acquires;
     if (!returned || acquire_follows) {
         // Its acquire event (or, blocked, the end of this one) comes later.
@@ -105,6 +112,52 @@ void Replayer::on_sync(const SyncEvent& e)
         return;
     }
     check_sync_result(t, e, call);
+}
+
+bool Replayer::completes_round_later(const SyncEvent& e)
+{
+    // A barrier's round is completed by the thread whose atomic increment
+    // comes last, and that one returns PTHREAD_BARRIER_SERIAL_THREAD. The
+    // recorded order is that of the arrivals at the function's entry: a
+    // thread can arrive first and increment last. The one the recording
+    // says completed the round enters in its acquire event's turn, when all
+    // the others of its round have entered.
+    constexpr int64_t kSerialThread = -1;
+    constexpr size_t kLookAhead = 64;
+    if (e.fn != RW_SYNC_BARRIER_WAIT || e.phase != SyncPhase::Release)
+        return false;
+    for (size_t skip = 0; skip < kLookAhead; skip++) {
+        const IndexedEvent* next = source_.peek_for_task(e.tid, skip);
+        if (!next)
+            return false;
+        if (const auto* sync = std::get_if<SyncEvent>(&next->event))
+            return sync->phase == SyncPhase::Acquire && sync->fn == e.fn && sync->object == e.object &&
+                   static_cast<int32_t>(sync->ret) == kSerialThread;
+        const auto* call = std::get_if<SyscallEvent>(&next->event);
+        if (!call || !skipped_in_parallel(*call))
+            return false;
+    }
+    return false;
+}
+
+bool Replayer::waits_for_deferred(Task& t)
+{
+    // Asleep in its call when its turn to leave comes, the thread waits for
+    // the round it entered to complete (one woken by an earlier round's
+    // end is at, or on its way to, its futex's exit).
+    auto it = in_sync_call_.find(t.recorded_tid());
+    return it != in_sync_call_.end() && it->second.blocked && !waiter_.has_pending(t.tid()) && asleep_in_futex(t.tid());
+}
+
+void Replayer::run_deferred_calls(const SyncEvent& leaving)
+{
+    for (auto& [tid, call] : in_sync_call_) {
+        if (!call.deferred || call.fn != leaving.fn || call.object != leaving.object)
+            continue;
+        call.deferred = false;
+        if (Task* t = find_task(tid))
+            run_sync_call(*t, call); // it returns (its acquire checks the result), or sleeps
+    }
 }
 
 void Replayer::plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
@@ -309,9 +362,10 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
 {
     if (call.blocked) {
         // Woken by now, or never: the events that woke it are replayed.
-        StopInfo s = wait_woken(t, call, recorded_timeout(e));
+        StopInfo s = wait_woken(t, call, recorded_timeout(e) && !call.timed_out);
         call.blocked = false;
         if (!step_sync_call(t, call, s)) {
+            release_held_out();
             check_sync_result(t, e, call);
             return;
         }
@@ -320,7 +374,7 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
         std::optional<InstructionTrap> trap;
         EngineInt3 active(engine_int3_, call.return_to);
         plant_sync_trap(trap, t, call.return_to);
-        bool timed_out = recorded_timeout(e);
+        bool timed_out = recorded_timeout(e) && !call.timed_out;
         // A waiter woken again and again by wait_woken, whose futex no
         // thread releases in the recorded order, stops somewhere new at
         // every turn, so wait_stop's watchdog alone never runs out.
@@ -341,6 +395,7 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
                                   stuck_details(t.recorded_tid()));
         }
     }
+    release_held_out();
     check_sync_result(t, e, call);
 }
 
@@ -374,37 +429,66 @@ StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call, bool timed_out
         }
         if (!asleep_in_futex(t.tid()))
             continue;
-        if (timed_out) {
-            // The wait ends as its deadline ended it in the recording: an
-            // interrupt takes the thread out of the futex, and at the
-            // futex's exit ETIMEDOUT replaces the restart (the interrupt's
-            // own stop is then ours, not delivered).
-            interrupt_tid_ = t.tid();
-            interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
-            StopInfo s = wait_stop(t, what);
-            if (s.kind == StopInfo::Kind::SyscallStop) {
-                Registers r = t.regs();
-                r[Registers::RAX] = static_cast<uint64_t>(-ETIMEDOUT);
-                t.set_regs(r);
-                t.at = Task::At::SyscallExit;
-            }
-            return s;
-        }
-        Task* host = nullptr;
-        for (Task* other : t.group().tasks) {
-            auto it = in_sync_call_.find(other->recorded_tid());
-            bool asleep = it != in_sync_call_.end() && it->second.blocked;
-            if (other != &t && !asleep && other->at != Task::At::Running && other->at != Task::At::Fresh &&
-                other->at != Task::At::Gone)
-                host = other;
-        }
-        if (!host)
-            break;
-        constexpr uint64_t kFutexWakePrivate = 1 | 128;
-        inject_syscall(*host, SYS_futex, {call.futex_addr, kFutexWakePrivate, INT32_MAX, 0, 0, 0});
+        if (timed_out)
+            return time_out_wait(t, what); // as its deadline ended it in the recording
+        // Others asleep on the same word would take the wake-up (and, first
+        // to run, the signal) meant for the thread whose turn it is: they
+        // are held out of their wait until its call has returned.
+        std::vector<Tid> held = park_sleepers_on(call.futex_addr);
+        held_out_.insert(held_out_.end(), held.begin(), held.end());
+        wake_sleepers_on(t, call.futex_addr);
         break;
     }
     return wait_stop(t, what);
+}
+
+bool Replayer::wake_sleepers_on(Task& t, uint64_t word)
+{
+    constexpr uint64_t kFutexWakePrivate = 1 | 128;
+    const std::array<uint64_t, 6> wake = {word, kFutexWakePrivate, INT32_MAX, 0, 0, 0};
+    // A thread stopped by the replay; else one parked in its wait (at its
+    // futex's exit, set to make the call again); else one woken and held
+    // at its futex's exit.
+    for (Task* other : t.group().tasks) {
+        auto it = in_sync_call_.find(other->recorded_tid());
+        bool asleep = it != in_sync_call_.end() && it->second.blocked;
+        if (other != &t && !asleep && other->at != Task::At::Running && other->at != Task::At::Fresh &&
+            other->at != Task::At::Gone) {
+            inject_syscall(*other, SYS_futex, wake);
+            return true;
+        }
+    }
+    for (Task* other : t.group().tasks) {
+        if (other == &t || other->at != Task::At::Running || !is_parked(other->recorded_tid()))
+            continue;
+        other->at = Task::At::SyscallExit;
+        inject_syscall(*other, SYS_futex, wake);
+        other->at = Task::At::Running;
+        return true;
+    }
+    for (Task* other : t.group().tasks) {
+        if (other == &t || other->at != Task::At::Running)
+            continue;
+        auto held = waiter_.take(other->tid());
+        if (!held)
+            continue;
+        if (held->kind == StopInfo::Kind::SyscallStop) {
+            other->at = Task::At::SyscallExit;
+            inject_syscall(*other, SYS_futex, wake);
+            other->at = Task::At::Running;
+        }
+        waiter_.put_back(other->tid(), *held);
+        if (held->kind == StopInfo::Kind::SyscallStop)
+            return true;
+    }
+    return false;
+}
+
+void Replayer::release_held_out()
+{
+    std::vector<Tid> held;
+    held.swap(held_out_);
+    unpark_sleepers(held);
 }
 
 void Replayer::finish_pending_sync(Task& t)

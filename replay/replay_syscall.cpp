@@ -75,8 +75,10 @@ bool is_write_call(int nr)
 
 void Replayer::on_syscall(const SyscallEvent& e)
 {
-    if (skipped_in_parallel(e))
+    if (skipped_in_parallel(e)) {
+        on_recorded_timeout(e);
         return;
+    }
     Task& t = task(e.tid);
     if (parallel_trace())
         finish_pending_sync(t);

@@ -109,6 +109,8 @@ public:
     // unpark_sleepers() takes.
     std::vector<Tid> park_sleepers();
     void unpark_sleepers(const std::vector<Tid>& sleepers);
+    // The same for the threads asleep on one futex word only.
+    std::vector<Tid> park_sleepers_on(uint64_t word);
     // The byte under the engine's int3 at `addr`, if it has one there now
     // (a debugger inserting its own int3 there shares it).
     std::optional<uint8_t> engine_byte_under(uint64_t addr) const;
@@ -181,6 +183,10 @@ private:
     void reach_sync_entry(Task& t, const SyncEvent& e);
     // The engine's int3 at `addr`, or the debugger's if it has one there.
     void plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr);
+    bool completes_round_later(const SyncEvent& e);
+    bool waits_for_deferred(Task& t);
+    void run_deferred_calls(const SyncEvent& leaving); // before a thread leaves the same object
+
     bool run_sync_call(Task& t, SyncCallState& call);                     // false: it blocks
     bool step_sync_call(Task& t, SyncCallState& call, const StopInfo& s); // false: it returned
     void finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call);
@@ -188,7 +194,20 @@ private:
     // The end of a futex wait inside a call; `timed_out`: the call's
     // recorded outcome is a timeout, which ends a wait still asleep.
     StopInfo wait_woken(Task& t, const SyncCallState& call, bool timed_out);
+    // Wakes whoever sleeps on `word` with a FUTEX_WAKE made by another
+    // thread of t's process that is stopped; false if none is.
+    bool wake_sleepers_on(Task& t, uint64_t word);
+    // Sleepers parked so that a wake-up reaches the thread whose turn it
+    // is (wait_woken); they go back to sleep once its call has returned.
+    std::vector<Tid> held_out_;
+    void release_held_out();
     static bool recorded_timeout(const SyncEvent& e);
+    // A recorded futex wait that timed out inside a condition wait
+    // (replay_sync_timeout.cpp): the wait ends there, and the waiter is
+    // stepped to the instruction that takes its mutex back.
+    void on_recorded_timeout(const SyscallEvent& e);
+    StopInfo time_out_wait(Task& t, const std::string& what);
+    void step_to_mutex_lock(Task& t, SyncCallState& call);
     // A futex wait where the recording has another syscall (parallel traces).
     bool unrecorded_wait(Task& t, const SyscallEvent& e);
     static constexpr int kUnrecordedWaits = 1000;
@@ -202,6 +221,7 @@ private:
     // wakes before the replay goes on: parked for a snapshot, it is copied.
     bool stable_sleeper(Task& t);
     bool is_parked(Tid recorded_tid) const;
+    bool park_sleeper(Tid tid, const SyncCallState& call); // true: it was asleep and is parked now
     struct ParkedSleeper {
         Tid recorded_tid = 0; // interrupted in its wait, which it restarts
     };

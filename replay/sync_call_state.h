@@ -16,6 +16,10 @@ struct SyncCallState {
     bool in_syscall = false;          // between a futex's entry and exit stops
     bool blocked = false;             // asleep in that futex
     uint64_t futex_addr = 0;          // of the last futex it entered
+    uint64_t object = 0;              // the call's first argument
+    uint64_t mutex = 0;               // a condition wait's mutex
+    bool deferred = false;            // stopped at its entry, to run later (completes_round_later)
+    bool timed_out = false;           // its wait was ended as the recording's timed out
     int64_t ret = kNotReturned;       // what it returned, once it has
     std::optional<SyncEvent> pending; // its event, when the call blocked before it was checked
 };

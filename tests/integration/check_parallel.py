@@ -142,18 +142,8 @@ def check_real(rw, work, name, argv):
         out = gdb.stdout.decode(errors="replace") + gdb.stderr.decode(errors="replace")
         passed = (gdb.status == 0 and out.count("Breakpoint 1, ") == 3 and rec.stdout.decode() in out
                   and "diverged" not in out and "Remote connection closed" not in out)
-        # A known, open bug, reported rather than failed on: after the
-        # debugger's stops, threads asleep in sem_wait's futex can be left
-        # asleep with the semaphore's waiter count at 0, so sem_post wakes
-        # nobody and the replay waits until its watchdog (about 1 run in 4
-        # here). Any other failure fails the check.
-        if not passed and "did not reach the end of the futex wait" in out and "replay is stuck" in out:
-            print(f"KNOWN BUG {name}: the gdb session's replay got stuck in a futex wait after the debugger's "
-                  f"stops (sleepers in sem_wait not woken); not counted as a failure", flush=True)
-            debugged = ", under gdb: stuck (known bug)"
-        else:
-            check(passed, f"{name}: gdb with `break {DEBUGGED[name]}` on the parallel trace\n{gdb.describe()}")
-            debugged = f", break {DEBUGGED[name]} under gdb forwards and backwards"
+        check(passed, f"{name}: gdb with `break {DEBUGGED[name]}` on the parallel trace\n{gdb.describe()}")
+        debugged = f", break {DEBUGGED[name]} under gdb forwards and backwards"
     # Serialized too (the default): xz's workers block every signal, which
     # no hardware breakpoint's SIGTRAP gets through.
     serial = os.path.join(work, name + "-serialized")

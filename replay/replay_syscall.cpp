@@ -147,10 +147,17 @@ void Replayer::run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how)
         // woken threads leave; the wait returns as a spurious wake-up
         // (EAGAIN), after which glibc looks at its word again.
         bool progress = advance_woken_sync_calls(t.recorded_tid(), t.regs()[Registers::RDI]);
-        if (!progress && waits > kUnrecordedWaits)
-            diverge(t, "expected " + call_text(e) +
-                           ", but the thread waits again and again in a futex the "
-                           "recording did not have, which no thread releases");
+        if (!progress && waits > kUnrecordedWaits) {
+            uint32_t word = 0;
+            uint64_t addr = t.regs()[Registers::RDI];
+            t.memory().read(RemoteAddr(addr), {reinterpret_cast<uint8_t*>(&word), sizeof(word)});
+            diverge(t,
+                    "expected " + call_text(e) +
+                        ", but the thread waits again and again in a futex the "
+                        "recording did not have, which no thread releases",
+                    "  the futex: " + hex(addr) + ", waiting while it holds " +
+                        std::to_string(t.regs()[Registers::RDX]) + " (it holds " + std::to_string(word) + ")");
+        }
         Registers r = t.regs();
         r[Registers::RAX] = static_cast<uint64_t>(-EAGAIN);
         t.set_regs(r);

@@ -487,7 +487,14 @@ bool DebugSession::at_end_of_history()
     if (!next)
         return true;
     const auto* exit = std::get_if<ExitEvent>(&next->event);
-    return exit && exit->tgid == debugged_tgid_ && exit->group_dead;
+    if (!exit || exit->tgid != debugged_tgid_)
+        return false;
+    // A thread's exit_group ends every thread of the process: the exits of
+    // the others (the last of which is group_dead) follow in the trace, but
+    // once it has run there is no thread left to stop (xz's main thread
+    // exits while its workers wait in a futex).
+    bool group_exit = exit->pending_nr == SYS_exit_group && !WIFSIGNALED(exit->exit_code);
+    return exit->group_dead || group_exit;
 }
 
 void DebugSession::maybe_snapshot_boundary()

@@ -138,7 +138,9 @@ int64_t Replayer::inject_syscall(Task& t, long nr, const std::array<uint64_t, 6>
                               " did not return: " + describe_stop(t, s));
     int64_t result = static_cast<int64_t>(t.regs()[Registers::RAX]);
     t.set_regs(saved);
-    t.at = Task::At::SyscallExit;
+    // A parked sleeper (the forker of a snapshot, say) stays parked: its
+    // state says Running, and unpark_sleepers() resumes it into its wait.
+    t.at = is_parked(t.recorded_tid()) ? Task::At::Running : Task::At::SyscallExit;
     t.last_resume = saved_resume;
     return result;
 }

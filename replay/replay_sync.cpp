@@ -87,19 +87,15 @@ void Replayer::on_sync(const SyncEvent& e)
         finish_sync_call(t, e, call);
         return;
     }
+    if (e.phase == SyncPhase::Release)
+        run_failed_tries_first(e);
+    else if (is_try_acquire(e.fn) && e.ret != 0)
+        run_acquires_first(e);
     reach_sync_entry(t, e);
     if (e.fn == RW_SYNC_CREATE || e.fn == RW_SYNC_ONCE)
         return; // the new thread's clone, the initializer's calls are events of their own
     const SyncCall* info = find_sync_call(e.fn);
-    SyncCallState call;
-    call.fn = e.fn;
-    call.entry = e.entry;
-    if (e.fn == RW_SYNC_COND_WAIT || e.fn == RW_SYNC_COND_TIMEDWAIT)
-        call.mutex = t.regs()[Registers::RSI];
-    if (!t.memory().read(RemoteAddr(t.regs()[Registers::RSP]),
-                         {reinterpret_cast<uint8_t*>(&call.return_to), sizeof(call.return_to)}))
-        diverge(t, "cannot read the return address of " + std::string(sync_call_name(e.fn)));
-    call.object = e.object;
+    SyncCallState call = entered_call(t, e);
     // Deferred, the call runs whole when the round's first thread leaves.
     call.deferred = completes_round_later(e);
     bool returned = !call.deferred && run_sync_call(t, call);
@@ -157,6 +153,75 @@ void Replayer::run_deferred_calls(const SyncEvent& leaving)
         call.deferred = false;
         if (Task* t = find_task(tid))
             run_sync_call(*t, call); // it returns (its acquire checks the result), or sleeps
+    }
+}
+
+SyncCallState Replayer::entered_call(Task& t, const SyncEvent& e)
+{
+    SyncCallState call;
+    call.fn = e.fn;
+    call.entry = e.entry;
+    call.object = e.object;
+    if (e.fn == RW_SYNC_COND_WAIT || e.fn == RW_SYNC_COND_TIMEDWAIT)
+        call.mutex = t.regs()[Registers::RSI];
+    if (!t.memory().read(RemoteAddr(t.regs()[Registers::RSP]),
+                         {reinterpret_cast<uint8_t*>(&call.return_to), sizeof(call.return_to)}))
+        diverge(t, "cannot read the return address of " + std::string(sync_call_name(e.fn)));
+    return call;
+}
+
+bool Replayer::is_try_acquire(uint32_t fn)
+{
+    return fn == RW_SYNC_MUTEX_TRYLOCK || fn == RW_SYNC_SEM_TRYWAIT || fn == RW_SYNC_RWLOCK_TRYRDLOCK ||
+           fn == RW_SYNC_RWLOCK_TRYWRLOCK || fn == RW_SYNC_SPIN_TRYLOCK;
+}
+
+void Replayer::run_failed_tries_first(const SyncEvent& release)
+{
+    // A release's place in the order is its entry; its effect (the
+    // increment, the unlock) comes a little later. A try-acquire on
+    // another CPU that failed in between returned after that entry, so it
+    // is ordered after the release, which replay runs whole first: the try
+    // would succeed. A try that failed changed nothing, so it runs now,
+    // before the release, when it is its thread's next event.
+    run_next_calls_early(release.tid, release.object,
+                         [](const SyncEvent& next) { return is_try_acquire(next.fn) && next.ret != 0; });
+}
+
+void Replayer::run_acquires_first(const SyncEvent& failed_try)
+{
+    // An acquire's place is its return; its effect (a semaphore's decrement
+    // by a waiter just woken) comes a little earlier. A try-acquire that
+    // failed in between, on the effect, is ordered before the acquire: run
+    // after it, the try would succeed. So the acquire runs first, when it
+    // is its thread's next event (it succeeded in the recording).
+    auto acquires = [](uint32_t fn) {
+        return fn == RW_SYNC_MUTEX_LOCK || fn == RW_SYNC_MUTEX_TIMEDLOCK || fn == RW_SYNC_RWLOCK_RDLOCK ||
+               fn == RW_SYNC_RWLOCK_WRLOCK || fn == RW_SYNC_SEM_WAIT || fn == RW_SYNC_SEM_TIMEDWAIT ||
+               fn == RW_SYNC_SPIN_LOCK || is_try_acquire(fn);
+    };
+    run_next_calls_early(failed_try.tid, failed_try.object,
+                         [&](const SyncEvent& next) { return acquires(next.fn) && next.ret == 0; });
+}
+
+void Replayer::run_next_calls_early(Tid except, uint64_t object, const std::function<bool(const SyncEvent&)>& which)
+{
+    // Only calls whose threads stand still until then (their next event is
+    // the call, on the same object); its event then only checks the result.
+    for (Task* other : live_tasks()) {
+        Tid tid = other->recorded_tid();
+        if (tid == except || in_sync_call_.count(tid) || other->at == Task::At::Running ||
+            other->at == Task::At::Fresh || other->at == Task::At::ExecutingCall || other->inject_signal)
+            continue;
+        const IndexedEvent* next = source_.peek_for_task(tid);
+        const auto* sync = next ? std::get_if<SyncEvent>(&next->event) : nullptr;
+        if (!sync || sync->phase != SyncPhase::Acquire || sync->object != object || !which(*sync))
+            continue;
+        collect_fresh(*other);
+        reach_sync_entry(*other, *sync);
+        SyncCallState call = entered_call(*other, *sync);
+        run_sync_call(*other, call); // returned, or asleep: its event finishes it
+        in_sync_call_[tid] = call;
     }
 }
 

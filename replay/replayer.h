@@ -184,6 +184,13 @@ private:
     // The engine's int3 at `addr`, or the debugger's if it has one there.
     void plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr);
     bool completes_round_later(const SyncEvent& e);
+    SyncCallState entered_call(Task& t, const SyncEvent& e); // at its entry
+    static bool is_try_acquire(uint32_t fn);
+    // Calls run ahead of their place, where the place (a release's entry,
+    // an acquire's return) is not where its effect was (replay_sync.cpp).
+    void run_failed_tries_first(const SyncEvent& release);
+    void run_acquires_first(const SyncEvent& failed_try);
+    void run_next_calls_early(Tid except, uint64_t object, const std::function<bool(const SyncEvent&)>& which);
     bool waits_for_deferred(Task& t);
     void run_deferred_calls(const SyncEvent& leaving); // before a thread leaves the same object
 

@@ -79,6 +79,12 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
         diverge(t, "cannot send " + signal_name(e.signo) + ": " + strerror(errno));
     resume(t, Resume::Emulate);
     StopInfo s = wait_stop(t, "the delivery of " + signal_name(e.signo));
+    // Sent to a thread attached with PTRACE_SEIZE, SIGCONT first stops it
+    // with a notification (PTRACE_EVENT_STOP), then comes to be delivered.
+    for (int notices = 0; e.signo == SIGCONT && s.kind == StopInfo::Kind::GroupStop && notices < 4; notices++) {
+        resume(t, Resume::Emulate);
+        s = wait_stop(t, "the delivery of " + signal_name(e.signo));
+    }
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != e.signo)
         diverge(t, "expected the delivery of " + signal_name(e.signo) + ", got " + describe_stop(t, s));
     check_registers(t, e.regs, "where " + signal_name(e.signo) + " is delivered");

@@ -128,6 +128,8 @@ def c_project(d):
 
 CASES = [
     Case("sort", ["sort", "words.txt"], words, function="write"),
+    # Kills its child at the deadline, then sends itself SIGCONT (exit 124).
+    Case("timeout", ["timeout", "0.3", "sleep", "5"], function="kill", hits=2, watch=None),
     Case("grep", ["grep", "-rn", "needle", "tree"], tree),
     Case("sed", ["sed", "-e", "s/a/A/g; s/^p/P/", "words.txt"], words),
     Case("awk", ["gawk", "{ s[$2] += $3 } END { for (k in s) n++; print n, length($0) }", "nums.txt"], numbers),

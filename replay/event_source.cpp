@@ -104,9 +104,9 @@ std::optional<IndexedEvent> EventSource::next()
     return e;
 }
 
-const IndexedEvent* EventSource::peek_for_task(Tid tid, size_t skip)
+const IndexedEvent* EventSource::peek_for_task(Tid tid, size_t skip, size_t within)
 {
-    for (size_t i = 0;; i++) {
+    for (size_t i = 0; i < within; i++) {
         while (buffer_.size() <= i)
             if (!fill_one())
                 return nullptr;
@@ -116,6 +116,7 @@ const IndexedEvent* EventSource::peek_for_task(Tid tid, size_t skip)
             skip--;
         }
     }
+    return nullptr;
 }
 
 std::optional<IndexedEvent> EventSource::take_for_task(Tid tid)

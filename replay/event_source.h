@@ -35,8 +35,9 @@ public:
     const IndexedEvent* peek();
     std::optional<IndexedEvent> next();
     // The first event not yet taken by next() that belongs to `tid` (by
-    // event_tid; a fork belongs to its parent), skipping `skip` of them.
-    const IndexedEvent* peek_for_task(Tid tid, size_t skip = 0);
+    // event_tid; a fork belongs to its parent), skipping `skip` of them;
+    // nothing if it is not among the next `within` events.
+    const IndexedEvent* peek_for_task(Tid tid, size_t skip = 0, size_t within = SIZE_MAX);
 
     // Removes and returns the first event not yet taken that belongs to
     // `tid`, ahead of other threads' events (for causal order replay must

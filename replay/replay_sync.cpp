@@ -208,12 +208,16 @@ void Replayer::run_next_calls_early(Tid except, uint64_t object, const std::func
 {
     // Only calls whose threads stand still until then (their next event is
     // the call, on the same object); its event then only checks the result.
+    // The two were microseconds apart in the recording: a thread whose next
+    // event is farther is not looked for (the look would read the trace
+    // ahead up to it, at every release).
+    constexpr size_t kNear = 64;
     for (Task* other : live_tasks()) {
         Tid tid = other->recorded_tid();
         if (tid == except || in_sync_call_.count(tid) || other->at == Task::At::Running ||
             other->at == Task::At::Fresh || other->at == Task::At::ExecutingCall || other->inject_signal)
             continue;
-        const IndexedEvent* next = source_.peek_for_task(tid);
+        const IndexedEvent* next = source_.peek_for_task(tid, 0, kNear);
         const auto* sync = next ? std::get_if<SyncEvent>(&next->event) : nullptr;
         if (!sync || sync->phase != SyncPhase::Acquire || sync->object != object || !which(*sync))
             continue;

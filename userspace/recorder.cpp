@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "bpf_capture.h"
@@ -148,14 +149,16 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
     return m;
 }
 
-pid_t tgid_of(pid_t tid)
+// Nothing once the thread has exited (the ring's records are read after
+// the fact).
+std::optional<pid_t> tgid_of(pid_t tid)
 {
     std::ifstream status("/proc/" + std::to_string(tid) + "/status");
     std::string line;
     while (std::getline(status, line))
         if (line.rfind("Tgid:", 0) == 0)
             return static_cast<pid_t>(std::stol(line.substr(5)));
-    return tid;
+    return std::nullopt;
 }
 
 // The libraries whose synchronization calls --parallel orders: libc (which
@@ -235,8 +238,14 @@ RecordResult record(const RecordOptions& options)
     std::vector<std::string> probe_problems;
     if (options.parallel)
         files.watch_mappings(is_thread_library, [&](pid_t tid, const std::string& open_path, const std::string& path) {
+            // A mapping made by a thread that has exited since: its process
+            // was probed at its first mapping of the library, made while
+            // it started (attaching by the gone thread's id failed: ESRCH).
+            std::optional<pid_t> tgid = tgid_of(tid);
+            if (!tgid)
+                return;
             try {
-                capture.attach_sync_probes(tgid_of(tid), open_path, path);
+                capture.attach_sync_probes(*tgid, open_path, path);
             } catch (const CaptureError& e) {
                 probe_problems.push_back(std::string(e.what()) + ": its threads' lock operations are not ordered");
             }

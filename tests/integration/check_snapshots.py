@@ -20,6 +20,8 @@ CASES = [  # program, event to snapshot at (the first one that can be, from ther
     ("sigalrm_loop", 38),
     # Threads made again from their saved state, rounding modes included.
     ("threads_rounding", 300),
+    # Pages kept out of fork children (MADV_DONTFORK, MADV_WIPEONFORK).
+    ("fork_advice", 55),
 ]
 
 

@@ -109,11 +109,7 @@ void Replayer::enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_ma
     // under it; the frame keeps the thread's own mask for rt_sigreturn. One
     // step delivers the signal and stops at the handler's first instruction,
     // where the frame is corrected.
-    struct EngineStep {
-        bool& flag;
-        explicit EngineStep(bool& f) : flag(f) { flag = true; }
-        ~EngineStep() { flag = false; }
-    } mine(engine_step_); // the trap is the engine's, not a debugger's
+    EngineSteps mine(engine_step_); // the trap is the engine's, not a debugger's
     resume(t, Resume::Emulate, true);
     StopInfo s = wait_stop(t, "the handler of " + signal_name(signo));
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP)

@@ -394,25 +394,15 @@ void Replayer::step_until_released(Task& u, SyncCallState& call, uint64_t watche
     };
     uint32_t before = word();
     int after = -1;
-    engine_step_ = true;
+    EngineSteps steps(engine_step_);
     for (int i = 0; i < kMaxSteps && after < kStepsAfterRelease; i++) {
         resume(u, Resume::Syscall, true);
         StopInfo s = wait_stop(u, "a step inside " + std::string(sync_call_name(call.fn)));
         if (s.kind == StopInfo::Kind::SyscallStop) {
-            // A futex: the wake of the signaller (or another wait). It runs
-            // for real; a wait that sleeps leaves the waiter blocked.
-            step_sync_call(u, call, s);
-            resume(u, Resume::Syscall);
-            std::optional<StopInfo> exit;
-            while (!(exit = waiter_.wait_for(u.tid(), kBlockPoll)))
-                if (asleep_in_futex(u.tid())) {
-                    u.at = Task::At::Running;
-                    call.blocked = true;
-                    engine_step_ = false;
-                    return;
-                }
-            u.at = Task::At::SyscallExit;
-            step_sync_call(u, call, *exit);
+            // A futex: the wake of the signaller (or another wait); a wait
+            // that sleeps leaves the waiter blocked.
+            if (!run_futex_while_stepping(u, call, s))
+                return;
             if (after >= 0)
                 break;
             continue;
@@ -424,7 +414,22 @@ void Replayer::step_until_released(Task& u, SyncCallState& call, uint64_t watche
         else if (word() != before)
             after = 0;
     }
-    engine_step_ = false;
+}
+
+bool Replayer::run_futex_while_stepping(Task& t, SyncCallState& call, const StopInfo& entry)
+{
+    step_sync_call(t, call, entry);
+    resume(t, Resume::Syscall);
+    std::optional<StopInfo> exit;
+    while (!(exit = waiter_.wait_for(t.tid(), kBlockPoll)))
+        if (asleep_in_futex(t.tid())) {
+            t.at = Task::At::Running;
+            call.blocked = true;
+            return false;
+        }
+    t.at = Task::At::SyscallExit;
+    step_sync_call(t, call, *exit);
+    return true;
 }
 
 void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call)
@@ -511,7 +516,7 @@ StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call, bool timed_out
     return wait_stop(t, what);
 }
 
-bool Replayer::wake_sleepers_on(Task& t, uint64_t word)
+void Replayer::wake_sleepers_on(Task& t, uint64_t word)
 {
     constexpr uint64_t kFutexWakePrivate = 1 | 128;
     const std::array<uint64_t, 6> wake = {word, kFutexWakePrivate, INT32_MAX, 0, 0, 0};
@@ -524,33 +529,29 @@ bool Replayer::wake_sleepers_on(Task& t, uint64_t word)
         if (other != &t && !asleep && other->at != Task::At::Running && other->at != Task::At::Fresh &&
             other->at != Task::At::Gone) {
             inject_syscall(*other, SYS_futex, wake);
-            return true;
+            return;
         }
     }
-    for (Task* other : t.group().tasks) {
-        if (other == &t || other->at != Task::At::Running || !is_parked(other->recorded_tid()))
-            continue;
-        other->at = Task::At::SyscallExit;
-        inject_syscall(*other, SYS_futex, wake);
-        other->at = Task::At::Running;
-        return true;
-    }
+    for (Task* other : t.group().tasks)
+        if (other != &t && other->at == Task::At::Running && is_parked(other->recorded_tid())) {
+            inject_syscall(*other, SYS_futex, wake); // (it stays parked)
+            return;
+        }
     for (Task* other : t.group().tasks) {
         if (other == &t || other->at != Task::At::Running)
             continue;
         auto held = waiter_.take(other->tid());
         if (!held)
             continue;
-        if (held->kind == StopInfo::Kind::SyscallStop) {
-            other->at = Task::At::SyscallExit;
+        bool host = held->kind == StopInfo::Kind::SyscallStop;
+        if (host) {
             inject_syscall(*other, SYS_futex, wake);
-            other->at = Task::At::Running;
+            other->at = Task::At::Running; // its own exit stays the replay's to take
         }
         waiter_.put_back(other->tid(), *held);
-        if (held->kind == StopInfo::Kind::SyscallStop)
-            return true;
+        if (host)
+            return;
     }
-    return false;
 }
 
 void Replayer::release_held_out()

@@ -98,30 +98,17 @@ void Replayer::step_to_mutex_lock(Task& t, SyncCallState& call)
             diverge(t, "cannot read the mutex " + hex(call.mutex) + " of " + std::string(sync_call_name(call.fn)));
         return v;
     };
-    struct EngineSteps {
-        bool& flag;
-        explicit EngineSteps(bool& f) : flag(f) { flag = true; }
-        ~EngineSteps() { flag = false; }
-    } steps(engine_step_);
+    EngineSteps steps(engine_step_);
     for (int i = 0; i < kMaxSteps; i++) {
         Registers before = t.regs();
         uint32_t word = lock_word();
         resume(t, Resume::Syscall, true);
         StopInfo s = wait_stop(t, "a step inside " + std::string(sync_call_name(call.fn)));
         if (s.kind == StopInfo::Kind::SyscallStop) {
-            // The condition variable's own lock, or a wake-up: run for
-            // real; a wait that sleeps is ended in its turn, as any other.
-            step_sync_call(t, call, s);
-            resume(t, Resume::Syscall);
-            std::optional<StopInfo> exit;
-            while (!(exit = waiter_.wait_for(t.tid(), kSettle)))
-                if (asleep_in_futex(t.tid())) {
-                    t.at = Task::At::Running;
-                    call.blocked = true;
-                    return;
-                }
-            t.at = Task::At::SyscallExit;
-            step_sync_call(t, call, *exit);
+            // The condition variable's own lock, or a wake-up; a wait that
+            // sleeps is ended in its turn, as any other.
+            if (!run_futex_while_stepping(t, call, s))
+                return;
             continue;
         }
         if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP)

@@ -202,8 +202,8 @@ private:
     // recorded outcome is a timeout, which ends a wait still asleep.
     StopInfo wait_woken(Task& t, const SyncCallState& call, bool timed_out);
     // Wakes whoever sleeps on `word` with a FUTEX_WAKE made by another
-    // thread of t's process that is stopped; false if none is.
-    bool wake_sleepers_on(Task& t, uint64_t word);
+    // thread of t's process that is stopped (none: nobody is woken).
+    void wake_sleepers_on(Task& t, uint64_t word);
     // Sleepers parked so that a wake-up reaches the thread whose turn it
     // is (wait_woken); they go back to sleep once its call has returned.
     std::vector<Tid> held_out_;
@@ -222,6 +222,10 @@ private:
     // up their hold on `watched`, which a signaller sleeps on; true if one moved.
     bool advance_woken_sync_calls(Tid except, uint64_t watched);
     void step_until_released(Task& u, SyncCallState& call, uint64_t watched);
+    // A futex met while a thread is stepped through a call (at its entry
+    // stop `entry`) runs for real: false if the thread sleeps in it (then
+    // blocked), true at its exit.
+    bool run_futex_while_stepping(Task& t, SyncCallState& call, const StopInfo& entry);
     void check_sync_result(Task& t, const SyncEvent& e, const SyncCallState& call);
     std::map<Tid, SyncCallState> in_sync_call_;
     // A thread asleep in a synchronization call's futex, which nothing
@@ -274,6 +278,14 @@ private:
     // a debugger's. A trap's stop is put back onto the instruction.
     uint64_t engine_int3_ = 0;
     bool engine_step_ = false;
+    // While it lives, the traps of single steps are the engine's.
+    struct EngineSteps {
+        bool& flag;
+        explicit EngineSteps(bool& f) : flag(f) { flag = true; }
+        ~EngineSteps() { flag = false; }
+        EngineSteps(const EngineSteps&) = delete;
+        EngineSteps& operator=(const EngineSteps&) = delete;
+    };
     bool claim_engine_int3(Task& t, const StopInfo& stop);
     void step_over_engine_int3(Task& t, InstructionTrap& trap);
     void check_registers(Task& t, const Registers& expected, const std::string& what);

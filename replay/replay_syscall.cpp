@@ -71,17 +71,6 @@ bool is_write_call(int nr)
     return nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev || nr == SYS_pwritev2;
 }
 
-// Advice that acts only on fork children: the replay's own snapshots are
-// forks, which must copy every page (V8 keeps its heap out of node's
-// children with MADV_DONTFORK: a snapshot restored without it crashed).
-// A child of the program gets those pages too in replay; it maps what it
-// maps at the recorded addresses, so they are only unused there.
-bool fork_only_advice(const SyscallEvent& e)
-{
-    constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
-    return e.nr == SYS_madvise && (e.args[2] == kMadvDontfork || e.args[2] == kMadvWipeonfork);
-}
-
 } // namespace
 
 void Replayer::on_syscall(const SyscallEvent& e)
@@ -108,7 +97,9 @@ void Replayer::on_syscall(const SyscallEvent& e)
     if (!info) // (a damaged or crafted trace: the recorder flags what it does not know)
         refuse(e.tid, "syscall " + std::to_string(e.nr) + " is not in the syscall table",
                "  the call: " + call_text(e));
-    ReplayAction action = fork_only_advice(e) ? ReplayAction::Emulate : info->replay;
+    uint64_t args[RW_MAX_ARGS];
+    std::copy(e.args.begin(), e.args.end(), args);
+    ReplayAction action = replay_action(*info, args);
     switch (action) {
     case ReplayAction::Exec:
     case ReplayAction::Clone:

@@ -743,6 +743,14 @@ FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS])
     return info ? info->fd_effect : FdEffect::None;
 }
 
+ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MAX_ARGS])
+{
+    constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
+    if (info.nr == SYS_madvise && (args[2] == kMadvDontfork || args[2] == kMadvWipeonfork))
+        return ReplayAction::Emulate;
+    return info.replay;
+}
+
 Blocking blocking(int nr, const uint64_t (&args)[RW_MAX_ARGS])
 {
     const SyscallInfo* info = find_syscall(nr);

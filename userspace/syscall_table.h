@@ -79,6 +79,13 @@ struct SubcommandInfo {
 // The descriptor effect of one call (resolving fcntl's commands).
 FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 
+// What replay does with one call: the table's action, but for madvise
+// advice that acts only on fork children (MADV_DONTFORK, MADV_WIPEONFORK),
+// which is not applied. The replay's snapshots are forks and must copy
+// every page (V8 keeps node's heap out of its children so); the program's
+// own children map what they map at the recorded addresses.
+ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MAX_ARGS]);
+
 // Whether one call may block (resolving subcommands; unknown calls and
 // subcommands may). The kernel side decides the same from kernel_spec().
 Blocking blocking(int nr, const uint64_t (&args)[RW_MAX_ARGS]);

@@ -780,6 +780,16 @@ std::optional<uint64_t> Replayer::stop_before_exit_call()
     return before[Registers::RIP];
 }
 
+Task* Replayer::sibling_delivering(Task& t, int exit_code)
+{
+    if (!WIFSIGNALED(exit_code))
+        return nullptr;
+    for (Task* other : t.group().tasks)
+        if (other != &t && other->inject_signal == WTERMSIG(exit_code) && other->at != Task::At::Gone)
+            return other;
+    return nullptr;
+}
+
 void Replayer::on_exit(const ExitEvent& e)
 {
     Task* live = find_task(e.tid);
@@ -802,6 +812,12 @@ void Replayer::on_exit(const ExitEvent& e)
         } else if (t.inject_signal) {
             // The fatal signal is the one just delivered.
             resume(t, Resume::Cont);
+        } else if (Task* killer = sibling_delivering(t, e.exit_code)) {
+            // A sibling's fatal signal, delivered but not yet acted on,
+            // ends the whole process: it goes first, and this thread dies
+            // of it as in the recording (a SIGKILL from here would end the
+            // process with another signal).
+            resume(*killer, Resume::Cont);
         } else if (WIFSIGNALED(e.exit_code) && t.at != Task::At::Running) {
             // Killed from outside (SIGKILL, or a sibling's exit_group): the
             // recording saw no more of it, so neither does the replay.

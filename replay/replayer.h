@@ -289,6 +289,8 @@ private:
     bool claim_engine_int3(Task& t, const StopInfo& stop);
     void step_over_engine_int3(Task& t, InstructionTrap& trap);
     void check_registers(Task& t, const Registers& expected, const std::string& what);
+    // A sibling of t holding the signal t's recorded death names, to deliver.
+    Task* sibling_delivering(Task& t, int exit_code);
 
     // Tasks and stops.
     Task& task(Tid recorded_tid);

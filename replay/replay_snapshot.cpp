@@ -151,9 +151,13 @@ void Replayer::use_huge_pages(Task& t)
     // costs milliseconds; in 2 MiB pages, 50. Large private anonymous
     // regions are collapsed into huge pages (contents, addresses and what
     // the program can observe through its recorded syscalls are unchanged).
-    // Regions already collapsed cost little; pages split by copy-on-write
-    // since the last snapshot are collapsed again.
+    // Each 2 MiB only once: a page the program writes after a snapshot is
+    // split back into small pages by copy-on-write, and collapsing it again
+    // copies the whole 2 MiB. A program that writes all over its heap
+    // between stops paid that at every stop (about 100 ms for 30 MiB on
+    // our VMs, against the 1 ms its fork saved).
     constexpr uint64_t kHuge = 2 << 20;
+    std::set<uint64_t>& done = collapsed_[t.vm()->id];
     for (const auto& m : read_mappings(t.tid())) {
         bool anonymous = m.path.empty() || m.path == "[heap]";
         if (!anonymous || m.perms.size() < 4 || m.perms[0] != 'r' || m.perms[1] != 'w' || m.perms[3] != 'p')
@@ -161,7 +165,17 @@ void Replayer::use_huge_pages(Task& t)
         uint64_t start = (m.start + kHuge - 1) & ~(kHuge - 1), end = m.end & ~(kHuge - 1);
         if (end <= start || end - start < 4 * kHuge)
             continue;
-        inject_syscall(t, SYS_madvise, {start, end - start, kMadvCollapse, 0, 0, 0});
+        // Runs of chunks not collapsed before.
+        for (uint64_t a = start; a < end;) {
+            if (done.count(a)) {
+                a += kHuge;
+                continue;
+            }
+            uint64_t run = a;
+            while (a < end && !done.count(a))
+                done.insert(a), a += kHuge;
+            inject_syscall(t, SYS_madvise, {run, a - run, kMadvCollapse, 0, 0, 0});
+        }
     }
 }
 

@@ -328,6 +328,10 @@ private:
     Tid initial_tid_ = 0;
     uint64_t current_ = 0; // index of the event being replayed
     int next_vm_id_ = 0;
+    // 2 MiB-aligned addresses collapsed into huge pages once, by address
+    // space id (kept across restores: a copy restored from an older snapshot
+    // that lacks some only forks a little slower).
+    std::map<int, std::set<uint64_t>> collapsed_;
     bool launched_ = false;
     bool warned_unechoed_ = false;
     uint64_t echoed_up_to_ = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +64,7 @@ void WatchSearch::status(const std::string& what)
 std::string WatchSearch::tool(const std::string& command)
 {
     here_.clear(); // every tool command may move the replay
+    auto sent = std::chrono::steady_clock::now();
     MiResult r = gdb_.console("monitor " + command);
     if (!r.ok())
         throw std::runtime_error("the replay server failed on `" + command + "`: " + r.error());
@@ -82,7 +84,9 @@ std::string WatchSearch::tool(const std::string& command)
         throw std::runtime_error("the replay server gave no answer to `" + command + "`: " + r.console);
     static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;
     if (trace)
-        std::fprintf(stderr, "[watch] %s -> %s\n", command.c_str(), json.c_str());
+        std::fprintf(stderr, "[watch] %.3f s: %s -> %s\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count(), command.c_str(),
+                     json.c_str());
     auto j = nlohmann::json::parse(json);
     if (j.contains("error"))
         throw std::runtime_error(j["error"].get<std::string>());
@@ -100,6 +104,19 @@ std::string WatchSearch::go(const std::string& position)
     gdb_.console("maintenance flush dcache");
     here_ = j["position"].get<std::string>();
     return here_;
+}
+
+double WatchSearch::running_time(const std::string& from, const std::string& to)
+{
+    if (auto it = running_times_.find({from, to}); it != running_times_.end())
+        return it->second;
+    auto j = nlohmann::json::parse(tool("rw-count " + from + " " + to));
+    double seconds = j["seconds"].get<double>();
+    running_times_[{from, to}] = seconds;
+    here_ = j["position"].get<std::string>(); // a count ends where it ends: no need to go there again
+    gdb_.console("maintenance flush register-cache");
+    gdb_.console("maintenance flush dcache");
+    return seconds;
 }
 
 WatchSearch::Value WatchSearch::probe(const std::string& position)
@@ -312,6 +329,8 @@ WatchReport WatchSearch::run()
             at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>()) + "x1");
         else if (ours && (kind == "signal" || kind == "preempt"))
             at_event = with_segment(in.good, "e"); // a preemption's state is its thread's code's
+        if (at_event)
+            running_time(in.good, *at_event); // the first thing the search of that stretch needs; and it goes there
         if (at_event && is_bad(probe(*at_event))) {
             in = search_code(search_anchors({in.good, *at_event}));
             report.what = "instruction";
@@ -341,9 +360,18 @@ WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std:
         if (bad_event == good_event || !is_bad(probe(std::to_string(bad_event))))
             return {std::to_string(bad_event), bad};
     }
+    // Split where the recorded time is halved, not the event count: a probe
+    // then halves the program's running time, where the change is as likely
+    // as anywhere, instead of its events (rw-split does not move the replay).
+    auto by_time = [this](uint64_t l, uint64_t h) {
+        std::string here = here_;
+        auto split = nlohmann::json::parse(tool(fmt::format("rw-split {} {}", l, h)))["event"].get<uint64_t>();
+        here_ = here;
+        return split;
+    };
     std::tie(lo, hi) = bisect(
         lo, hi, [](uint64_t k) { return std::to_string(k); },
-        [](uint64_t l, uint64_t h) { return fmt::format("events {}..{}", l, h); });
+        [](uint64_t l, uint64_t h) { return fmt::format("events {}..{}", l, h); }, by_time);
     return {std::to_string(lo), std::to_string(hi)};
 }
 
@@ -579,10 +607,11 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
 
 std::pair<uint64_t, uint64_t> WatchSearch::bisect(uint64_t lo, uint64_t hi,
                                                   const std::function<std::string(uint64_t)>& at,
-                                                  const std::function<std::string(uint64_t, uint64_t)>& progress)
+                                                  const std::function<std::string(uint64_t, uint64_t)>& progress,
+                                                  const std::function<uint64_t(uint64_t, uint64_t)>& split)
 {
     while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t mid = split ? std::clamp(split(lo, hi), lo + 1, hi - 1) : lo + (hi - lo) / 2;
         status(progress(lo, hi));
         if (is_bad(probe(at(mid))))
             hi = mid;
@@ -601,7 +630,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     bool portable = b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2 && m == 1);
     if (!portable)
         return in;
-    double seconds = nlohmann::json::parse(tool("rw-count " + in.good + " " + in.bad))["seconds"].get<double>();
+    double seconds = running_time(in.good, in.bad);
     if (seconds < 100e-6)
         return in; // short enough to count in
     auto relative_bad = [&](const std::string& from) { return with_segment(from, b); };
@@ -674,7 +703,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         int stalls = 0;
         // Times are the thread's running time from `base`, the good end the
         // samples start from. Until an anchor is bad, each good anchor
-        // becomes the base, and the time left to the bad end is measured
+        // becomes the base, and the time left to the bad end is estimated
         // from it. Once one is bad, the base stays where that anchor was
         // sampled from, and samples aim between the latest good anchor's
         // time and the bad one's. Chained from each new good anchor
@@ -686,32 +715,51 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // vary too, by a few percent of their length (15 ms runs landed
         // 0.4 ms apart for the same plan): once the interval is narrower
         // than an eighth of its start's time, the latest good anchor
-        // becomes the base, and a run twice the interval's width from there
-        // looks for a bad anchor close to it (doubling while it finds none).
+        // becomes the base, samples from there bisect an estimate of the
+        // bad anchor's time (the interval's width and a margin), and once
+        // that says it is close, a short run looks for a bad anchor near
+        // (doubling while it finds none).
         std::string base = good;
         double lo_t = 0, hi_t = span;
-        enum class Bound { ToEnd, Guessed, BadAnchor } bound = Bound::ToEnd; // what hi_t is
-        while ((bound == Bound::Guessed || hi_t - lo_t > kFinest) && stalls < 3) {
-            if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
-                base = good;
-                hi_t = 2 * (hi_t - lo_t) + kFinest;
-                lo_t = 0;
+        // What hi_t is: the bad end's time (measured, or where a run met it
+        // first), an estimate of it, a guess to double, a bad anchor's time.
+        enum class Bound { ToEnd, Estimated, Guessed, BadAnchor } bound = Bound::ToEnd;
+        while ((bound == Bound::Guessed || bound == Bound::Estimated || hi_t - lo_t > kFinest) && stalls < 3) {
+            if (bound == Bound::Estimated && hi_t - lo_t <= 2 * kFinest) {
+                // The estimate says the bad end is close: look for a bad
+                // anchor near (an estimate is not one: chained estimates
+                // drift, see above).
+                hi_t = 2 * kFinest;
                 bound = Bound::Guessed;
             }
+            if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
+                // The bad anchor is about the interval's width from the
+                // latest good one (a little more: runs from there overstate).
+                base = good;
+                hi_t = (hi_t - lo_t) * 1.25 + kFinest;
+                lo_t = 0;
+                bound = Bound::Estimated;
+            }
             double target = bound == Bound::Guessed ? hi_t : (lo_t + hi_t) / 2;
+            // Alarms land late by about the same time whatever the span (35
+            // to 70 us here, now and then more): aimed that much earlier,
+            // an anchor lands where the bisection wants it, and spans a few
+            // times that lateness are still halved instead of stalling.
+            double aim = std::max(target - lateness(), target / 2);
             status(fmt::format("bisecting {:.0f} us of execution", (hi_t - lo_t) * 1e6));
-            auto reply = nlohmann::json::parse(
-                tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(target * 2e6))));
+            auto reply =
+                nlohmann::json::parse(tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(aim * 2e6))));
             auto anchors = reply["anchors"].get<std::vector<std::string>>();
             if (anchors.empty()) { // the bad end came first
                 hi_t = target;
-                if (bound == Bound::Guessed)
+                if (bound == Bound::Guessed || bound == Bound::Estimated)
                     bound = Bound::ToEnd;
                 continue;
             }
             // Alarms land late by up to 0.1 ms: where the anchor is, is
             // what the run took to get there.
             double ran = reply["ran_us"][0].get<double>() * 1e-6;
+            lateness_.push_back(ran - aim);
             std::string settled = settle(anchors[0], live);
             if (is_bad(probe(settled))) {
                 bad_anchor = settled;
@@ -729,10 +777,16 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                     base = good;
                     hi_t *= 2;
                 } else {
+                    // The time left from here, estimated: measuring it would
+                    // cost a run as long as the next two samples. Runs from a
+                    // restored snapshot overstate their progress (pages
+                    // copied on first write), hence the margin; a wrong
+                    // estimate costs samples, never a wrong answer (the
+                    // interval is this anchor and the bad end either way).
                     base = good;
+                    hi_t = std::max(hi_t - ran, 0.0) * 1.25 + kFinest;
                     lo_t = 0;
-                    hi_t = nlohmann::json::parse(tool("rw-count " + good + " " + relative_bad(good)))["seconds"]
-                               .get<double>();
+                    bound = Bound::Estimated;
                 }
             }
         }
@@ -754,6 +808,17 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         good = left.good;
     }
     return left;
+}
+
+double WatchSearch::lateness() const
+{
+    // The median of the last few: one alarm in ten or so lands much later.
+    constexpr size_t kLast = 5;
+    if (lateness_.empty())
+        return 0;
+    std::vector<double> last(lateness_.end() - static_cast<long>(std::min(kLast, lateness_.size())), lateness_.end());
+    std::nth_element(last.begin(), last.begin() + static_cast<long>(last.size() / 2), last.end());
+    return std::max(0.0, last[last.size() / 2]);
 }
 
 std::string WatchSearch::settle(const std::string& anchor, const std::vector<Frame>& live)

@@ -83,8 +83,9 @@ private:
 
     Value probe(const std::string& position);
     bool is_bad(const Value& v) const { return v.ok ? v.text == bad_ : v.after_change; }
-    std::string go(const std::string& position);  // returns the position reached
-    std::string tool(const std::string& command); // a rw-* monitor command's JSON reply
+    std::string go(const std::string& position);                         // returns the position reached
+    std::string tool(const std::string& command);                        // a rw-* monitor command's JSON reply
+    double running_time(const std::string& from, const std::string& to); // seconds from `from` to `to`; goes to `to`
 
     std::optional<std::string> end_position();
     // Replays up to `event` in steps, leaving a snapshot at each.
@@ -109,7 +110,8 @@ private:
     // Bisection between at(lo), good, and at(hi), bad: the last good k and
     // the first bad one after it. `progress` says where it stands.
     std::pair<uint64_t, uint64_t> bisect(uint64_t lo, uint64_t hi, const std::function<std::string(uint64_t)>& at,
-                                         const std::function<std::string(uint64_t, uint64_t)>& progress);
+                                         const std::function<std::string(uint64_t, uint64_t)>& progress,
+                                         const std::function<uint64_t(uint64_t, uint64_t)>& split = {});
     // From `first` executions of y on (a count known to lie before the bad
     // anchor the search could not name).
     Interval gallop(const std::string& good, uint64_t y, const std::string& bad, uint64_t first = 1);
@@ -129,7 +131,10 @@ private:
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
     std::map<uint64_t, FunctionCalls> function_calls_;        // by any address in the function (cache)
     std::string here_;                                        // where the replay is, when known
-    bool soft_counting_ = false; // the server counts executions with int3s (no debug registers)
+    std::map<std::pair<std::string, std::string>, double> running_times_; // measured runs (from, to)
+    std::vector<double> lateness_; // seconds each sampling alarm landed after its aim
+    double lateness() const;       // what to expect of the next
+    bool soft_counting_ = false;   // the server counts executions with int3s (no debug registers)
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };
 

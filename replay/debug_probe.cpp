@@ -381,9 +381,9 @@ DebugHook::Then DebugSession::label_trap(Task& task)
     // Each execution is a trap (debug registers or int3s alike, as each
     // must be compared): an anchor a hot instruction reaches only after
     // many is not worth naming. The search gallops over those executions
-    // instead, where a debug register counts them without a trap.
-    if (l.hits > kSoftCountMost)
-        throw NoSuchPosition(fmt_count_cap(l.rip));
+    // instead, where a debug register counts them without a stop.
+    if (l.hits > kLabelMost)
+        throw NoSuchPosition(fmt_count_cap(l.rip, kLabelMost));
     Registers now = task.regs();
     for (size_t i = 0; i < Registers::kCount; i++)
         if (i != Registers::EFLAGS && i != Registers::ORIG_RAX && now.words[i] != l.want.words[i])

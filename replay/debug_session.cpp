@@ -308,13 +308,13 @@ StopReport DebugSession::stop(StopReport::Kind kind)
     return r;
 }
 
-std::string DebugSession::fmt_count_cap(uint64_t addr)
+std::string DebugSession::fmt_count_cap(uint64_t addr, uint64_t most)
 {
     char text[160];
     std::snprintf(text, sizeof text,
                   "counting stopped: 0x%llx ran more than %llu times (each a trap: counted by int3s, or compared "
                   "with a snapshot)",
-                  static_cast<unsigned long long>(addr), static_cast<unsigned long long>(kSoftCountMost));
+                  static_cast<unsigned long long>(addr), static_cast<unsigned long long>(most));
     return text;
 }
 

@@ -254,7 +254,12 @@ private:
     // execution), gives up at this many executions of one address: the
     // search that asked looks for a cheaper way.
     static constexpr uint64_t kSoftCountMost = 20000;
-    static std::string fmt_count_cap(uint64_t addr);
+    // A label stops the thread at each execution to compare its registers
+    // (a ptrace round trip, about 60 us on our VMs, against 5 to 15 us for
+    // an execution a debug register counts in the kernel): past this many,
+    // galloping over the executions costs less than naming.
+    static constexpr uint64_t kLabelMost = 2000;
+    static std::string fmt_count_cap(uint64_t addr, uint64_t most = kSoftCountMost);
     // Where int3s count, the replay needs its own int3 on the instruction
     // where the recording switched threads next: a counter there is refused
     // (NoSuchPosition, "counting stopped: …") rather than fought over.

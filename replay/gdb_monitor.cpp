@@ -1,4 +1,5 @@
 #include "gdb_monitor.h"
+#include "time_split.h"
 
 #include "hw_breakpoint.h"
 #include "json_bytes.h"
@@ -134,6 +135,21 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         // (int3s stop at each execution, so their time is mostly traps).
         j["counting"] = perfclock::breakpoints_work() ? "debug registers" : "int3";
         out.output = dump_for_display(j) + "\n";
+        return out;
+    }
+    if (verb == "rw-split" && args.size() == 2) {
+        // Where a bisection over events LO..HI halves the recorded time.
+        uint64_t lo = 0, hi = 0;
+        try {
+            lo = std::stoull(args[0]);
+            hi = std::stoull(args[1]);
+        } catch (const std::exception&) {
+            return fail("rw-split needs two event numbers");
+        }
+        if (hi < lo + 2 || (session.total_events() && hi >= session.total_events()))
+            return fail("rw-split needs two events of this recording with at least one between them");
+        uint64_t m = split_by_time(lo, hi, [&](uint64_t i) { return session.event(i); });
+        out.output = dump_for_display(nlohmann::json{{"event", m}}) + "\n";
         return out;
     }
     if (verb == "rw-event" && args.size() == 1) {

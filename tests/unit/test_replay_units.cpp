@@ -8,6 +8,7 @@
 #include "event_source.h"
 #include "event_stream.h"
 #include "stdio_fds.h"
+#include "time_split.h"
 
 using namespace rw;
 using namespace rw::replay;
@@ -149,4 +150,34 @@ TEST_CASE("Position: serialized form round-trips and rejects malformed text")
     CHECK(Position::parse("12") == Position{12, {}});
     for (const char* bad : {"", "x", "12:", "12:q", "12:b10x0", "12:s", "12:w10.8.3x1", "12:b10x1/", "-1"})
         CHECK_FALSE(Position::parse(bad).has_value());
+}
+
+TEST_CASE("split_by_time halves the recorded time, else the events")
+{
+    using rw::replay::split_by_time;
+    // Forty startup syscalls in one tick, then a long computation, then ten.
+    auto at_ticks = [](std::vector<uint64_t> ticks) {
+        return [ticks](uint64_t i) -> std::optional<rw::Event> {
+            if (i >= ticks.size())
+                return std::nullopt;
+            rw::SyscallEvent s;
+            s.jiffies = ticks[i];
+            return rw::Event{s};
+        };
+    };
+    std::vector<uint64_t> ticks(40, 100);
+    for (int i = 0; i < 10; i++)
+        ticks.push_back(400 + static_cast<uint64_t>(i));
+    CHECK(split_by_time(0, 49, at_ticks(ticks)) == 40);
+    // Equal times: the middle index.
+    CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7))) == 20);
+    // No times at all (events without a clock): the middle index.
+    auto none = [](uint64_t) -> std::optional<rw::Event> { return rw::Event{rw::RdtscEvent{}}; };
+    CHECK(split_by_time(10, 20, none) == 15);
+    // Always strictly inside.
+    std::vector<uint64_t> late(10, 1);
+    late[9] = 1000;
+    uint64_t m = split_by_time(0, 9, at_ticks(late));
+    CHECK(m > 0);
+    CHECK(m < 9);
 }

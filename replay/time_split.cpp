@@ -1,0 +1,59 @@
+#include "time_split.h"
+
+#include <variant>
+
+namespace rw::replay {
+namespace {
+
+// A syscall's time within this many events of an index stands for it.
+constexpr uint64_t kNearby = 32;
+
+std::optional<uint64_t> time_of(const std::optional<Event>& e)
+{
+    const auto* s = e ? std::get_if<SyscallEvent>(&*e) : nullptr;
+    if (!s || s->jiffies == 0)
+        return std::nullopt;
+    return s->jiffies;
+}
+
+} // namespace
+
+uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at)
+{
+    uint64_t middle = lo + (hi - lo) / 2;
+    if (hi - lo < 2)
+        return middle;
+    // The time at an index: the first syscall's at or after it (before hi).
+    auto time_from = [&](uint64_t i) -> std::optional<uint64_t> {
+        for (uint64_t j = i; j < hi && j < i + kNearby; j++)
+            if (auto t = time_of(event_at(j)))
+                return t;
+        return std::nullopt;
+    };
+    // The latest at or before hi.
+    auto time_until = [&](uint64_t i) -> std::optional<uint64_t> {
+        for (uint64_t j = i + 1; j > lo && j + kNearby > i + 1; j--)
+            if (auto t = time_of(event_at(j - 1)))
+                return t;
+        return std::nullopt;
+    };
+    auto t_lo = time_from(lo), t_hi = time_until(hi);
+    // Two ticks apart at least: one tick may be no time at all.
+    if (!t_lo || !t_hi || *t_hi < *t_lo + 2)
+        return middle;
+    uint64_t want = *t_lo + (*t_hi - *t_lo) / 2;
+    // The first index in (lo, hi) whose time reaches `want`; indices whose
+    // neighbourhood has no syscall count as early (the search goes on right).
+    uint64_t a = lo + 1, b = hi - 1;
+    while (a < b) {
+        uint64_t m = a + (b - a) / 2;
+        auto t = time_from(m);
+        if (t && *t >= want)
+            b = m;
+        else
+            a = m + 1;
+    }
+    return a;
+}
+
+} // namespace rw::replay

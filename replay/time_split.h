@@ -1,0 +1,23 @@
+// Where to split a run of events so that each side holds about half the
+// recorded time: a bisection over events that halves time instead of event
+// counts needs a probe per bit of the program's running time, not one per
+// bit of its event count (a program that computes for a second between two
+// of its forty startup syscalls otherwise costs five probes on events that
+// say nothing about the computation).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "event.h"
+
+namespace rw::replay {
+
+// An event index strictly between lo and hi (hi - lo >= 2): the first whose
+// recorded time reaches the middle of the times at lo and hi, or the middle
+// index where the times do not tell the two apart (syscalls carry the
+// kernel's coarse clock at their exit; other events none).
+uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at);
+
+} // namespace rw::replay

@@ -703,7 +703,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         int stalls = 0;
         // Times are the thread's running time from `base`, the good end the
         // samples start from. Until an anchor is bad, each good anchor
-        // becomes the base, and the time left to the bad end is estimated
+        // becomes the base, and the time left to the bad end is measured
         // from it. Once one is bad, the base stays where that anchor was
         // sampled from, and samples aim between the latest good anchor's
         // time and the bad one's. Chained from each new good anchor
@@ -715,30 +715,19 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // vary too, by a few percent of their length (15 ms runs landed
         // 0.4 ms apart for the same plan): once the interval is narrower
         // than an eighth of its start's time, the latest good anchor
-        // becomes the base, samples from there bisect an estimate of the
-        // bad anchor's time (the interval's width and a margin), and once
-        // that says it is close, a short run looks for a bad anchor near
-        // (doubling while it finds none).
+        // becomes the base, and a run twice the interval's width from there
+        // looks for a bad anchor close to it (doubling while it finds none).
         std::string base = good;
         double lo_t = 0, hi_t = span;
         // What hi_t is: the bad end's time (measured, or where a run met it
-        // first), an estimate of it, a guess to double, a bad anchor's time.
-        enum class Bound { ToEnd, Estimated, Guessed, BadAnchor } bound = Bound::ToEnd;
-        while ((bound == Bound::Guessed || bound == Bound::Estimated || hi_t - lo_t > kFinest) && stalls < 3) {
-            if (bound == Bound::Estimated && hi_t - lo_t <= 2 * kFinest) {
-                // The estimate says the bad end is close: look for a bad
-                // anchor near (an estimate is not one: chained estimates
-                // drift, see above).
-                hi_t = 2 * kFinest;
-                bound = Bound::Guessed;
-            }
+        // first), a guess to double, a bad anchor's time.
+        enum class Bound { ToEnd, Guessed, BadAnchor } bound = Bound::ToEnd;
+        while ((bound == Bound::Guessed || hi_t - lo_t > kFinest) && stalls < 3) {
             if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
-                // The bad anchor is about the interval's width from the
-                // latest good one (a little more: runs from there overstate).
                 base = good;
-                hi_t = (hi_t - lo_t) * 1.25 + kFinest;
+                hi_t = 2 * (hi_t - lo_t) + kFinest;
                 lo_t = 0;
-                bound = Bound::Estimated;
+                bound = Bound::Guessed;
             }
             double target = bound == Bound::Guessed ? hi_t : (lo_t + hi_t) / 2;
             // Alarms land late by about the same time whatever the span (35
@@ -752,7 +741,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             auto anchors = reply["anchors"].get<std::vector<std::string>>();
             if (anchors.empty()) { // the bad end came first
                 hi_t = target;
-                if (bound == Bound::Guessed || bound == Bound::Estimated)
+                if (bound == Bound::Guessed)
                     bound = Bound::ToEnd;
                 continue;
             }
@@ -777,16 +766,14 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                     base = good;
                     hi_t *= 2;
                 } else {
-                    // The time left from here, estimated: measuring it would
-                    // cost a run as long as the next two samples. Runs from a
-                    // restored snapshot overstate their progress (pages
-                    // copied on first write), hence the margin; a wrong
-                    // estimate costs samples, never a wrong answer (the
-                    // interval is this anchor and the bad end either way).
+                    // The time left from here, measured by a run to the bad
+                    // end. (Estimated as what was left less what this run
+                    // took, the plan fell short over and over where the
+                    // program writes much memory: list_corrupt's shape took
+                    // 60 samples instead of 15.)
                     base = good;
-                    hi_t = std::max(hi_t - ran, 0.0) * 1.25 + kFinest;
                     lo_t = 0;
-                    bound = Bound::Estimated;
+                    hi_t = running_time(good, relative_bad(good));
                 }
             }
         }
@@ -802,7 +789,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // of the running time left, and another round would plan from it.
         if (soft_counting_ || span < kRoundAgain)
             break;
-        span = nlohmann::json::parse(tool("rw-count " + left.good + " " + left.bad))["seconds"].get<double>();
+        span = running_time(left.good, left.bad);
         if (span < 100e-6)
             break;
         good = left.good;

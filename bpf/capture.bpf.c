@@ -26,6 +26,8 @@
 #define RW_WALK_MAX_SEGMENTS RW_BPF_MAX_SEGMENTS
 #define RW_WALK_MAX_IOV RW_BPF_MAX_SEGMENTS
 #define RW_READ_USER(w, dst, size, src) bpf_probe_read_user((dst), (size), (const void *)(src))
+/* The walk's `reader` points at the count, in the scratch map value. */
+#define RW_WALK_COUNT(w) (*(__u32 *)(w)->reader)
 #include "buffer_walk.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -90,6 +92,11 @@ struct {
 } rb SEC(".maps");
 
 struct scratch {
+	__u32 nsegs; /* the walk's count of segments (RW_WALK_COUNT) */
+	__u32 copy_seg;	   /* copy_one_chunk: the segment being copied, */
+	__u32 copy_failed; /* why copying stopped (enum rw_stall_reason; 0: all well), */
+	__u64 copy_off;	   /* and how far into that segment it is */
+	__u64 size_bytes, size_chunks; /* add_segment_size: what the segments need */
 	struct rw_rec_syscall sc;
 	struct rw_sys_spec spec;
 	struct rw_segment segs[RW_BPF_MAX_SEGMENTS];
@@ -295,19 +302,20 @@ static __always_inline int file_is_known(struct scratch *s)
 	return known && known->size == s->sc.file.size && known->mtime_ns == s->sc.file.mtime_ns;
 }
 
-struct copy_ctx {
+/* The context of the bpf_loop callbacks below (it must be on the stack).
+ * What they count and sum lives in the scratch map value, for the reason
+ * RW_WALK_COUNT does: state on the stack differs at each round, and the
+ * verifier explores them all. */
+struct scratch_ref {
 	struct scratch *s;
-	__u32 seg;
-	__u32 failed; /* enum rw_stall_reason, 0 while all is well */
-	__u64 off;
 };
 
 static long copy_one_chunk(__u32 index, void *data)
 {
-	struct copy_ctx *c = data;
+	struct scratch_ref *c = data;
 	struct scratch *s = c->s;
 	struct rw_segment *seg;
-	__u32 i = c->seg;
+	__u32 i = s->copy_seg;
 	__u64 remaining;
 	long n;
 
@@ -318,58 +326,52 @@ static long copy_one_chunk(__u32 index, void *data)
 	s->dh.h.flags = 0;
 	s->dh.h.tid = s->sc.h.tid;
 	s->dh.h.seq = s->sc.h.seq;
-	s->dh.addr = seg->addr + c->off;
+	s->dh.addr = seg->addr + s->copy_off;
 	s->dh.buf_index = seg->buf_index;
 	s->dh.dir_flags = seg->dir;
 
 	if (seg->seg_flags & RW_SEG_STRING) {
 		n = bpf_probe_read_user_str(s->data, RW_MAX_STRING, (const void *)seg->addr);
 		if (n < 0) {
-			c->failed = RW_STALL_READ_FAULT;
+			s->copy_failed = RW_STALL_READ_FAULT;
 			return 1;
 		}
 		remaining = 0;
 	} else {
-		remaining = seg->len - c->off;
+		remaining = seg->len - s->copy_off;
 		n = remaining > RW_CHUNK_BYTES ? RW_CHUNK_BYTES : remaining;
 		n &= (RW_CHUNK_BYTES * 2 - 1); /* bound for the verifier */
 		if (n > RW_CHUNK_BYTES)
 			n = RW_CHUNK_BYTES;
 		if (bpf_probe_read_user(s->data, n, (const void *)s->dh.addr)) {
-			c->failed = RW_STALL_READ_FAULT;
+			s->copy_failed = RW_STALL_READ_FAULT;
 			return 1;
 		}
 	}
 	s->dh.len = n;
 	if (bpf_ringbuf_output(&rb, &s->dh, sizeof(s->dh) + n, ring_flags())) {
-		c->failed = RW_STALL_RING_FULL;
+		s->copy_failed = RW_STALL_RING_FULL;
 		return 1;
 	}
 	if ((__u64)n >= remaining) {
-		c->seg = i + 1;
-		c->off = 0;
+		s->copy_seg = i + 1;
+		s->copy_off = 0;
 	} else {
-		c->off += n;
+		s->copy_off += n;
 	}
 	return 0;
 }
 
-struct size_ctx {
-	struct scratch *s;
-	__u64 bytes;
-	__u64 chunks;
-};
-
 static long add_segment_size(__u32 index, void *data)
 {
-	struct size_ctx *c = data;
+	struct scratch *s = ((struct scratch_ref *)data)->s;
 	__u64 len;
 
 	if (index >= RW_BPF_MAX_SEGMENTS)
 		return 1;
-	len = c->s->segs[index].len;
-	c->bytes += len;
-	c->chunks += (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
+	len = s->segs[index].len;
+	s->size_bytes += len;
+	s->size_chunks += (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
 	return 0;
 }
 
@@ -588,7 +590,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct rw_task_state *st = state_of_current();
 	const struct rw_sys_spec *spec;
-	struct copy_ctx copy = {};
+	struct scratch_ref ref = {};
 	struct rw_walk walk = {};
 	struct scratch *s;
 	__u32 zero = 0, nr;
@@ -660,6 +662,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	walk.args = s->sc.args;
 	walk.ret = ret;
 	walk.segs = s->segs;
+	walk.reader = &s->nsegs;
+	s->nsegs = 0;
 	struct walk_ctx wc = {.walk = &walk, .s = s};
 	if (s->spec.nbufs)
 		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS,
@@ -670,23 +674,27 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 
-	if (!walk.nsegs)
+	if (!s->nsegs)
 		goto emit;
 	/* Refuse to start an event the ring cannot hold whole. */
-	struct size_ctx sizes = {.s = s};
-	bpf_loop(walk.nsegs, add_segment_size, &sizes, 0);
-	chunks = sizes.chunks;
-	need = sizes.bytes + chunks * (sizeof(struct rw_rec_data) + 8) + sizeof(struct rw_rec_syscall) + 8;
+	s->size_bytes = 0;
+	s->size_chunks = 0;
+	ref.s = s;
+	bpf_loop(s->nsegs, add_segment_size, &ref, 0);
+	chunks = s->size_chunks;
+	need = s->size_bytes + chunks * (sizeof(struct rw_rec_data) + 8) + sizeof(struct rw_rec_syscall) + 8;
 	ring_size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	pending = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	if (pending + need > ring_size) {
 		stall(s, RW_STALL_RING_FULL);
 		return 0;
 	}
-	copy.s = s;
-	bpf_loop(chunks, copy_one_chunk, &copy, 0);
-	if (copy.failed) {
-		stall(s, copy.failed);
+	s->copy_seg = 0;
+	s->copy_off = 0;
+	s->copy_failed = 0;
+	bpf_loop(chunks, copy_one_chunk, &ref, 0);
+	if (s->copy_failed) {
+		stall(s, s->copy_failed);
 		return 0;
 	}
 

@@ -459,13 +459,18 @@ std::vector<uint64_t> WatchSearch::callee_returns(const Interval& in)
     // (a search through an array, a copy) is divided into its rounds.
     // (Not where int3s count: a loop head runs too often to count that
     // way, and each try would run to the count's cap first.)
+    // And the entries of the functions they call: a descent into a deep
+    // recursion makes calls but returns from none (each level of
+    // descend(depth + 1) runs the entry once, and no return address).
     FunctionCalls here = calls_in(at_good.front().pc);
     add(here.returns);
+    add(here.targets);
     if (!soft_counting_)
         add(here.loop_heads);
     for (size_t i = 0; i < here.targets.size() && i < kCallees; i++) {
         const FunctionCalls& callee = calls_in(here.targets[i]);
         add(callee.returns);
+        add(callee.targets);
         if (!soft_counting_)
             add(callee.loop_heads);
     }
@@ -759,7 +764,19 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             } else {
                 good = settled;
                 goods.push_back(good);
-                if (bound == Bound::BadAnchor) {
+                if (bound == Bound::BadAnchor && ran >= hi_t) {
+                    // Good, yet past the bad anchor's time: the runs from
+                    // the base disagree (an alarm that came very late, by
+                    // 2.5 ms once). Close in time is not close in progress:
+                    // naming the bad anchor from here could mean counting a
+                    // hot instruction for a million executions. Look for a
+                    // bad anchor near this one instead.
+                    double width = std::max(hi_t - lo_t, 2 * kFinest);
+                    base = good;
+                    lo_t = 0;
+                    hi_t = width;
+                    bound = Bound::Guessed;
+                } else if (bound == Bound::BadAnchor) {
                     stalls = ran <= lo_t ? stalls + 1 : 0;
                     lo_t = std::max(lo_t, ran);
                 } else if (bound == Bound::Guessed) {

@@ -1,0 +1,240 @@
+// rewind watch's time level: a stretch bisected in the thread's running
+// time, with snapshots ("anchors") where alarms stop it (see WatchSearch).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "watch_positions.h"
+#include "watch_search.h"
+
+namespace rw::cli {
+using namespace watch_text;
+
+WatchSearch::Interval WatchSearch::search_anchors(Interval in)
+{
+    // A bad end that means the same from any earlier point of its stretch:
+    // the first execution of an instruction, or the stretch's event.
+    std::string b = last_segment(in.bad);
+    unsigned long long y = 0, m = 0;
+    bool portable = b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2 && m == 1);
+    if (!portable)
+        return in;
+    double seconds = running_time(in.good, in.bad);
+    if (seconds < 100e-6)
+        return in; // short enough to count in
+    auto relative_bad = [&](const std::string& from) { return with_segment(from, b); };
+
+    // Bisection in running time: run from the good end for half the time
+    // the interval takes and snapshot there (an anchor). One snapshot per
+    // run: right after a fork every page the program writes is copied on
+    // its first write, which would slow the rest of a run with many.
+    std::string good = in.good;
+    std::vector<std::string> goods{good}; // each sampled from the one before
+    std::optional<std::string> bad_anchor;
+    // The calls live across the whole interval, outermost first.
+    std::vector<Frame> at_good = frames_at(in.good), at_bad = frames_at(in.bad), live;
+    for (size_t i = 0; i < at_good.size() && i < at_bad.size() &&
+                       at_good[at_good.size() - 1 - i].function == at_bad[at_bad.size() - 1 - i].function;
+         i++)
+        live.push_back(at_good[at_good.size() - 1 - i]);
+    // Running time after a restore is not the recording's: the pages a run
+    // writes are copied on first write, so an interrupt lands short of the
+    // time planned. Measure what is left when the plan says it is small.
+    auto name_bad = [&]() -> Interval {
+        // Name the bad anchor from the good end: an instruction and its
+        // execution count. Interrupts arrive late by varying amounts, so a
+        // good anchor sampled after the bad one may lie beyond it; the good
+        // end it was itself sampled from does not. A settled anchor is
+        // named by where it settled (a return into the outermost function),
+        // which runs far less often than where the interrupt stopped.
+        status("naming " + *bad_anchor);
+        unsigned long long beyond = 1; // executions known to come before the bad anchor
+        for (auto g = goods.rbegin(); g != goods.rend(); ++g) {
+            std::string named;
+            try {
+                named =
+                    nlohmann::json::parse(tool("rw-label " + *g + " " + *bad_anchor))["position"].get<std::string>();
+            } catch (const std::runtime_error& e) {
+                std::string why = e.what();
+                size_t at = why.find("ran more than ");
+                if (g == goods.rbegin() && at != std::string::npos)
+                    std::sscanf(why.c_str() + at, "ran more than %llu", &beyond);
+                if (why.find("counting stopped") != std::string::npos)
+                    break; // too far to count; an earlier good end is farther still
+                continue;  // after the bad anchor
+            }
+            goods.erase(g.base(), goods.end());
+            return {*g, named};
+        }
+        // Counted by int3s, the bad anchor is too many executions of its
+        // instruction away to name. Those executions still divide the
+        // stretch: gallop over them from the last good anchor.
+        std::vector<Frame> at = frames_at(*bad_anchor);
+        bad_anchor.reset();
+        if (at.empty())
+            return {goods.back(), relative_bad(goods.back())};
+        // (The executions the naming went through all come before the bad
+        // anchor: the gallop starts there, not at 1, saving about log2 of
+        // them in probes.)
+        return gallop(goods.back(), at.front().pc, relative_bad(goods.back()), beyond);
+    };
+    double span = seconds;
+    Interval left = in, previous = in;
+    constexpr int kRounds = 3;
+    // An alarm on the thread's running time lands 20 to 100 us late: finer
+    // spans are not told apart (the counted levels take over there).
+    constexpr double kFinest = 50e-6;
+    // A round that ends above this has stalled (its anchors kept landing
+    // late): another round, from the good anchor towards the named bad
+    // end, may get closer. Below it, counting costs less than sampling.
+    constexpr double kRoundAgain = 1e-3;
+    for (int round = 0; round < kRounds; round++) {
+        int stalls = 0;
+        // Times are the thread's running time from `base`, the good end the
+        // samples start from. Until an anchor is bad, each good anchor
+        // becomes the base, and the time left to the bad end is measured
+        // from it. Once one is bad, the base stays where that anchor was
+        // sampled from, and samples aim between the latest good anchor's
+        // time and the bad one's. Chained from each new good anchor
+        // instead, the plan drifted: a run restored from a snapshot copies
+        // each page it writes first, so its time overstates its progress,
+        // and the overstatements add up (on the costly-expression shape,
+        // twelve good anchors planned to end 0.1 ms short of the bad one
+        // ended 16 million loop rounds short of it). But runs from one base
+        // vary too, by a few percent of their length (15 ms runs landed
+        // 0.4 ms apart for the same plan): once the interval is narrower
+        // than an eighth of its start's time, the latest good anchor
+        // becomes the base, and a run twice the interval's width from there
+        // looks for a bad anchor close to it (doubling while it finds none).
+        std::string base = good;
+        double lo_t = 0, hi_t = span;
+        // What hi_t is: the bad end's time (measured, or where a run met it
+        // first), a guess to double, a bad anchor's time.
+        enum class Bound { ToEnd, Guessed, BadAnchor } bound = Bound::ToEnd;
+        while ((bound == Bound::Guessed || hi_t - lo_t > kFinest) && stalls < 3) {
+            if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
+                base = good;
+                hi_t = 2 * (hi_t - lo_t) + kFinest;
+                lo_t = 0;
+                bound = Bound::Guessed;
+            }
+            double target = bound == Bound::Guessed ? hi_t : (lo_t + hi_t) / 2;
+            // Alarms land late by about the same time whatever the span (35
+            // to 70 us here, now and then more): aimed that much earlier,
+            // an anchor lands where the bisection wants it, and spans a few
+            // times that lateness are still halved instead of stalling.
+            double aim = std::max(target - lateness(), target / 2);
+            status(fmt::format("bisecting {:.0f} us of execution", (hi_t - lo_t) * 1e6));
+            auto reply =
+                nlohmann::json::parse(tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(aim * 2e6))));
+            auto anchors = reply["anchors"].get<std::vector<std::string>>();
+            if (anchors.empty()) { // the bad end came first
+                hi_t = target;
+                if (bound == Bound::Guessed)
+                    bound = Bound::ToEnd;
+                continue;
+            }
+            // Alarms land late by up to 0.1 ms: where the anchor is, is
+            // what the run took to get there.
+            double ran = reply["ran_us"][0].get<double>() * 1e-6;
+            lateness_.push_back(ran - aim);
+            std::string settled = settle(anchors[0], live);
+            if (is_bad(probe(settled))) {
+                bad_anchor = settled;
+                bool bounded = bound == Bound::BadAnchor;
+                stalls = bounded && ran >= hi_t ? stalls + 1 : 0; // no closer than the last one
+                hi_t = bounded ? std::min(hi_t, ran) : ran;
+                bound = Bound::BadAnchor;
+            } else {
+                good = settled;
+                goods.push_back(good);
+                if (bound == Bound::BadAnchor && ran >= hi_t) {
+                    // Good, yet past the bad anchor's time: the runs from
+                    // the base disagree (an alarm that came very late, by
+                    // 2.5 ms once). Close in time is not close in progress:
+                    // naming the bad anchor from here could mean counting a
+                    // hot instruction for a million executions. Look for a
+                    // bad anchor near this one instead.
+                    double width = std::max(hi_t - lo_t, 2 * kFinest);
+                    base = good;
+                    lo_t = 0;
+                    hi_t = width;
+                    bound = Bound::Guessed;
+                } else if (bound == Bound::BadAnchor) {
+                    stalls = ran <= lo_t ? stalls + 1 : 0;
+                    lo_t = std::max(lo_t, ran);
+                } else if (bound == Bound::Guessed) {
+                    base = good;
+                    hi_t *= 2;
+                } else {
+                    // The time left from here, measured by a run to the bad
+                    // end. (Estimated as what was left less what this run
+                    // took, the plan fell short over and over where the
+                    // program writes much memory: list_corrupt's shape took
+                    // 60 samples instead of 15.)
+                    base = good;
+                    lo_t = 0;
+                    hi_t = running_time(good, relative_bad(good));
+                }
+            }
+        }
+        span = hi_t - lo_t;
+        if (bad_anchor)
+            left = name_bad();
+        else
+            left = {good, good == in.good ? in.bad : relative_bad(good)};
+        if (left.good == previous.good && left.bad == previous.bad)
+            break; // no progress
+        previous = left;
+        // Counted by int3s, a count's time is mostly its traps: no measure
+        // of the running time left, and another round would plan from it.
+        if (soft_counting_ || span < kRoundAgain)
+            break;
+        span = running_time(left.good, left.bad);
+        if (span < 100e-6)
+            break;
+        good = left.good;
+    }
+    return left;
+}
+
+double WatchSearch::lateness() const
+{
+    // The median of the last few: one alarm in ten or so lands much later.
+    constexpr size_t kLast = 5;
+    if (lateness_.empty())
+        return 0;
+    std::vector<double> last(lateness_.end() - static_cast<long>(std::min(kLast, lateness_.size())), lateness_.end());
+    std::nth_element(last.begin(), last.begin() + static_cast<long>(last.size() / 2), last.end());
+    return std::max(0.0, last[last.size() / 2]);
+}
+
+std::string WatchSearch::settle(const std::string& anchor, const std::vector<Frame>& live)
+{
+    // An interrupt stops the program anywhere, often in the middle of an
+    // update (a realloc under way, a counter bumped before the slot it
+    // counts is written), where EXPR may briefly take a value it never
+    // keeps. Evaluate instead where the outermost function, running across
+    // the whole interval (main), gets control back: the program is between
+    // two of its own steps there (a loop between two calls), as at the
+    // positions the later levels of the search count. (Names alone cannot
+    // tell one call of add_edge from the next, so deeper functions shared
+    // by both ends are not known to be the same calls.)
+    std::vector<Frame> frames = frames_at(anchor);
+    if (frames.size() < 2 || live.empty() || frames.back().function != live.front().function)
+        return anchor;                  // no shared caller, or the anchor is in that function itself
+    uint64_t resume = frames.back().pc; // where its callee returns
+    std::string settled = with_segment(anchor, "b" + addr_text(resume) + "x1");
+    try {
+        go(settled);
+    } catch (const std::runtime_error&) {
+        return anchor; // the call outlasts the stretch
+    }
+    return settled;
+}
+
+} // namespace rw::cli

@@ -92,6 +92,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     // late): another round, from the good anchor towards the named bad
     // end, may get closer. Below it, counting costs less than sampling.
     constexpr double kRoundAgain = 1e-3;
+    // Below this much left to the bad end, a good anchor does not become the
+    // base: runs from one base cost at most this, and their times compare.
+    constexpr double kKeepBase = 20e-3;
     for (int round = 0; round < kRounds; round++) {
         int stalls = 0;
         // Times are the thread's running time from `base`, the good end the
@@ -170,6 +173,15 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                 } else if (bound == Bound::Guessed) {
                     base = good;
                     hi_t *= 2;
+                } else if (hi_t - ran < kKeepBase) {
+                    // Little is left: samples go on from the same base. A
+                    // run restored from a new one first copies every page it
+                    // writes, a cost of its own (about 2 ms on the graph
+                    // example, whose edges are all over its heap) that the
+                    // measured time left includes and a half of it does not
+                    // get past: re-based at each good anchor, the search
+                    // took 50 samples there that moved almost nothing.
+                    lo_t = ran;
                 } else {
                     // The time left from here, measured by a run to the bad
                     // end. (Estimated as what was left less what this run

@@ -75,12 +75,16 @@ std::string WatchSearch::go(const std::string& position)
 {
     if (!here_.empty() && position == here_)
         return here_; // evaluations run in copies: the replay is still there
-    auto j = nlohmann::json::parse(tool("rw-goto " + position));
+    return arrived(nlohmann::json::parse(tool("rw-goto " + position))["position"].get<std::string>());
+}
+
+const std::string& WatchSearch::arrived(const std::string& position)
+{
     // gdb keeps registers, frames and stack memory of the last stop: the
     // replay moved under it.
     gdb_.console("maintenance flush register-cache");
     gdb_.console("maintenance flush dcache");
-    here_ = j["position"].get<std::string>();
+    here_ = position;
     return here_;
 }
 
@@ -91,9 +95,7 @@ double WatchSearch::running_time(const std::string& from, const std::string& to)
     auto j = nlohmann::json::parse(tool("rw-count " + from + " " + to));
     double seconds = j["seconds"].get<double>();
     running_times_[{from, to}] = seconds;
-    here_ = j["position"].get<std::string>(); // a count ends where it ends: no need to go there again
-    gdb_.console("maintenance flush register-cache");
-    gdb_.console("maintenance flush dcache");
+    arrived(j["position"].get<std::string>()); // a count ends at `to`: no need to go there again
     return seconds;
 }
 

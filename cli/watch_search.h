@@ -84,6 +84,7 @@ private:
     Value probe(const std::string& position);
     bool is_bad(const Value& v) const { return v.ok ? v.text == bad_ : v.after_change; }
     std::string go(const std::string& position);                         // returns the position reached
+    const std::string& arrived(const std::string& position);             // the replay has moved there
     std::string tool(const std::string& command);                        // a rw-* monitor command's JSON reply
     double running_time(const std::string& from, const std::string& to); // seconds from `from` to `to`; goes to `to`
 

@@ -1,5 +1,4 @@
 #include "gdb_monitor.h"
-#include "time_split.h"
 
 #include "hw_breakpoint.h"
 #include "json_bytes.h"
@@ -9,6 +8,7 @@
 
 #include "nlohmann/json.hpp"
 #include "syscall_table.h"
+#include "time_split.h"
 #include "tracee.h"
 
 namespace rw::replay {

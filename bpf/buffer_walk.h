@@ -50,7 +50,7 @@ enum rw_walk_status {
 struct rw_walk {
 	const __u64 *args;
 	__s64 ret;
-	void *reader; /* the includer's context for RW_READ_USER */
+	void *reader; /* the includer's context (RW_READ_USER's reader; BPF: the count) */
 	struct rw_segment *segs;
 	__u32 nsegs;
 	__u32 status;

@@ -300,11 +300,13 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
 void Replayer::echo(Task& t, const SyscallEvent& e)
 {
     // Output shows once: going back in time and replaying again is silent.
-    if (current_ < echoed_up_to_ && !options_.echo_repeats)
+    if (current_ < echoed_.size() && echoed_[current_] && !options_.echo_repeats)
         return;
     if (current_ < echo_from_)
         return;
-    echoed_up_to_ = current_ + 1;
+    if (current_ >= echoed_.size())
+        echoed_.resize(current_ + 1);
+    echoed_[current_] = true;
     int stream = t.group().fds->stream_of(e.args[0]);
     if (stream != 1 && stream != 2)
         return;

@@ -334,7 +334,11 @@ private:
     std::map<int, std::set<uint64_t>> collapsed_;
     bool launched_ = false;
     bool warned_unechoed_ = false;
-    uint64_t echoed_up_to_ = 0;
+    // Output shown, by event index: once each. Not a high-water mark: events
+    // do not always replay in index order (a child's first events can come
+    // before its parent's clone returns), and a mark set by a later write
+    // silenced make's line for an earlier one.
+    std::vector<bool> echoed_;
     // An event is being replayed (a debugger stop inside it), and whether
     // replaying it again from the current state would be the same: true
     // while the only thing done so far is running towards its stop.

@@ -372,7 +372,8 @@ void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
 void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
 {
     // A vfork parent returns only once its child has exec'd or exited; the
-    // stream may put the parent's return first, so the child goes ahead.
+    // stream may put the parent's return first, so the child goes ahead as
+    // far as its exec (on_exec releases the parent), no further.
     while (t.vfork_child) {
         Task* child = find_task(t.vfork_child);
         if (!child || child->at == Task::At::ExecutingCall) // gone, or inside its execve
@@ -385,7 +386,7 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
         dispatch(*ahead);
         current_ = saved;
     }
-    bool was_vfork = t.vfork_child != 0;
+    bool was_vfork = (clone_flags(e) & CLONE_VFORK) != 0;
     t.vfork_child = 0;
     resume(t, Resume::Syscall);
     StopInfo s = wait_stop(t, "the return of " + syscall_name(e.nr) + "()");

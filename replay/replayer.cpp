@@ -562,6 +562,12 @@ void Replayer::on_exec(const ExecEvent& e)
     t.clear_child_tid = 0; // exec releases both
     t.alt_stack = false;
     t.at = Task::At::ExecutingCall;
+    // The exec releases a vfork parent. Had it still waited, the parent's
+    // return would run the child's events after the exec ahead of other
+    // processes' (a make -j2 trace replayed a whole assembler run early).
+    for (auto& [tid, other] : tasks_)
+        if (other->vfork_child == e.tid)
+            other->vfork_child = 0;
 }
 
 void Replayer::check_exec_image(Task& t, const ExecEvent& e)

@@ -24,11 +24,14 @@ public:
     void u8(uint8_t v) { out_.push_back(v); }
     void varint(uint64_t v)
     {
+        uint8_t b[10];
+        size_t n = 0;
         while (v >= 0x80) {
-            out_.push_back(static_cast<uint8_t>(v) | 0x80);
+            b[n++] = static_cast<uint8_t>(v) | 0x80;
             v >>= 7;
         }
-        out_.push_back(static_cast<uint8_t>(v));
+        b[n++] = static_cast<uint8_t>(v);
+        out_.insert(out_.end(), b, b + n);
     }
     void svarint(int64_t v) { varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
     void fixed64(uint64_t v)

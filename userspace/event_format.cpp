@@ -265,8 +265,9 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                     json r = {{"addr", m.addr},
                               {"buffer", m.buffer},
                               {"dir", m.dir == Direction::Out ? "out" : "in"},
-                              {"length", m.length},
-                              {"hash", fmt::format("{:016x}", m.hash)}};
+                              {"length", m.length}};
+                    if (m.dir == Direction::In)
+                        r["hash"] = fmt::format("{:016x}", m.hash);
                     if (m.unreadable)
                         r["unreadable"] = true;
                     else if (m.hashed_only)

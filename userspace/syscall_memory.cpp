@@ -123,8 +123,13 @@ void finalize_memory(SyscallEvent& e)
         if (r.unreadable)
             continue;
         r.length = r.bytes.size();
+        // An output's bytes are kept and replay compares them byte for
+        // byte; only inputs need a hash (hashing every byte a program reads
+        // was a seventh of the recorder's time on read-heavy programs).
+        if (r.dir == Direction::Out)
+            continue;
         r.hash = hash_bytes(r.bytes.data(), r.bytes.size());
-        if (r.dir == Direction::In && r.length > kKeepInputBytes && !keep_inputs) {
+        if (r.length > kKeepInputBytes && !keep_inputs) {
             r.hashed_only = true;
             r.bytes.clear();
             r.bytes.shrink_to_fit();

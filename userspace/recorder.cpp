@@ -339,8 +339,9 @@ RecordResult record(const RecordOptions& options)
         end.problems.push_back(std::to_string(unfilled) + " syscalls were entered and never reported");
     seq_window.finish();
     if (uint64_t late = seq_window.late())
-        end.problems.push_back(std::to_string(late) + " events reached the recorder more than " +
-                               std::to_string(kSeqWindow) + " events late and are out of order");
+        end.problems.push_back(std::to_string(late) + " events reached the recorder after later ones had been written "
+                               "(it holds up to " + std::to_string(kRecordSeqWindow) + " events or " +
+                               std::to_string(kRecordSeqWindowBytes >> 20) + " MiB to put them in order)");
     writer.flush();
     trace_sink.fill(end);
     end.stream_bytes = writer.file_bytes();

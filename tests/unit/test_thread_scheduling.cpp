@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "event_orderer.h"
+#include "seq_window.h"
 #include "syscall_table.h"
 #include "thread_scheduler.h"
 
@@ -26,7 +27,56 @@ Event note(uint64_t seq)
     return n;
 }
 
+Event read_of(uint64_t seq, size_t bytes)
+{
+    SyscallEvent e;
+    e.seq = seq;
+    e.nr = SYS_read;
+    MemoryRange m;
+    m.dir = Direction::Out;
+    m.bytes.assign(bytes, 0);
+    m.length = bytes;
+    e.memory.push_back(std::move(m));
+    return e;
+}
+
 } // namespace
+
+TEST_CASE("the recorder's seq window puts an event thousands of events late in its place")
+{
+    // A thread preempted between taking its seq and writing its record.
+    Collect out;
+    {
+        SeqWindow w(out);
+        for (uint64_t seq = 1; seq <= 5000; seq++)
+            w.emit(read_of(seq, 4096));
+        w.emit(read_of(0, 4096));
+        CHECK(w.late() == 0);
+        w.finish();
+    }
+    REQUIRE(out.seqs.size() == 5001);
+    for (size_t i = 0; i < out.seqs.size(); i++)
+        CHECK(out.seqs[i] == i);
+}
+
+TEST_CASE("the recorder's seq window is bounded by memory and by count, and counts what comes too late")
+{
+    Collect out;
+    SeqWindow w(out, 4, 100, 64 * 1024);
+    // 16 KiB records: the byte budget ends the window at more than 4.
+    for (uint64_t seq = 1; seq <= 10; seq++)
+        w.emit(read_of(seq, 16 * 1024));
+    CHECK(out.seqs == std::vector<uint64_t>{1, 2, 3, 4, 5, 6});
+    w.emit(read_of(0, 16)); // behind what was written
+    CHECK(w.late() == 1);
+    // Small records: the count bound.
+    for (uint64_t seq = 11; seq <= 200; seq++)
+        w.emit(read_of(seq, 16));
+    CHECK(out.seqs.size() == 201 - 100);
+    w.finish();
+    CHECK(out.seqs.size() == 201);
+    CHECK(w.late() == 1);
+}
 
 TEST_CASE("events pass straight through without open reservations")
 {

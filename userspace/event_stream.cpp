@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "event_codec.h"
+#include "positional_io.h"
 
 namespace rw {
 namespace {
@@ -63,19 +64,10 @@ void write_all(int fd, const struct iovec* iov, int count)
 // Reads up to n bytes at offset; returns how many were read.
 size_t read_at(int fd, void* buf, size_t n, uint64_t offset)
 {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got, static_cast<off_t>(offset + got));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            throw std::system_error(errno, std::generic_category(), "reading the event stream");
-        }
-        if (r == 0)
-            break;
-        got += static_cast<size_t>(r);
-    }
-    return got;
+    ssize_t got = pread_full(fd, buf, n, offset);
+    if (got < 0)
+        throw std::system_error(errno, std::generic_category(), "reading the event stream");
+    return static_cast<size_t>(got);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "tracee.h"
 
+#include "positional_io.h"
 #include "unique_fd.h"
 
 #include <fcntl.h>
@@ -41,15 +42,8 @@ size_t TraceeMemory::read_partial(RemoteAddr addr, std::span<uint8_t> out) const
     UniqueFd mem = open_proc_mem(tid_, O_RDONLY);
     if (!mem)
         return done;
-    while (done < out.size()) {
-        ssize_t n = ::pread(mem.get(), out.data() + done, out.size() - done, static_cast<off_t>(addr.value + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        done += static_cast<size_t>(n);
-    }
-    return done;
+    ssize_t n = pread_full(mem.get(), out.data() + done, out.size() - done, addr.value + done);
+    return n > 0 ? done + static_cast<size_t>(n) : done;
 }
 
 bool TraceeMemory::read(RemoteAddr addr, std::span<uint8_t> out) const
@@ -82,16 +76,7 @@ bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
     UniqueFd mem = open_proc_mem(tid_, O_RDWR);
     if (!mem)
         return false;
-    size_t done = 0;
-    while (done < data.size()) {
-        ssize_t n = ::pwrite(mem.get(), data.data() + done, data.size() - done, static_cast<off_t>(addr.value + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += static_cast<size_t>(n);
-    }
-    return true;
+    return pwrite_full(mem.get(), data.data(), data.size(), addr.value);
 }
 
 static_assert(sizeof(user_regs_struct) == Registers::kCount * 8);

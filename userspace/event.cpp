@@ -10,6 +10,15 @@ std::string_view register_name(size_t index)
     return index < Registers::kCount ? names[index] : "?";
 }
 
+size_t event_memory_size(const Event& e)
+{
+    size_t bytes = sizeof(Event);
+    if (const auto* sc = std::get_if<SyscallEvent>(&e))
+        for (const auto& m : sc->memory)
+            bytes += sizeof(m) + m.bytes.size();
+    return bytes;
+}
+
 uint64_t event_seq(const Event& e)
 {
     return std::visit([](const auto& v) { return v.seq; }, e);

@@ -68,7 +68,7 @@ struct MemoryRange {
     bool hashed_only = false;
     bool unreadable = false; // could not be read at capture time
     uint64_t length = 0;
-    uint64_t hash = 0; // xxh3-64 of the bytes
+    uint64_t hash = 0; // xxh3-64 of an input's bytes (0 for an output: its bytes are kept)
     std::vector<uint8_t> bytes;
     bool operator==(const MemoryRange&) const = default;
 };
@@ -237,6 +237,8 @@ using Event = std::variant<SyscallEvent, ForkEvent, ExecEvent, ExitEvent, Signal
                            PreemptEvent, SyncEvent>;
 
 uint64_t event_seq(const Event& e);
+// What an event holds in memory, near enough for the recorder's budgets.
+size_t event_memory_size(const Event& e);
 Tid event_tid(const Event& e);
 std::string_view event_kind_name(const Event& e);
 

@@ -2,6 +2,12 @@
 
 namespace rw {
 
+void EventOrderer::spill_to(const std::filesystem::path& dir, size_t budget)
+{
+    spill_ = std::make_unique<EventSpill>(dir);
+    budget_ = budget;
+}
+
 void EventOrderer::emit(Event event)
 {
     uint64_t seq = event_seq(event);
@@ -10,6 +16,18 @@ void EventOrderer::emit(Event event)
         out_.emit(std::move(event));
         return;
     }
+    hold(seq, std::move(event));
+}
+
+void EventOrderer::hold(uint64_t seq, Event event)
+{
+    size_t size = event_memory_size(event);
+    if (spill_ && held_bytes_ + size > budget_)
+        if (auto place = spill_->put(event)) {
+            spilled_.emplace(seq, *place);
+            return;
+        }
+    held_bytes_ += size;
     held_.emplace(seq, std::move(event));
 }
 
@@ -17,7 +35,7 @@ void EventOrderer::fill(Event event)
 {
     uint64_t seq = event_seq(event);
     open_.erase(seq);
-    held_.emplace(seq, std::move(event));
+    hold(seq, std::move(event));
     release();
 }
 
@@ -29,10 +47,25 @@ void EventOrderer::cancel(uint64_t seq)
 
 void EventOrderer::release()
 {
-    while (!held_.empty() && (open_.empty() || held_.begin()->first < *open_.begin())) {
-        out_.emit(std::move(held_.begin()->second));
-        held_.erase(held_.begin());
+    for (;;) {
+        // The lowest held seq, in memory or on disk.
+        bool in_memory = !held_.empty() && (spilled_.empty() || held_.begin()->first < spilled_.begin()->first);
+        if (!in_memory && spilled_.empty())
+            break;
+        uint64_t seq = in_memory ? held_.begin()->first : spilled_.begin()->first;
+        if (!open_.empty() && seq >= *open_.begin())
+            break;
+        if (in_memory) {
+            held_bytes_ -= event_memory_size(held_.begin()->second);
+            out_.emit(std::move(held_.begin()->second));
+            held_.erase(held_.begin());
+        } else {
+            out_.emit(spill_->take(spilled_.begin()->second));
+            spilled_.erase(spilled_.begin());
+        }
     }
+    if (spilled_.empty() && spill_)
+        spill_->clear();
 }
 
 size_t EventOrderer::finish()

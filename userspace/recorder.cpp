@@ -230,6 +230,7 @@ RecordResult record(const RecordOptions& options)
     TraceSink trace_sink(writer);
     SeqWindow seq_window(trace_sink);
     EventOrderer sink(options.parallel ? static_cast<EventSink&>(seq_window) : trace_sink);
+    sink.spill_to(dir, EventOrderer::kDefaultHeldBudget);
     FileStore store(dir / trace_files::kFiles);
     EventAssembler* assembler_ptr = nullptr;
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096)},
@@ -339,8 +340,10 @@ RecordResult record(const RecordOptions& options)
         end.problems.push_back(std::to_string(unfilled) + " syscalls were entered and never reported");
     seq_window.finish();
     if (uint64_t late = seq_window.late())
-        end.problems.push_back(std::to_string(late) + " events reached the recorder after later ones had been written "
-                               "(it holds up to " + std::to_string(kRecordSeqWindow) + " events or " +
+        end.problems.push_back(std::to_string(late) +
+                               " events reached the recorder after later ones had been written "
+                               "(it holds up to " +
+                               std::to_string(kRecordSeqWindow) + " events or " +
                                std::to_string(kRecordSeqWindowBytes >> 20) + " MiB to put them in order)");
     writer.flush();
     trace_sink.fill(end);

@@ -2,20 +2,6 @@
 
 namespace rw {
 
-namespace {
-
-// What an event holds in memory, near enough for a budget.
-size_t held_size(const Event& event)
-{
-    size_t bytes = sizeof(Event);
-    if (const auto* sc = std::get_if<SyscallEvent>(&event))
-        for (const auto& m : sc->memory)
-            bytes += sizeof(m) + m.bytes.size();
-    return bytes;
-}
-
-} // namespace
-
 bool SeqWindow::over_budget() const
 {
     if (held_.size() <= min_events_)
@@ -29,13 +15,13 @@ void SeqWindow::emit(Event event)
     const auto* sc = std::get_if<SyscallEvent>(&event);
     if (written_any_ && seq < written_up_to_ && !(sc && (sc->flags & kSyscallRebuilt)))
         late_++;
-    held_bytes_ += held_size(event);
+    held_bytes_ += event_memory_size(event);
     held_.emplace(seq, std::move(event));
     while (over_budget()) {
         auto first = held_.begin();
         written_up_to_ = first->first;
         written_any_ = true;
-        held_bytes_ -= held_size(first->second);
+        held_bytes_ -= event_memory_size(first->second);
         out_.emit(std::move(first->second));
         held_.erase(first);
     }

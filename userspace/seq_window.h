@@ -36,8 +36,7 @@ public:
     explicit SeqWindow(EventSink& out, size_t min_events = kSeqWindow, size_t max_events = kRecordSeqWindow,
                        size_t max_bytes = kRecordSeqWindowBytes)
         : out_(out), min_events_(min_events), max_events_(max_events), max_bytes_(max_bytes)
-    {
-    }
+    {}
     void emit(Event event) override;
     // The end of the recording: what is held goes out, in order.
     void finish();

@@ -4,6 +4,8 @@
 
 #include <sys/syscall.h>
 
+#include <filesystem>
+#include <unistd.h>
 #include <vector>
 
 #include "event_orderer.h"
@@ -100,6 +102,52 @@ TEST_CASE("a reserved place holds later events until it is filled")
     o.fill(note(2));
     CHECK(out.seqs == std::vector<uint64_t>{1, 2, 3, 4});
     CHECK(o.held() == 0);
+}
+
+TEST_CASE("held events past the budget wait on disk and come back whole, in order")
+{
+    struct Keep : EventSink {
+        std::vector<Event> events;
+        void emit(Event e) override { events.push_back(std::move(e)); }
+    } out;
+    auto dir = std::filesystem::temp_directory_path() / ("rewind-spill-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    {
+        EventOrderer o(out);
+        o.spill_to(dir, 64 * 1024);
+        o.reserve(1);
+        std::vector<Event> sent;
+        for (uint64_t seq = 2; seq <= 200; seq++) {
+            Event e = read_of(seq, 16384); // 3 MB in all: the file is written, not only its buffer
+            auto& m = std::get<SyscallEvent>(e).memory[0];
+            for (size_t i = 0; i < m.bytes.size(); i++)
+                m.bytes[i] = static_cast<uint8_t>(seq * 31 + i);
+            sent.push_back(e);
+            o.emit(std::move(e));
+        }
+        CHECK(out.events.empty());
+        CHECK(o.held() == 199);
+        CHECK(o.held_bytes() <= 64 * 1024);
+        CHECK(o.spilled_bytes() > 150 * 16384);
+        Event first = read_of(1, 16);
+        sent.insert(sent.begin(), first);
+        o.fill(std::move(first));
+        CHECK(o.held() == 0);
+        CHECK(o.held_bytes() == 0);
+        REQUIRE(out.events.size() == sent.size());
+        for (size_t i = 0; i < sent.size(); i++)
+            CHECK(out.events[i] == sent[i]);
+        // The file is emptied and used again.
+        o.reserve(300);
+        for (uint64_t seq = 301; seq <= 400; seq++)
+            o.emit(read_of(seq, 4096));
+        o.fill(read_of(300, 16));
+        CHECK(out.events.size() == sent.size() + 101);
+        CHECK(event_seq(out.events.back()) == 400);
+    }
+    // Unlinked from the start: nothing is left in the directory.
+    CHECK(std::filesystem::is_empty(dir));
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cancelled and unfilled reservations release what waits behind them")

@@ -254,26 +254,54 @@ of every thread one at a time, with two int3 stops (entry and return) per
 call.
 
 The goals were record ÷ native ≤ 1.1 for the compute-bound row and ≤ 3 for
-the read-heavy one. Neither is met. The compute-bound row measured 1.13 in
-an earlier run, where the native run took 2.0 s (the VM's neighbours left
-its threads little room to overlap), and 1.31 in this one, where it took
-1.0 s: the recording's fixed cost (starting, attaching the probes) weighs
-more on a shorter run. The read-heavy row: a little cheaper than
-serialized recording, but copying 6.5 GB through one ring buffer and one
-consumer thread remains; a ring per CPU would be the next step. Mutex-heavy
-code pays a trap per probe hit (about 15 µs here) and, in replay, about
-160 µs per synchronization call.
+the read-heavy one; the table says where they stand.
 
-Real programs: pigz and xz with two threads record at about 1.3 times
-their native time with --parallel. xz's workers block every signal; until
-the recorder stopped probing such threads with a hardware breakpoint whose
-SIGTRAP never arrives (it trapped at every execution instead), serialized
-xz -T2 took over 100 times its native time. Replay of the parallel traces
-runs each thread's compression in turn (the two threads' work one after
-the other) and stops at every synchronization call: about 6 times native.
-Python's threads take and release the interpreter's lock (a condition
-variable and a mutex) many times a second, so that row pays per call, as
-the mutex-heavy one does."""
+- Compute-bound: what remains above native is mostly a fixed cost, so it
+  weighs more on a short run. With 3e9 steps instead of 3e8 (native
+  11.54–11.73 s) the recording took 11.94–12.20 s (1.03–1.06). The fixed
+  cost was cut on 2026-11-26, side by side, three runs each:
+
+  | | native | before | after |
+  |---|---|---|---|
+  | `record -- /bin/true` | | 0.31–0.36 s | 0.12–0.19 s |
+  | `record --parallel -- /bin/true` | | 0.35–0.48 s | 0.21–0.24 s |
+  | `record --parallel`, 4 threads × 3e8 steps | 1.15–1.17 s | 1.52–1.61 s (1.32–1.38) | 1.38–1.50 s (1.19–1.29) |
+
+  (the kernel's verifier took 0.22 s on the `sys_exit` program until its
+  loop state moved out of its sight: architecture.md, "Sizes and costs").
+  What is left is mostly the ring buffer's pages being cleared and
+  charged, and reading libc's symbols to place the synchronization probes.
+- Read-heavy: 6.5 GB pass through one ring buffer and one consumer thread,
+  which decodes, orders, encodes and compresses them on a machine whose
+  second CPU the eight reading threads share. Producers forcing a wake-up
+  at every record once 8 MiB were pending cost a quarter of the threads'
+  time (an interrupt through the APIC, a VM exit here) until wake-ups were
+  limited to one a millisecond; outputs are no longer hashed (a seventh of
+  the consumer's samples). The same day, half of these recordings ended
+  incomplete: a thread preempted inside the kernel side's program between
+  taking its seq and writing its record arrived up to 2,800 events late,
+  beyond the recorder's 1,024-event window, which now holds up to 65,536
+  events or 64 MiB. A ring and a consumer per CPU, or recording reads of
+  unchanged files by reference instead of by content, would be next.
+- Serialized read-heavy recording: the main thread waits in
+  `pthread_join` for the whole run, and every event after its place waited
+  in the recorder's memory until it returned. Past 256 MiB held events now
+  wait in an unlinked file of the trace directory, compressed
+  (architecture.md). Side by side on 2026-11-26, two runs each of this
+  row's program: 33.7–35.7 s and 7.0–7.4 GB of memory before, 8.4–8.6 s
+  and 466–474 MB after.
+- Mutex-heavy code pays a trap per probe hit (about 15 µs here) and, in
+  replay, about 160 µs per synchronization call.
+
+Real programs: xz's workers block every signal; until the recorder
+stopped probing such threads with a hardware breakpoint whose SIGTRAP
+never arrives (it trapped at every execution instead), serialized xz -T2
+took over 100 times its native time. Replay of the parallel pigz and xz
+traces runs each thread's compression in turn (the two threads' work one
+after the other) and stops at every synchronization call. Python's
+threads take and release the interpreter's lock (a condition variable and
+a mutex) many times a second, so that row pays per call, as the
+mutex-heavy one does."""
 
 
 def section_codec(ctx):

@@ -67,10 +67,12 @@ bool EventSpill::write_block()
 
 std::optional<EventSpill::Place> EventSpill::put(const Event& event)
 {
-    if (!open_file())
+    if (full_ || !open_file())
         return std::nullopt;
-    if (pending_.size() >= kBlockBytes && !write_block())
-        return std::nullopt; // the block stays pending; this event stays with the caller
+    if (pending_.size() >= kBlockBytes && !write_block()) {
+        full_ = true; // the block stays pending (and readable); this event stays with the caller
+        return std::nullopt;
+    }
     size_t before = pending_.size();
     encode_event(event, pending_);
     size_t size = pending_.size() - before;
@@ -113,6 +115,7 @@ void EventSpill::clear()
     pending_.clear();
     cached_block_.reset();
     on_disk_ = 0;
+    full_ = false;
 }
 
 } // namespace rw

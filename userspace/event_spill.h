@@ -41,7 +41,6 @@ public:
     // Nothing set aside is needed any more: the file is emptied.
     void clear();
     uint64_t bytes_put() const { return put_; }
-    uint64_t bytes_on_disk() const { return on_disk_; }
 
 private:
     struct Block {
@@ -53,7 +52,11 @@ private:
     bool write_block();
     std::filesystem::path dir_;
     int fd_ = -1;
-    bool failed_ = false;
+    bool failed_ = false; // the file could not be made
+    // A block could not be written (no space, say): nothing more is set
+    // aside until clear() frees the file, rather than compressing the
+    // pending block again at every event.
+    bool full_ = false;
     // The block being filled, a megabyte of raw events: written whole and
     // compressed (the held data of a read-heavy program compresses as well
     // as the trace does; one write per event also made ext4 clear a fresh

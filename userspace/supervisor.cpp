@@ -116,9 +116,13 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
 
     auto last_periodic = Clock::now();
     bool done = false;
+    // A SIGCHLD sent before the mask above (the program's exec stop, as a
+    // rule) was discarded: the first pass looks for stops without waiting.
+    int wait_ms = 0;
     while (!done) {
         struct epoll_event events[4];
-        int n = epoll_wait(ep.get(), events, 4, 20);
+        int n = epoll_wait(ep.get(), events, 4, wait_ms);
+        wait_ms = 20;
         if (n < 0 && errno != EINTR)
             throw std::system_error(errno, std::generic_category(), "epoll_wait");
         for (int i = 0; i < n; i++) {

@@ -1,10 +1,13 @@
 #include "elf_symbols.h"
 
+#include "positional_io.h"
+#include "unique_fd.h"
+
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -22,15 +25,28 @@ template <typename T> T read_at(const std::vector<char>& image, uint64_t offset)
     return value;
 }
 
+// In one read: through a stream iterator, libc's 2 MB took 10 ms, the
+// better part of placing the synchronization probes.
+std::vector<char> read_whole_file(const std::string& path)
+{
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st {};
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0)
+        throw std::runtime_error("cannot read " + path);
+    std::vector<char> image(static_cast<size_t>(st.st_size));
+    ssize_t n = pread_full(fd.get(), image.data(), image.size(), 0);
+    if (n < 0)
+        throw std::runtime_error("cannot read " + path);
+    image.resize(static_cast<size_t>(n));
+    return image;
+}
+
 } // namespace
 
 std::map<std::string, uint64_t, std::less<>> function_offsets(const std::string& path,
                                                               std::span<const std::string_view> names)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::runtime_error("cannot read " + path);
-    std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<char> image = read_whole_file(path);
     auto eh = read_at<Elf64_Ehdr>(image, 0);
     if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
         throw std::runtime_error(path + " is not a 64-bit ELF file");
@@ -50,6 +66,8 @@ std::map<std::string, uint64_t, std::less<>> function_offsets(const std::string&
     if (!dynsym || dynsym->sh_link >= sections.size() || !dynsym->sh_entsize)
         return found;
     const Elf64_Shdr& strtab = sections[dynsym->sh_link];
+    if (strtab.sh_offset > image.size() || strtab.sh_size > image.size() - strtab.sh_offset)
+        throw std::runtime_error("a truncated ELF file");
     std::vector<Elf64_Phdr> loads;
     for (uint16_t i = 0; i < eh.e_phnum; i++) {
         auto ph = read_at<Elf64_Phdr>(image, eh.e_phoff + uint64_t(i) * eh.e_phentsize);

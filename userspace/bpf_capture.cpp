@@ -20,6 +20,7 @@
 
 #include "capture.skel.h"
 #include "elf_symbols.h"
+#include "link_releaser.h"
 #include "unique_fd.h"
 #include "sync_calls.h"
 #include "syscall_table.h"
@@ -95,17 +96,80 @@ struct SkeletonDeleter {
 
 } // namespace
 
+namespace {
+
+// Where the synchronization calls of one library file are, and which
+// function each is: the same for every process that maps it.
+struct ProbeSites {
+    std::vector<uint64_t> offsets;
+    std::vector<uint64_t> cookies;
+    std::vector<std::string> unprobeable;
+};
+
+ProbeSites find_probe_sites(const std::string& path, const std::string& name)
+{
+    std::vector<std::string_view> names;
+    for (const SyncCall& call : all_sync_calls())
+        names.push_back(call.symbol);
+    std::map<std::string, uint64_t, std::less<>> offsets;
+    try {
+        offsets = function_offsets(path, names);
+    } catch (const std::exception& e) {
+        throw CaptureError("cannot read the symbols of " + name + ": " + e.what());
+    }
+    ProbeSites sites;
+    UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    for (const SyncCall& call : all_sync_calls()) {
+        // A libc without this function (an older one, where libpthread has
+        // its own copy, probed as well) cannot call it.
+        auto offset = offsets.find(call.symbol);
+        if (offset == offsets.end())
+            continue;
+        // x86-64 uprobes refuse a lock-prefixed first instruction
+        // (pthread_spin_lock): that call stays unordered, like any atomic.
+        uint8_t first = 0;
+        if (::pread(file.get(), &first, 1, static_cast<off_t>(offset->second)) == 1 && first == kLockPrefix) {
+            sites.unprobeable.emplace_back(call.symbol);
+            continue;
+        }
+        sites.offsets.push_back(offset->second);
+        sites.cookies.push_back(call.fn);
+    }
+    return sites;
+}
+
+using FileVersion = std::tuple<dev_t, ino_t, off_t, int64_t>;
+
+} // namespace
+
 struct BpfCapture::Impl {
+    LinkReleaser releaser; // destroyed last: the links close while the rest is torn down
     std::unique_ptr<capture, SkeletonDeleter> skel;
     ring_buffer* ring = nullptr;
     RecordHandler handler;
-    std::vector<UniqueFd> sync_links;
+    std::map<pid_t, std::vector<UniqueFd>> sync_links; // each process's probe links
     size_t probes = 0;
     std::set<std::tuple<pid_t, dev_t, ino_t>> probed;
     std::map<pid_t, std::set<std::string>> probed_names; // the libraries each process has probes in
     std::set<std::string> unprobed;
+    std::map<FileVersion, ProbeSites> sites; // by library file, read once
+
+    const ProbeSites& sites_in(const std::string& path, const std::string& name, const struct stat& st)
+    {
+        FileVersion version{st.st_dev, st.st_ino, st.st_size,
+                            int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+        auto it = sites.find(version);
+        if (it == sites.end()) {
+            it = sites.emplace(version, find_probe_sites(path, name)).first;
+            unprobed.insert(it->second.unprobeable.begin(), it->second.unprobeable.end());
+        }
+        return it->second;
+    }
+
     ~Impl()
     {
+        for (auto& [pid, links] : sync_links)
+            releaser.release(std::move(links));
         if (ring)
             ring_buffer__free(ring);
     }
@@ -244,34 +308,9 @@ void BpfCapture::attach_sync_probes(pid_t pid, const std::string& path, const st
         return;
     impl_->probed_names[pid].insert(name);
     auto* s = impl_->skel.get();
-    std::vector<std::string_view> names;
-    for (const SyncCall& call : all_sync_calls())
-        names.push_back(call.symbol);
-    std::map<std::string, uint64_t, std::less<>> offsets;
-    try {
-        offsets = function_offsets(path, names);
-    } catch (const std::exception& e) {
-        throw CaptureError("cannot read the symbols of " + name + ": " + e.what());
-    }
-    std::vector<uint64_t> at;
-    std::vector<uint64_t> cookies;
-    UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    for (const SyncCall& call : all_sync_calls()) {
-        // A libc without this function (an older one, where libpthread has
-        // its own copy, probed as well) cannot call it.
-        auto offset = offsets.find(call.symbol);
-        if (offset == offsets.end())
-            continue;
-        // x86-64 uprobes refuse a lock-prefixed first instruction
-        // (pthread_spin_lock): that call stays unordered, like any atomic.
-        uint8_t first = 0;
-        if (::pread(file.get(), &first, 1, static_cast<off_t>(offset->second)) == 1 && first == kLockPrefix) {
-            impl_->unprobed.insert(std::string(call.symbol));
-            continue;
-        }
-        at.push_back(offset->second);
-        cookies.push_back(call.fn);
-    }
+    const ProbeSites& sites = impl_->sites_in(path, name, st);
+    const std::vector<uint64_t>& at = sites.offsets;
+    const std::vector<uint64_t>& cookies = sites.cookies;
     if (at.empty())
         return;
     // One multi-uprobe link per direction: a link per function would cost a
@@ -290,9 +329,20 @@ void BpfCapture::attach_sync_probes(pid_t pid, const std::string& path, const st
         if (fd < 0)
             throw CaptureError("cannot attach uprobes to the synchronization calls of " + name + ": " +
                                strerror(errno) + " (rewind record --parallel needs multi-uprobe links, Linux 6.6)");
-        impl_->sync_links.emplace_back(fd);
+        impl_->sync_links[pid].emplace_back(fd);
         impl_->probes += at.size();
     }
+}
+
+void BpfCapture::release_sync_probes(pid_t pid)
+{
+    impl_->probed_names.erase(pid);
+    std::erase_if(impl_->probed, [pid](const auto& key) { return std::get<0>(key) == pid; });
+    auto it = impl_->sync_links.find(pid);
+    if (it == impl_->sync_links.end())
+        return;
+    impl_->releaser.release(std::move(it->second));
+    impl_->sync_links.erase(it);
 }
 
 size_t BpfCapture::sync_probes() const

@@ -65,6 +65,9 @@ public:
     void attach_sync_probes(pid_t pid, const std::string& path, const std::string& name);
     // A new process (fork) gets the probes of its parent's libraries.
     void inherit_sync_probes(pid_t parent, pid_t child);
+    // The process is gone: its probes are detached (in the background) and
+    // a later process with its pid gets probes of its own.
+    void release_sync_probes(pid_t pid);
     size_t sync_probes() const;
     // Calls the kernel would not probe (their first instruction).
     std::vector<std::string> unprobed_sync_calls() const;

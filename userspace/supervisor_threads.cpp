@@ -200,8 +200,10 @@ void Supervisor::on_thread_gone(Tid tid, Tid tgid)
     bool any = false;
     for (const auto& [other, th] : threads_)
         any = any || th.tgid == tgid;
-    if (!any)
+    if (!any) {
         unserialize(tgid);
+        capture_.release_sync_probes(tgid);
+    }
 }
 
 void Supervisor::check_slices()

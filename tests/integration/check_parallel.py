@@ -13,6 +13,7 @@ finds the culprit of pbzip2's order violation in a parallel trace.
 """
 import argparse
 import json
+import resource
 import os
 import shutil
 import subprocess
@@ -200,6 +201,27 @@ def check_watch_in_stretch(rw, work):
     return f"thread {j['thread']} at line {j['line']}, {j['probes']} probes"
 
 
+def check_many_processes(rw, work):
+    """Each process's probes are detached when it ends: 60 processes under a
+    limit of 64 descriptors (two probe links each, once kept to the end)."""
+    trace = os.path.join(work, "many-processes")
+    script = "for i in $(seq 60); do /bin/echo $i; done"
+    expected = "".join(f"{i}\n" for i in range(1, 61)).encode()
+
+    def few_descriptors():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    p = subprocess.run([rw, "record", "-q", "--parallel", "-o", trace, "--", "bash", "-c", script],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=few_descriptors, timeout=300)
+    check(p.returncode == 0 and p.stdout == expected, f"recording 60 processes: status {p.returncode}\n"
+          f"{p.stderr.decode(errors='replace')}")
+    info = json.loads(subprocess.run([rw, "info", "--json", trace], stdout=subprocess.PIPE).stdout)
+    check(info["complete"], f"the recording of 60 processes is incomplete: {info.get('problems')}")
+    r = replay(rw, trace)
+    check(r.status == 0 and r.stdout == expected, f"replay of 60 processes\n{r.describe()}")
+    return f"{info['events']} events, complete, replayed"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -213,6 +235,7 @@ def main():
     checks += [(name, lambda name=name: check_reported(rw, progs, work, name)) for name in REPORTED]
     checks += [(name, lambda name=name, argv=argv: check_real(rw, work, name, argv)) for name, argv in REAL]
     checks.append(("watch in a stretch", lambda: check_watch_in_stretch(rw, work)))
+    checks.append(("60 processes, 64 descriptors", lambda: check_many_processes(rw, work)))
     # pbzip2's order violation recorded in parallel: rewind watch names the
     # thread and line that freed the mutex another thread then used.
     checks.append(("order violation",

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -145,7 +146,9 @@ using FileVersion = std::tuple<dev_t, ino_t, off_t, int64_t>;
 struct BpfCapture::Impl {
     LinkReleaser releaser; // destroyed last: the links close while the rest is torn down
     std::unique_ptr<capture, SkeletonDeleter> skel;
-    ring_buffer* ring = nullptr;
+    ring_buffer* ring = nullptr; // made by ring_maker
+    std::thread ring_maker;
+    std::string ring_error;
     RecordHandler handler;
     std::map<pid_t, std::vector<UniqueFd>> sync_links; // each process's probe links
     size_t probes = 0;
@@ -166,8 +169,19 @@ struct BpfCapture::Impl {
         return it->second;
     }
 
+    ring_buffer* ready_ring()
+    {
+        if (ring_maker.joinable())
+            ring_maker.join();
+        if (!ring)
+            throw CaptureError("cannot map the capture ring buffer: " + ring_error);
+        return ring;
+    }
+
     ~Impl()
     {
+        if (ring_maker.joinable())
+            ring_maker.join();
         for (auto& [pid, links] : sync_links)
             releaser.release(std::move(links));
         if (ring)
@@ -217,9 +231,14 @@ BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
         throw CaptureError("cannot attach rewind's eBPF programs (tp_btf needs kernel BTF): " +
                            std::string(strerror(-err)));
 
-    impl_->ring = ring_buffer__new(bpf_map__fd(s->maps.rb), ring_callback, &impl_->handler, nullptr);
-    if (!impl_->ring)
-        throw CaptureError("cannot open the capture ring buffer: " + std::string(strerror(errno)));
+    // Mapping the ring (twice its size: 32,768 pages for 64 MiB) takes 10 ms,
+    // done meanwhile the program is started; the ring is needed at the
+    // program's first stop.
+    impl_->ring_maker = std::thread([impl = impl_.get(), fd = bpf_map__fd(s->maps.rb)] {
+        impl->ring = ring_buffer__new(fd, ring_callback, &impl->handler, nullptr);
+        if (!impl->ring)
+            impl->ring_error = strerror(errno);
+    });
 }
 
 BpfCapture::~BpfCapture() = default;
@@ -240,12 +259,12 @@ void BpfCapture::track_launcher(pid_t pid)
 
 int BpfCapture::ring_fd() const
 {
-    return ring_buffer__epoll_fd(impl_->ring);
+    return ring_buffer__epoll_fd(impl_->ready_ring());
 }
 
 size_t BpfCapture::drain()
 {
-    int n = ring_buffer__consume(impl_->ring);
+    int n = ring_buffer__consume(impl_->ready_ring());
     if (n < 0)
         throw CaptureError("reading the capture ring: " + std::string(strerror(-n)));
     return static_cast<size_t>(n);

@@ -144,6 +144,8 @@ using FileVersion = std::tuple<dev_t, ino_t, off_t, int64_t>;
 } // namespace
 
 struct BpfCapture::Impl {
+    explicit Impl(bool link_holder) : releaser(link_holder) {}
+
     LinkReleaser releaser; // destroyed last: the links close while the rest is torn down
     std::unique_ptr<capture, SkeletonDeleter> skel;
     ring_buffer* ring = nullptr; // made by ring_maker
@@ -190,7 +192,7 @@ struct BpfCapture::Impl {
 };
 
 BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
-    : impl_(std::make_unique<Impl>()), options_(options)
+    : impl_(std::make_unique<Impl>(options.sync_probes)), options_(options)
 {
     impl_->handler = std::move(handler);
     libbpf_log().clear();

@@ -26,6 +26,9 @@ public:
     struct Options {
         uint32_t ring_bytes = 64u << 20; // a power of two, >= page size
         uint32_t wakeup_bytes = 1u << 20;
+        // Synchronization probes will be attached (rewind record --parallel):
+        // a process that closes their links is started at once.
+        bool sync_probes = false;
     };
     using RecordHandler = std::function<void(std::span<const uint8_t>)>;
 

@@ -1,51 +1,49 @@
-// Closes BPF link descriptors off the recorder's path.
+// Hands BPF links to a process of their own, which closes them.
 //
-// Closing a multi-uprobe link returns only after the kernel's grace
-// periods for uprobes (30 to 45 ms each on our VMs). One after another, the
-// links of a recording that started 41 processes took 3.6 s to close at its
-// end; closed at once from separate threads they share grace periods and
-// took 70 ms. So each released link is closed by a worker thread, up to
-// kMaxWorkers at a time, while the recording goes on.
+// A link's close waits for the kernel's uprobe grace periods (see
+// link_closer.h): the last ones, of the program's main process, would make
+// every `rewind record --parallel` end 30 to 45 ms after its program. So the
+// recorder starts a holder process first (detached: a new session, no
+// terminal, no descriptor of the recorder's but a socket), passes it each
+// link (SCM_RIGHTS) and closes its own copy, which is not the last one and
+// returns at once. The holder closes what it receives with a LinkCloser and
+// ends once the recorder's end of the socket is closed and its closes are
+// done; nothing waits for it. Where no holder can be started (the recorder
+// already runs threads, so a forked copy could not safely start its own),
+// or if it is gone, links are closed by this process's LinkCloser.
 #pragma once
 
-#include <condition_variable>
-#include <cstddef>
-#include <deque>
-#include <mutex>
-#include <thread>
+#include <sys/types.h>
+
 #include <vector>
 
+#include "link_closer.h"
 #include "unique_fd.h"
 
 namespace rw {
 
 class LinkReleaser {
 public:
-    static constexpr size_t kMaxWorkers = 64;
-
-    LinkReleaser() = default;
+    // With `holder`, starts the holder process now (it costs a fork).
+    explicit LinkReleaser(bool holder);
     ~LinkReleaser();
     LinkReleaser(const LinkReleaser&) = delete;
     LinkReleaser& operator=(const LinkReleaser&) = delete;
 
-    // Returns at once; the descriptors are closed soon after.
+    // Returns at once. This process no longer has the descriptors.
     void release(std::vector<UniqueFd> links);
-    // Returns once every descriptor released so far is closed.
+    // Returns once the links this process closes itself are closed.
     void finish();
 
-    size_t workers() const;
+    // The holder's pid, or -1 if links are closed here.
+    pid_t holder() const { return holder_pid_; }
 
 private:
-    void work();
+    bool hand_over(std::vector<UniqueFd>& links);
 
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
-    std::condition_variable done_;
-    std::deque<UniqueFd> pending_;
-    std::vector<std::thread> workers_;
-    size_t idle_ = 0;
-    size_t closing_ = 0;
-    bool stopping_ = false;
+    UniqueFd holder_;
+    pid_t holder_pid_ = -1;
+    LinkCloser local_;
 };
 
 } // namespace rw

@@ -233,7 +233,7 @@ RecordResult record(const RecordOptions& options)
     sink.spill_to(dir, EventOrderer::kDefaultHeldBudget);
     FileStore store(dir / trace_files::kFiles);
     EventAssembler* assembler_ptr = nullptr;
-    BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096)},
+    BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096), options.parallel},
                        [&](std::span<const uint8_t> rec) { assembler_ptr->on_record(rec); });
     MappedFiles files(store, capture);
     std::vector<std::string> probe_problems;

@@ -1,9 +1,13 @@
-// LinkReleaser closes what it is given, with at most kMaxWorkers threads,
-// and finish() waits for every close.
+// LinkReleaser hands descriptors to its holder process, which closes them
+// and ends after the releaser; without a holder they are closed here.
+// A pipe's write end stands in for a link: its reader sees the end of file
+// once every copy is closed, wherever that happens.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
-#include <sys/eventfd.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -14,54 +18,66 @@ using rw::UniqueFd;
 
 namespace {
 
-std::vector<UniqueFd> descriptors(size_t n, std::vector<int>& numbers)
-{
-    std::vector<UniqueFd> fds;
-    for (size_t i = 0; i < n; i++) {
-        fds.emplace_back(::eventfd(0, EFD_CLOEXEC));
-        REQUIRE(fds.back().get() >= 0);
-        numbers.push_back(fds.back().get());
+struct Pipe {
+    UniqueFd read, write;
+    Pipe()
+    {
+        int fds[2];
+        REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+        read.reset(fds[0]);
+        write.reset(fds[1]);
     }
-    return fds;
+};
+
+bool readable_within(int fd, int ms)
+{
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, ms) == 1;
 }
 
-bool is_open(int fd)
+bool ends_of_file(int fd)
 {
-    return ::fcntl(fd, F_GETFD) != -1;
+    char byte;
+    return readable_within(fd, 10000) && ::read(fd, &byte, 1) == 0;
 }
 
 } // namespace
 
-TEST_CASE("LinkReleaser: every descriptor released is closed once finish() returns")
+TEST_CASE("LinkReleaser: the holder closes what it is given and ends after the releaser")
 {
-    LinkReleaser releaser;
-    std::vector<int> numbers;
-    releaser.release(descriptors(3, numbers));
-    releaser.release(descriptors(197, numbers));
-    releaser.release({});
-    releaser.finish();
-    for (int fd : numbers)
-        CHECK_FALSE(is_open(fd));
-    CHECK(releaser.workers() >= 1);
-    CHECK(releaser.workers() <= LinkReleaser::kMaxWorkers);
-
-    // It can be used again after finish(), with the workers it has.
-    size_t workers = releaser.workers();
-    numbers.clear();
-    releaser.release(descriptors(2, numbers));
-    releaser.finish();
-    for (int fd : numbers)
-        CHECK_FALSE(is_open(fd));
-    CHECK(releaser.workers() <= std::max<size_t>(workers, 2));
+    std::vector<Pipe> pipes(70); // more than one message's worth
+    int pidfd = -1;
+    {
+        LinkReleaser releaser(true);
+        REQUIRE_MESSAGE(releaser.holder() > 0, "the unit tests must leave no threads running");
+        pidfd = static_cast<int>(::syscall(SYS_pidfd_open, releaser.holder(), 0));
+        REQUIRE(pidfd >= 0);
+        std::vector<UniqueFd> links;
+        std::vector<int> numbers;
+        for (auto& p : pipes) {
+            numbers.push_back(p.write.get());
+            links.push_back(std::move(p.write));
+        }
+        releaser.release(std::move(links));
+        for (int fd : numbers)
+            CHECK(::fcntl(fd, F_GETFD) == -1); // no longer this process's
+        for (auto& p : pipes)
+            CHECK(ends_of_file(p.read.get()));
+        CHECK_FALSE(readable_within(pidfd, 0)); // still there while the releaser is
+    }
+    CHECK(readable_within(pidfd, 10000)); // and gone after it
+    ::close(pidfd);
 }
 
-TEST_CASE("LinkReleaser: destroying it closes what is still pending")
+TEST_CASE("LinkReleaser: without a holder, links are closed in this process")
 {
-    std::vector<int> numbers;
-    {
-        LinkReleaser releaser;
-        releaser.release(descriptors(50, numbers));
-    }
-    for (int fd : numbers)
-        CHECK_FALSE(is_open(fd));
+    Pipe p;
+    LinkReleaser releaser(false);
+    CHECK(releaser.holder() == -1);
+    std::vector<UniqueFd> links;
+    links.push_back(std::move(p.write));
+    releaser.release(std::move(links));
+    releaser.finish();
+    CHECK(readable_within(p.read.get(), 0));
+    CHECK(ends_of_file(p.read.get()));
 }

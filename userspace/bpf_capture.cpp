@@ -290,6 +290,21 @@ std::optional<rw_stall> BpfCapture::take_stall(pid_t tid)
     return stall;
 }
 
+bool BpfCapture::is_stalled_seq(uint64_t seq)
+{
+    int fd = bpf_map__fd(impl_->skel->maps.stalls);
+    uint32_t key = 0, next = 0;
+    uint32_t* from = nullptr;
+    while (bpf_map_get_next_key(fd, from, &next) == 0) {
+        rw_stall stall{};
+        if (bpf_map_lookup_elem(fd, &next, &stall) == 0 && stall.seq == seq)
+            return true;
+        key = next;
+        from = &key;
+    }
+    return false;
+}
+
 void BpfCapture::mark_file_known(const rw_file_identity& identity)
 {
     struct {

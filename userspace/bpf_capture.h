@@ -49,6 +49,8 @@ public:
     bool has_stall(pid_t tid);
     // A stall the kernel side left for this thread, removed from the map.
     std::optional<rw_stall> take_stall(pid_t tid);
+    // Whether a stall waiting for the supervisor is the syscall of this seq.
+    bool is_stalled_seq(uint64_t seq);
     // Tells the kernel side a file's content is in the trace (no more stalls for it).
     void mark_file_known(const rw_file_identity& identity);
 

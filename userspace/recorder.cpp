@@ -235,6 +235,7 @@ RecordResult record(const RecordOptions& options)
     EventAssembler* assembler_ptr = nullptr;
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096), options.parallel},
                        [&](std::span<const uint8_t> rec) { assembler_ptr->on_record(rec); });
+    seq_window.set_stalled_test([&capture](uint64_t seq) { return capture.is_stalled_seq(seq); });
     MappedFiles files(store, capture);
     std::vector<std::string> probe_problems;
     if (options.parallel)

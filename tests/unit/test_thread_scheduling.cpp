@@ -61,22 +61,56 @@ TEST_CASE("the recorder's seq window puts an event thousands of events late in i
         CHECK(out.seqs[i] == i);
 }
 
-TEST_CASE("the recorder's seq window is bounded by memory and by count, and counts what comes too late")
+TEST_CASE("the recorder's seq window writes events in order at once, and holds only those behind a gap")
+{
+    Collect out;
+    SeqWindow w(out);
+    for (uint64_t seq = 0; seq < 3; seq++)
+        w.emit(read_of(seq, 4096));
+    CHECK(out.seqs == std::vector<uint64_t>{0, 1, 2});
+    CHECK(w.held() == 0);
+    w.emit(read_of(4, 16));
+    w.emit(read_of(5, 16));
+    CHECK(w.held() == 2); // 3 is on its way
+    w.emit(read_of(3, 16));
+    CHECK(out.seqs == std::vector<uint64_t>{0, 1, 2, 3, 4, 5});
+    CHECK(w.held() == 0);
+    CHECK(w.late() == 0);
+}
+
+TEST_CASE("the recorder's seq window gives a gap up past its memory or count bound, and counts what comes too late")
 {
     Collect out;
     SeqWindow w(out, 4, 100, 64 * 1024);
-    // 16 KiB records: the byte budget ends the window at more than 4.
-    for (uint64_t seq = 1; seq <= 10; seq++)
+    // 16 KiB records behind the missing seq 0: the byte budget gives the
+    // gap up at the fifth, and the rest follow at once.
+    for (uint64_t seq = 1; seq <= 4; seq++)
         w.emit(read_of(seq, 16 * 1024));
-    CHECK(out.seqs == std::vector<uint64_t>{1, 2, 3, 4, 5, 6});
+    CHECK(out.seqs.empty());
+    w.emit(read_of(5, 16 * 1024));
+    CHECK(out.seqs == std::vector<uint64_t>{1, 2, 3, 4, 5});
+    w.emit(read_of(6, 16 * 1024));
+    CHECK(out.seqs.size() == 6);
     w.emit(read_of(0, 16)); // behind what was written
     CHECK(w.late() == 1);
-    // Small records: the count bound.
-    for (uint64_t seq = 11; seq <= 200; seq++)
+    CHECK(out.seqs.size() == 7);
+    // Small records behind the missing seq 7: the count bound.
+    for (uint64_t seq = 8; seq <= 107; seq++)
         w.emit(read_of(seq, 16));
-    CHECK(out.seqs.size() == 201 - 100);
+    CHECK(w.held() == 100);
+    w.emit(read_of(108, 16));
+    CHECK(w.held() == 0);
+    CHECK(out.seqs.size() == 7 + 101);
+    // A syscall rebuilt after a stall comes late by design.
+    Event rebuilt = read_of(7, 16);
+    std::get<SyscallEvent>(rebuilt).flags |= kSyscallRebuilt;
+    w.emit(std::move(rebuilt));
+    CHECK(w.late() == 1);
+    w.emit(read_of(110, 16));
+    CHECK(w.held() == 1);
     w.finish();
-    CHECK(out.seqs.size() == 201);
+    CHECK(w.held() == 0);
+    CHECK(out.seqs.back() == 110);
     CHECK(w.late() == 1);
 }
 

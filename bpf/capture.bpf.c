@@ -327,6 +327,59 @@ struct scratch_ref {
 	struct scratch *s;
 };
 
+/* Chunks of at least RW_DIRECT_MIN bytes are read from user memory straight
+ * into a ring reservation: going through the scratch area copied every byte
+ * twice (a tenth of all the time of a recording of 8 threads reading files).
+ * A reservation's size must be a constant, so it is the smallest of a few
+ * sizes that holds the chunk (the rest of it is padding, under half). */
+#define RW_DIRECT_MIN 1024
+
+static __always_inline __u64 chunk_ring_bytes(__u64 n)
+{
+	if (n < RW_DIRECT_MIN)
+		return n;
+	if (n <= 1024)
+		return 1024;
+	if (n <= 2048)
+		return 2048;
+	if (n <= 4096)
+		return 4096;
+	if (n <= 8192)
+		return 8192;
+	return RW_CHUNK_BYTES;
+}
+
+#define RESERVE_AND_READ(size)                                                         \
+	do {                                                                           \
+		struct rw_rec_data *r =                                                \
+			bpf_ringbuf_reserve(&rb, sizeof(struct rw_rec_data) + (size), 0); \
+		if (!r)                                                                \
+			return RW_STALL_RING_FULL;                                     \
+		if (n > (size))                                                        \
+			n = (size);                                                    \
+		*r = s->dh;                                                            \
+		r->len = n;                                                            \
+		if (bpf_probe_read_user((void *)(r + 1), n, (const void *)s->dh.addr)) { \
+			bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);                      \
+			return RW_STALL_READ_FAULT;                                    \
+		}                                                                      \
+		bpf_ringbuf_submit(r, ring_flags());                                   \
+		return 0;                                                              \
+	} while (0)
+
+static __always_inline long read_chunk_into_ring(struct scratch *s, __u64 n)
+{
+	if (n <= 1024)
+		RESERVE_AND_READ(1024);
+	if (n <= 2048)
+		RESERVE_AND_READ(2048);
+	if (n <= 4096)
+		RESERVE_AND_READ(4096);
+	if (n <= 8192)
+		RESERVE_AND_READ(8192);
+	RESERVE_AND_READ(RW_CHUNK_BYTES);
+}
+
 static long copy_one_chunk(__u32 index, void *data)
 {
 	struct scratch_ref *c = data;
@@ -360,6 +413,15 @@ static long copy_one_chunk(__u32 index, void *data)
 		n &= (RW_CHUNK_BYTES * 2 - 1); /* bound for the verifier */
 		if (n > RW_CHUNK_BYTES)
 			n = RW_CHUNK_BYTES;
+		if (n >= RW_DIRECT_MIN) {
+			long failed = read_chunk_into_ring(s, n);
+
+			if (failed) {
+				s->copy_failed = failed;
+				return 1;
+			}
+			goto next;
+		}
 		if (bpf_probe_read_user(s->data, n, (const void *)s->dh.addr)) {
 			s->copy_failed = RW_STALL_READ_FAULT;
 			return 1;
@@ -370,6 +432,7 @@ static long copy_one_chunk(__u32 index, void *data)
 		s->copy_failed = RW_STALL_RING_FULL;
 		return 1;
 	}
+next:
 	if ((__u64)n >= remaining) {
 		s->copy_seg = i + 1;
 		s->copy_off = 0;
@@ -387,7 +450,8 @@ static long add_segment_size(__u32 index, void *data)
 	if (index >= RW_BPF_MAX_SEGMENTS)
 		return 1;
 	len = s->segs[index].len;
-	s->size_bytes += len;
+	/* As copy_one_chunk reserves them: whole chunks, then the last one. */
+	s->size_bytes += (len / RW_CHUNK_BYTES) * RW_CHUNK_BYTES + chunk_ring_bytes(len % RW_CHUNK_BYTES);
 	s->size_chunks += (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
 	return 0;
 }

@@ -115,13 +115,19 @@ def section_record(ctx):
 RECORD_NOTES = """\
 What the numbers mean:
 
-- *startup* is a fixed cost per recording: loading and verifying the eBPF
-  program (about 20 ms of kernel verifier time here; 0.22 s before its loop
-  state moved out of the verifier's sight, see architecture.md), allocating
-  the 64 MiB ring buffer (about 30 ms), copying the program's mapped files
-  into the trace; with `--parallel`, also reading libc's symbols and
-  attaching the synchronization probes. Ratios for short runs are dominated
-  by it; (a) runs long enough to show the steady state.
+- *startup* is a fixed cost per recording: parsing the kernel's BTF
+  (about 17 ms), loading and verifying the eBPF program (about 20 ms of
+  kernel verifier time here; 0.22 s before its loop state moved out of the
+  verifier's sight, see architecture.md), allocating the 64 MiB ring
+  buffer (about 14 ms; mapping it, 10 ms more, overlaps the program's
+  start), copying the program's mapped files into the trace; with
+  `--parallel`, also attaching the synchronization probes (about 14 ms;
+  detaching them, 30 to 45 ms, is left to a process of its own). Ratios
+  for short runs are dominated by it; (a) runs long enough to show the
+  steady state. Side by side on 2026-11-26, 25 runs each (medians), the
+  start-up of `true` went from 0.147 to 0.121 s, and from 0.249 to 0.152 s
+  with `--parallel` (architecture.md); between runs of this table it
+  varies by a fifth.
 - Syscall-heavy work pays, per syscall, for the attached `sys_exit`
   tracepoint (about 120 ns here, paid by every process on the machine while
   a recording runs) plus the capture program and its ring-buffer write
@@ -269,8 +275,17 @@ the read-heavy one; the table says where they stand.
 
   (the kernel's verifier took 0.22 s on the `sys_exit` program until its
   loop state moved out of its sight: architecture.md, "Sizes and costs").
-  What is left is mostly the ring buffer's pages being cleared and
-  charged, and reading libc's symbols to place the synchronization probes.
+  Later the same day, side by side, seven runs each (medians), 4 threads ×
+  3e8 steps with `--parallel`: 1.418 s before, 1.295 s after (1.20 and
+  1.10 of native 1.177 s). The supervisor's first wait slept 20 ms (the
+  program's first stop raised its SIGCHLD before the signal was blocked);
+  libc's symbols were read through a stream iterator (10 ms, now 1); the
+  ring is mapped (10 ms) while the program starts; and the kernel's grace
+  periods for closing the probe links (30 to 45 ms) are waited for by a
+  process of their own (architecture.md). What is left is parsing the
+  kernel's BTF (about 17 ms), allocating the ring (14 ms), the verifier
+  (about 20 ms) and attaching the probes (about 14 ms, most of it a
+  kernel grace period).
 - Read-heavy: 6.5 GB pass through one ring buffer and one consumer thread,
   which decodes, orders, encodes and compresses them on a machine whose
   second CPU the eight reading threads share. Producers forcing a wake-up
@@ -281,8 +296,16 @@ the read-heavy one; the table says where they stand.
   incomplete: a thread preempted inside the kernel side's program between
   taking its seq and writing its record arrived up to 2,800 events late,
   beyond the recorder's 1,024-event window, which now holds up to 65,536
-  events or 64 MiB. A ring and a consumer per CPU, or recording reads of
-  unchanged files by reference instead of by content, would be next.
+  events or 64 MiB. That window then always held 64 MiB of events, each
+  going through a multimap and coming back out of cache; it now writes an
+  event at once when its seq is the next, and holds only events behind a
+  gap. Chunks of 1 KiB or more are read from the program straight into
+  the ring (they were copied twice in the kernel). Side by side, four
+  runs each (medians, native 0.86 to 0.90 s): 6.21 s, then 5.08 s with
+  the window, then 4.87 s. What is left is the consumer (two copies of
+  every byte, zstd, per-event costs) and the readers' own capture; a ring
+  and a consumer per CPU, or recording reads of unchanged files by
+  reference instead of by content, would be next.
 - Serialized read-heavy recording: the main thread waits in
   `pthread_join` for the whole run, and every event after its place waited
   in the recorder's memory until it returned. Past 256 MiB held events now

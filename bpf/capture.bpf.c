@@ -33,7 +33,6 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define BPF_F_NO_PREALLOC_FLAG 1
-#define NR_URETPROBE	       335 /* x86-64, Linux 6.11 and later */
 #define MAP_ANONYMOUS_FLAG 0x20
 
 struct {
@@ -547,7 +546,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	/* The trampoline of a uretprobe (--parallel's probes) returns through
 	 * a syscall of its own: it is ours, not the program's, and replay,
 	 * which has no probes, does not make it. */
-	if (id == NR_URETPROBE) {
+	if (id == RW_NR_URETPROBE) {
 		st->in_uretprobe = 1;
 		return 0;
 	}

@@ -351,7 +351,10 @@ void BpfCapture::attach_sync_probes(pid_t pid, const std::string& path, const st
         return;
     // One multi-uprobe link per direction: a link per function would cost a
     // kernel grace period (a tenth of a second here) to attach and to detach.
-    for (bool ret : {false, true}) {
+    // Returns first: a call entered once the entry probe is in must find
+    // its return probed, or its thread would count itself inside it for
+    // good (the process runs while the links are made, up to 20 ms apart).
+    for (bool ret : {true, false}) {
         UprobeMultiAttr attr{};
         attr.prog_fd = static_cast<uint32_t>(bpf_program__fd(ret ? s->progs.on_sync_return : s->progs.on_sync_entry));
         attr.attach_type = kAttachUprobeMulti;

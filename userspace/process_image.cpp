@@ -111,4 +111,14 @@ std::vector<Mapping> read_mappings(pid_t pid)
     return out;
 }
 
+std::optional<long> proc_status_number(pid_t pid, std::string_view field)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':')
+            return std::stol(line.substr(field.size() + 1));
+    return std::nullopt;
+}
+
 } // namespace rw

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "event.h"
@@ -33,5 +34,9 @@ bool hide_vdso(const TraceeMemory& mem, InitialStack& stack);
 
 // /proc/PID/maps, parsed.
 std::vector<Mapping> read_mappings(pid_t pid);
+
+// A number from /proc/PID/status ("Tgid", "PPid", ...); nothing once the
+// task is gone.
+std::optional<long> proc_status_number(pid_t pid, std::string_view field);
 
 } // namespace rw

@@ -1,5 +1,7 @@
 #include "recorder.h"
 
+#include "process_image.h"
+
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -153,11 +155,8 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
 // the fact).
 std::optional<pid_t> tgid_of(pid_t tid)
 {
-    std::ifstream status("/proc/" + std::to_string(tid) + "/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("Tgid:", 0) == 0)
-            return static_cast<pid_t>(std::stol(line.substr(5)));
+    if (auto tgid = proc_status_number(tid, "Tgid"))
+        return static_cast<pid_t>(*tgid);
     return std::nullopt;
 }
 

@@ -33,12 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 Tid read_tgid(Tid tid)
 {
-    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("Tgid:", 0) == 0)
-            return static_cast<Tid>(std::stol(line.substr(5)));
-    return tid;
+    return static_cast<Tid>(proc_status_number(tid, "Tgid").value_or(tid));
 }
 
 bool is_fault(int signo, const siginfo_t& si)
@@ -239,15 +234,7 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
         if (child.tgid == t.tgid) {
             serialize(t.tgid, t.tid);
         } else if (options_.parallel) {
-            // The child shares its parent's libc mapping without mapping it
-            // itself: its probes go in now, before it runs.
-            try {
-                capture_.inherit_sync_probes(t.tgid, child.tgid);
-            } catch (const CaptureError& e) {
-                problem(std::string(e.what()) + ": the threads of process " + std::to_string(child.tgid) +
-                            " are not ordered",
-                        child.tid);
-            }
+            inherit_sync_probes(child, t.tgid);
         }
         break;
     }
@@ -274,6 +261,9 @@ void Supervisor::on_event_stop(Thread& t, int signal)
             on_new_thread_stop(t);
             return;
         }
+        if (options_.parallel)
+            if (auto parent = proc_status_number(t.tgid, "PPid"))
+                inherit_sync_probes(t, static_cast<Tid>(*parent));
     }
     if (t.preempt_requested) {
         t.preempt_requested = false;
@@ -293,10 +283,33 @@ void Supervisor::on_event_stop(Thread& t, int signal)
     resume(t, 0);
 }
 
+void Supervisor::inherit_sync_probes(Thread& child, Tid parent)
+{
+    // The child shares its parent's libc mapping without mapping it itself:
+    // its probes go in before it runs, at its parent's fork stop or at its
+    // own first stop, whichever comes first (the other finds them there).
+    // A call it made unprobed would be missing from the trace.
+    try {
+        capture_.inherit_sync_probes(parent, child.tgid);
+    } catch (const CaptureError& e) {
+        problem(std::string(e.what()) + ": the threads of process " + std::to_string(child.tgid) + " are not ordered",
+                child.tid);
+    }
+}
+
 void Supervisor::on_syscall_stop(Thread& t)
 {
     // Only threads with deferred signals run with syscall stops, and they
-    // leave that mode at the first entry, so this is a syscall entry.
+    // leave that mode at the first entry of a syscall of the program's. The
+    // kernel's uretprobe trampoline (--parallel's return probes) makes one
+    // of its own, absent from the trace: its entry and its exit (where
+    // orig_rax reads -1) are passed by.
+    __ptrace_syscall_info info{};
+    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) > 0 &&
+        (info.op != PTRACE_SYSCALL_INFO_ENTRY || info.entry.nr == RW_NR_URETPROBE)) {
+        resume(t, 0);
+        return;
+    }
     if (!t.deferred.empty())
         resend_deferred(t);
     t.syscall_stops = false;
@@ -368,8 +381,11 @@ void Supervisor::on_signal(Thread& t, int signo)
         resume(t, signo);
         return;
     }
-    if (static_cast<int64_t>(regs[Registers::ORIG_RAX]) >= 0) {
+    int64_t leaving = static_cast<int64_t>(regs[Registers::ORIG_RAX]);
+    if (leaving >= 0 && leaving != RW_NR_URETPROBE) {
         // Leaving a syscall: no user instruction ran since its exit event.
+        // (Not so after the uretprobe trampoline's own syscall, which is
+        // not in the trace: the probed function ran since the last event.)
         record_signal(t, si, SignalKind::AtSyscall, regs);
         resume(t, signo);
         return;

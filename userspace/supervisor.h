@@ -107,6 +107,7 @@ private:
     void on_exec(Thread& t);
     bool emulate_tsc(Thread& t);
     void resend_deferred(Thread& t);
+    void inherit_sync_probes(Thread& child, Tid parent);
     void record_signal(Thread& t, const siginfo_t& info, SignalKind kind, const Registers& regs);
     bool resume(Thread& t, int signo); // false: the thread is gone
     void check_deadlines();

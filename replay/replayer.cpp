@@ -796,6 +796,26 @@ Task* Replayer::sibling_delivering(Task& t, int exit_code)
     return nullptr;
 }
 
+void Replayer::run_group_exit_ahead(Task& t)
+{
+    // Near: the killed threads' exits come one after another, right before.
+    constexpr size_t kNear = 64;
+    for (Task* other : t.group().tasks) {
+        if (other == &t || other->at == Task::At::Gone)
+            continue;
+        const IndexedEvent* next = source_.peek_for_task(other->recorded_tid(), 0, kNear);
+        const auto* exit = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+        if (!exit || exit->pending_nr != SYS_exit_group || WIFSIGNALED(exit->exit_code))
+            continue;
+        auto ahead = source_.take_for_task(other->recorded_tid());
+        uint64_t saved = current_;
+        current_ = ahead->index;
+        dispatch(*ahead);
+        current_ = saved;
+        return;
+    }
+}
+
 void Replayer::on_exit(const ExitEvent& e)
 {
     Task* live = find_task(e.tid);
@@ -831,7 +851,11 @@ void Replayer::on_exit(const ExitEvent& e)
         } else if (t.at != Task::At::Running) {
             // A sibling's exit_group may already have taken it (it was
             // stopped in a futex the recording shows it never left): then
-            // there is nothing to resume, only its end to collect.
+            // there is nothing to resume, only its end to collect. The
+            // kernel may also report the killed threads' exits before the
+            // exit of the thread that called exit_group: that call goes
+            // first here, or this thread would wait for it forever.
+            run_group_exit_ahead(t);
             try {
                 resume(t, Resume::Cont);
             } catch (const std::system_error& x) {

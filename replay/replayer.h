@@ -291,6 +291,9 @@ private:
     void check_registers(Task& t, const Registers& expected, const std::string& what);
     // A sibling of t holding the signal t's recorded death names, to deliver.
     Task* sibling_delivering(Task& t, int exit_code);
+    // The exit of a sibling that ends the process with exit_group, taken
+    // ahead of the stream when it is near (see on_exit).
+    void run_group_exit_ahead(Task& t);
 
     // Tasks and stops.
     Task& task(Tid recorded_tid);

@@ -433,6 +433,28 @@ def check_stuck_replay_says_where(rw, work, progs):
     return "replay and serve say the thread is running and where"
 
 
+def check_group_exit_order(rw, work, progs, tamper):
+    """The kernel may report the exits of the threads an exit_group killed
+    before the exit of the thread that called it (1 recording of xz -T2 in
+    about 10 here): replay must run that call first, not wait for the
+    killed threads forever. trace_tamper puts a recording in that order."""
+    xz = shutil.which("xz")
+    if not xz:
+        raise Skipped("xz is not installed (scripts/install-deps.sh installs it)")
+    data = os.path.join(work, "input.txt")
+    with open(data, "w") as f:
+        f.write("".join(f"line {i} of the group exit check\n" for i in range(60000)))
+    trace = os.path.join(work, "xz.trace")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", xz, "-T2", "-3", "-c", data])
+    check(rec.status == 0, f"recording xz -T2\n{rec.describe()}")
+    t = Run([tamper, trace, "--group-exit-last"])
+    check(t.status == 0, f"trace_tamper\n{t.describe()}")
+    rep = Run([rw, "replay", "--autopilot", "--watchdog", "20", trace])
+    check(rep.status == 0 and rep.stdout == rec.stdout,
+          f"replay with the killed threads' exits first\n{rep.describe()}")
+    return f"{t.stdout.decode().strip()}; replayed byte for byte"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -449,7 +471,7 @@ def main():
                check_recorder_killed_anywhere, check_stuck_replay_says_where]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
-    for fn in [check_damaged_traces, check_crafted_traces]:
+    for fn in [check_damaged_traces, check_crafted_traces, check_group_exit_order]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs, args.tamper)))
     return run_checks(checks, args.only)

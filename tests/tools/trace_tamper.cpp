@@ -12,15 +12,85 @@
 //                                        N in files/ (a crafted name)
 //   trace_tamper TRACE_DIR --hash-only-input N  the first syscall input kept
 //                                        as a hash only, claiming N bytes
+//   trace_tamper TRACE_DIR --group-exit-last  the exits of the threads an
+//                                        exit_group killed put before that
+//                                        call's own exit, as the kernel may
+//                                        report them (true, not tampered)
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <vector>
 
 #include "event_stream.h"
 
 using namespace rw;
+
+namespace {
+
+bool is_group_exit_call(const Event& e)
+{
+    const auto* x = std::get_if<ExitEvent>(&e);
+    return x && x->pending_nr == SYS_exit_group && !WIFSIGNALED(x->exit_code);
+}
+
+// Moves the first exit_group caller's exit after the exits of its process's
+// other threads that follow it; the seqs stay in stream order.
+int group_exit_last(const std::filesystem::path& dir)
+{
+    std::vector<Event> events;
+    {
+        EventStreamReader in(dir / "events");
+        Event e;
+        while (in.next(e))
+            events.push_back(e);
+        if (in.end().kind != StreamEnd::Kind::Clean) {
+            std::fprintf(stderr, "trace_tamper: %s\n", describe(in.end()).c_str());
+            return 1;
+        }
+    }
+    auto caller = std::find_if(events.begin(), events.end(), is_group_exit_call);
+    if (caller == events.end()) {
+        std::fprintf(stderr, "trace_tamper: no thread exits through exit_group\n");
+        return 1;
+    }
+    Tid tgid = std::get<ExitEvent>(*caller).tgid;
+    auto last = caller;
+    for (auto it = caller + 1; it != events.end(); ++it)
+        if (const auto* x = std::get_if<ExitEvent>(&*it); x && x->tgid == tgid)
+            last = it;
+    if (last == caller) {
+        std::printf("the exit_group caller's exit already comes last\n");
+        return 0;
+    }
+    std::vector<uint64_t> seqs;
+    for (auto it = caller; it <= last; ++it)
+        seqs.push_back(event_seq(*it));
+    size_t moved = static_cast<size_t>(last - caller);
+    std::rotate(caller, caller + 1, last + 1);
+    for (size_t i = 0; i < seqs.size(); i++)
+        std::visit([&](auto& x) { x.seq = seqs[i]; }, *(caller + static_cast<long>(i)));
+    // The kernel says the process is dead at the last of its threads' exits.
+    bool dead = false;
+    for (auto it = caller; it <= last; ++it)
+        if (auto* x = std::get_if<ExitEvent>(&*it); x && x->tgid == tgid)
+            dead = std::exchange(x->group_dead, false) || dead;
+    std::get<ExitEvent>(*last).group_dead = dead;
+    {
+        EventStreamWriter out(dir / "events.tampered");
+        for (const auto& e : events)
+            out.append(e);
+    }
+    std::filesystem::rename(dir / "events.tampered", dir / "events");
+    std::printf("moved the exit_group caller's exit after %zu events\n", moved);
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
@@ -29,6 +99,8 @@ int main(int argc, char** argv)
         return 2;
     }
     std::filesystem::path dir = argv[1];
+    if (argc > 2 && std::string(argv[2]) == "--group-exit-last")
+        return group_exit_last(dir);
     bool preempt = argc > 2 && std::string(argv[2]) == "--preempt";
     bool rename_copy = argc > 3 && std::string(argv[2]) == "--copy-name";
     bool renumber = argc > 3 && std::string(argv[2]) == "--syscall-nr";

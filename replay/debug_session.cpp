@@ -494,7 +494,8 @@ bool DebugSession::at_end_of_history()
     // once it has run there is no thread left to stop (xz's main thread
     // exits while its workers wait in a futex).
     bool group_exit = exit->pending_nr == SYS_exit_group && !WIFSIGNALED(exit->exit_code);
-    return exit->group_dead || group_exit;
+    // The kernel may report the killed threads' exits before the caller's.
+    return exit->group_dead || group_exit || engine_.killed_by_group_exit_ahead(next) != nullptr;
 }
 
 void DebugSession::maybe_snapshot_boundary()

@@ -758,6 +758,9 @@ std::optional<uint64_t> Replayer::stop_before_exit_call()
 {
     const IndexedEvent* next = source_.peek();
     const auto* e = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    // Threads an exit_group killed may come first: the stop is before that call.
+    if (const ExitEvent* caller = killed_by_group_exit_ahead(next))
+        e = caller;
     Task* live = e ? find_task(e->tid) : nullptr;
     if (!live || WIFSIGNALED(e->exit_code) || (e->pending_nr != SYS_exit && e->pending_nr != SYS_exit_group) ||
         live->at == Task::At::Running || live->inject_signal)
@@ -796,7 +799,7 @@ Task* Replayer::sibling_delivering(Task& t, int exit_code)
     return nullptr;
 }
 
-void Replayer::run_group_exit_ahead(Task& t)
+const ExitEvent* Replayer::group_exit_ahead(Task& t)
 {
     // Near: the killed threads' exits come one after another, right before.
     constexpr size_t kNear = 64;
@@ -805,15 +808,31 @@ void Replayer::run_group_exit_ahead(Task& t)
             continue;
         const IndexedEvent* next = source_.peek_for_task(other->recorded_tid(), 0, kNear);
         const auto* exit = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
-        if (!exit || exit->pending_nr != SYS_exit_group || WIFSIGNALED(exit->exit_code))
-            continue;
-        auto ahead = source_.take_for_task(other->recorded_tid());
-        uint64_t saved = current_;
-        current_ = ahead->index;
-        dispatch(*ahead);
-        current_ = saved;
-        return;
+        if (exit && exit->pending_nr == SYS_exit_group && !WIFSIGNALED(exit->exit_code))
+            return exit;
     }
+    return nullptr;
+}
+
+const ExitEvent* Replayer::killed_by_group_exit_ahead(const IndexedEvent* next)
+{
+    const auto* e = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    if (!e || WIFSIGNALED(e->exit_code) || e->pending_nr == SYS_exit || e->pending_nr == SYS_exit_group)
+        return nullptr;
+    Task* t = find_task(e->tid);
+    return t ? group_exit_ahead(*t) : nullptr;
+}
+
+void Replayer::run_group_exit_ahead(Task& t)
+{
+    const ExitEvent* caller = group_exit_ahead(t);
+    if (!caller)
+        return;
+    auto ahead = source_.take_for_task(caller->tid);
+    uint64_t saved = current_;
+    current_ = ahead->index;
+    dispatch(*ahead);
+    current_ = saved;
 }
 
 void Replayer::on_exit(const ExitEvent& e)

@@ -81,6 +81,9 @@ public:
     uint64_t next_event_index() { return source_.next_index(); }
     // The next event, without replaying it (nullptr at the end of the trace).
     const IndexedEvent* peek_next_event() { return source_.peek(); }
+    // If `next` is the exit of a thread a sibling's exit_group killed, and
+    // that sibling's exit follows near in the stream: the sibling's exit.
+    const ExitEvent* killed_by_group_exit_ahead(const IndexedEvent* next);
     // The thread that runs now: the one whose event is being replayed, or
     // else the next event's (0 at the end of the trace).
     Tid running_thread()
@@ -291,8 +294,10 @@ private:
     void check_registers(Task& t, const Registers& expected, const std::string& what);
     // A sibling of t holding the signal t's recorded death names, to deliver.
     Task* sibling_delivering(Task& t, int exit_code);
-    // The exit of a sibling that ends the process with exit_group, taken
-    // ahead of the stream when it is near (see on_exit).
+    // The exit of a sibling that ends t's process with exit_group, when it
+    // is near in the stream (the kernel may report the exits it caused
+    // first), and that exit run ahead of the stream (see on_exit).
+    const ExitEvent* group_exit_ahead(Task& t);
     void run_group_exit_ahead(Task& t);
 
     // Tasks and stops.

@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import Run, check, dump_events, fresh_dir, require_root, rewind_watch, run_checks, shell_status
+from rwtest import Run, Skipped, check, dump_events, fresh_dir, require_root, rewind_watch, run_checks, shell_status
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "programs"))
 import thread_workloads  # noqa: E402
@@ -136,7 +136,7 @@ def text_input(work):
 def check_real(rw, work, name, argv):
     program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
     if not program:
-        return f"skipped: {argv[0]} is not installed (scripts/install-deps.sh installs it)"
+        raise Skipped(f"{argv[0]} is not installed (scripts/install-deps.sh installs it)")
     args = [a.replace("{input}", text_input(work)) for a in argv[1:]]
     native = Run([program, *args])
     check(native.status == 0, f"{name} fails without rewind\n{native.describe()}")

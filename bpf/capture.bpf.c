@@ -366,17 +366,22 @@ static __always_inline __u64 chunk_ring_bytes(__u64 n)
 		return 0;                                                              \
 	} while (0)
 
+/* n >= RW_DIRECT_MIN: one constant-size branch per size chunk_ring_bytes
+ * gives (add_segment_size counts the ring's room with the same function). */
 static __always_inline long read_chunk_into_ring(struct scratch *s, __u64 n)
 {
-	if (n <= 1024)
+	switch (chunk_ring_bytes(n)) {
+	case 1024:
 		RESERVE_AND_READ(1024);
-	if (n <= 2048)
+	case 2048:
 		RESERVE_AND_READ(2048);
-	if (n <= 4096)
+	case 4096:
 		RESERVE_AND_READ(4096);
-	if (n <= 8192)
+	case 8192:
 		RESERVE_AND_READ(8192);
-	RESERVE_AND_READ(RW_CHUNK_BYTES);
+	default:
+		RESERVE_AND_READ(RW_CHUNK_BYTES);
+	}
 }
 
 static long copy_one_chunk(__u32 index, void *data)

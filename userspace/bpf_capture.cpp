@@ -95,10 +95,6 @@ struct SkeletonDeleter {
     void operator()(capture* s) const { capture__destroy(s); }
 };
 
-} // namespace
-
-namespace {
-
 // Where the synchronization calls of one library file are, and which
 // function each is: the same for every process that maps it.
 struct ProbeSites {

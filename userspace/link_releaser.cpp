@@ -1,7 +1,6 @@
 #include "link_releaser.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>

@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <system_error>
 
@@ -381,11 +380,10 @@ void Supervisor::on_signal(Thread& t, int signo)
         resume(t, signo);
         return;
     }
-    int64_t leaving = static_cast<int64_t>(regs[Registers::ORIG_RAX]);
-    if (leaving >= 0 && leaving != RW_NR_URETPROBE) {
+    if (static_cast<int64_t>(regs[Registers::ORIG_RAX]) >= 0) {
         // Leaving a syscall: no user instruction ran since its exit event.
-        // (Not so after the uretprobe trampoline's own syscall, which is
-        // not in the trace: the probed function ran since the last event.)
+        // (The uretprobe trampoline's own syscall, not in the trace, leaves
+        // orig_rax at -1: a signal delivered as it returns is in user code.)
         record_signal(t, si, SignalKind::AtSyscall, regs);
         resume(t, signo);
         return;

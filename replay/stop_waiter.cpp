@@ -1,12 +1,15 @@
 #include "stop_waiter.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
 #include <cerrno>
 #include <csignal>
 #include <system_error>
+
+#include "steady_now.h"
 
 namespace rw::replay {
 
@@ -23,27 +26,48 @@ StopWaiter::StopWaiter()
 
 StopWaiter::~StopWaiter() = default;
 
-void StopWaiter::collect()
+bool StopWaiter::reap_one()
 {
+    int status = 0;
+    pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+    if (tid <= 0)
+        return false;
+    StopInfo stop = decode_wait_status(status);
+    if (discarded_.count(tid)) {
+        if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled)
+            discarded_.erase(tid);
+        return true;
+    }
+    pending_[tid].push_back(stop);
+    return true;
+}
+
+void StopWaiter::drain_sigchld()
+{
+    // SIGCHLD is not a real-time signal: however many children changed
+    // state, one read empties the descriptor.
     struct signalfd_siginfo si;
-    while (::read(sigchld_.get(), &si, sizeof(si)) == sizeof(si)) {
-    }
-    for (;;) {
-        int status = 0;
-        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-        if (tid <= 0)
-            break;
-        StopInfo stop = decode_wait_status(status);
-        if (discarded_.count(tid)) {
-            if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled)
-                discarded_.erase(tid);
-            continue;
-        }
-        pending_[tid].push_back(stop);
-    }
+    (void)!::read(sigchld_.get(), &si, sizeof(si));
 }
 
 std::optional<StopInfo> StopWaiter::take(pid_t tid)
+{
+    if (auto s = take_collected(tid))
+        return s;
+    while (reap_one()) {
+    }
+    return take_collected(tid);
+}
+
+bool StopWaiter::has_pending(pid_t tid)
+{
+    while (reap_one()) {
+    }
+    auto it = pending_.find(tid);
+    return it != pending_.end() && !it->second.empty();
+}
+
+std::optional<StopInfo> StopWaiter::take_collected(pid_t tid)
 {
     auto it = pending_.find(tid);
     if (it == pending_.end() || it->second.empty())
@@ -55,18 +79,30 @@ std::optional<StopInfo> StopWaiter::take(pid_t tid)
 
 std::optional<StopInfo> StopWaiter::wait_for(pid_t tid, std::chrono::milliseconds timeout)
 {
-    return wait_until(tid, std::chrono::steady_clock::now() + timeout);
+    return wait_until(tid, steady_now() + timeout);
 }
 
 std::optional<StopInfo> StopWaiter::wait_until(pid_t tid, std::chrono::steady_clock::time_point deadline)
 {
+    // Most stops are there already: reaping costs one wait4 then. The
+    // SIGCHLD they raised is only drained before sleeping on it. A tracee
+    // just resumed on this CPU (the replay is pinned to one) has not run
+    // yet: yielding to it once is cheaper than sleeping on a timeout.
+    bool yielded = false;
     for (;;) {
-        if (auto s = take(tid))
+        if (auto s = take_collected(tid))
             return s;
-        collect();
-        if (auto s = take(tid))
-            return s;
-        auto left = deadline - std::chrono::steady_clock::now();
+        if (reap_one())
+            continue;
+        if (!yielded) {
+            yielded = true;
+            sched_yield();
+            continue;
+        }
+        drain_sigchld();
+        if (reap_one()) // a stop that came between the two
+            continue;
+        auto left = deadline - steady_now();
         if (left <= std::chrono::steady_clock::duration::zero())
             return std::nullopt;
         // Wake at least every 100 ms: a SIGCHLD can merge with an earlier one.

@@ -25,14 +25,10 @@ public:
     // The next stop of `tid`; nullopt if none came within `timeout`.
     std::optional<StopInfo> wait_for(pid_t tid, std::chrono::milliseconds timeout);
     std::optional<StopInfo> wait_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
-    // A stop already collected for `tid`, without waiting.
+    // A stop of `tid` that has come, without waiting.
     std::optional<StopInfo> take(pid_t tid);
-    // Whether a stop of `tid` has been collected and not taken yet.
-    bool has_pending(pid_t tid) const
-    {
-        auto it = pending_.find(tid);
-        return it != pending_.end() && !it->second.empty();
-    }
+    // Whether a stop of `tid` has come and not been taken yet.
+    bool has_pending(pid_t tid);
     // Gives `stop` back, to be the next one taken for `tid`.
     void put_back(pid_t tid, const StopInfo& stop) { pending_[tid].push_front(stop); }
     // Drops whatever is pending for a task that is gone.
@@ -45,7 +41,10 @@ public:
     }
 
 private:
-    void collect();
+    // Collects one stop of any task, without waiting; false if none.
+    bool reap_one();
+    std::optional<StopInfo> take_collected(pid_t tid);
+    void drain_sigchld();
     UniqueFd sigchld_;
     std::unordered_map<pid_t, std::deque<StopInfo>> pending_;
     std::unordered_set<pid_t> discarded_;

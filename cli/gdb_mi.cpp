@@ -1,5 +1,7 @@
 #include "gdb_mi.h"
 
+#include "steady_now.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -223,7 +225,7 @@ MiResult GdbMi::command(const std::string& mi_command)
     static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;
     if (trace)
         std::fprintf(stderr, "[gdb/mi] <- %s\n", mi_command.c_str());
-    auto sent = std::chrono::steady_clock::now();
+    auto sent = steady_now();
     std::string token = std::to_string(token_++);
     std::string line = token + mi_command + "\n";
     for (size_t done = 0; done < line.size();) {
@@ -255,7 +257,7 @@ MiResult GdbMi::command(const std::string& mi_command)
             result.values = parse_mi_results(s, pos);
             if (trace)
                 std::fprintf(stderr, "[gdb/mi] -> %.1f ms %s%s\n",
-                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count(),
+                             std::chrono::duration<double, std::milli>(steady_now() - sent).count(),
                              s.substr(token.size()).c_str(),
                              result.console.empty() ? "" : (" | " + result.console.substr(0, 200)).c_str());
             return result;

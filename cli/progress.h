@@ -7,15 +7,17 @@
 #include <chrono>
 #include <cstdint>
 
+#include "steady_now.h"
+
 namespace rw::cli {
 
 // A progress line on stderr, for replays that take more than a moment.
 class Progress {
 public:
-    explicit Progress(uint64_t total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+    explicit Progress(uint64_t total) : total_(total), start_(steady_now()) {}
     void update(uint64_t event)
     {
-        if (!isatty(STDERR_FILENO) || std::chrono::steady_clock::now() - start_ < std::chrono::seconds(2))
+        if (!isatty(STDERR_FILENO) || steady_now() - start_ < std::chrono::seconds(2))
             return;
         if (total_)
             fmt::print(stderr, "\rrewind: replaying event {} of {} ({}%)  ", event, total_, event * 100 / total_);

@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "launcher.h"
+#include "own_tsc_trap.h"
 
 extern char** environ;
 
@@ -330,6 +331,7 @@ bool read_record(int fd, HolderRecord& r)
     // thread of the caller may have held when the holder was cloned.
     long child = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
     if (child == 0) {
+        prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0); // criu reads the TSC (own_tsc_trap.h)
         for (int fd : inherited)
             fcntl(fd, F_SETFD, 0);
         dup2(null_fd, 0);
@@ -391,6 +393,7 @@ ProgramOutput run_program(const std::vector<std::string>& argv, const std::vecto
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_adddup2(&actions, pipefd[1], 1);
         posix_spawn_file_actions_adddup2(&actions, pipefd[1], 2);
+        PlainTscForChildren plain_tsc;
         err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
         posix_spawn_file_actions_destroy(&actions);
     } else {
@@ -399,6 +402,7 @@ ProgramOutput run_program(const std::vector<std::string>& argv, const std::vecto
         int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         long child = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
         if (child == 0) {
+            prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0); // (own_tsc_trap.h)
             if (setns(mount_ns, CLONE_NEWNS) != 0)
                 _exit(126);
             dup2(null_fd, 0);

@@ -9,6 +9,7 @@
 #include "debug_session.h"
 #include "json_bytes.h"
 #include "nlohmann/json.hpp"
+#include "steady_now.h"
 
 namespace rw::replay {
 
@@ -141,7 +142,7 @@ void DebugSession::start_probe()
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     probe_->started = true;
-    probe_->start = std::chrono::steady_clock::now();
+    probe_->start = steady_now();
     perfclock::try_start_task_clock(probe_->clock, t->tid());
     probe_->from_trap.reset();
     uint64_t resting = probe_->from_segment ? probe_->from_resting : resting_on_;
@@ -194,7 +195,7 @@ void DebugSession::finish_probe()
         // The thread's running time where it can be had: the measure
         // sampling runs plan by (wall-clock time adds the tracer's stops).
         j["seconds"] = p.clock ? std::chrono::duration<double>(p.clock->elapsed()).count()
-                               : std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+                               : std::chrono::duration<double>(steady_now() - p.start).count();
     }
     j["position"] = position_.serialize();
     probe_result_ = dump_for_display(j);
@@ -224,7 +225,7 @@ std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(co
     arrival_hook_ = [this] {
         if (Task* t = runner())
             arm_sampling_alarm(*t);
-        sampling_->started = std::chrono::steady_clock::now();
+        sampling_->started = steady_now();
         retarget(Position{sampling_->event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };
         return AfterArrival::Continue;
@@ -293,7 +294,7 @@ double DebugSession::sampling_ran_us() const
     if (sampling_->clock)
         return sampling_->clock_base_us +
                std::chrono::duration<double, std::micro>(sampling_->clock->elapsed()).count();
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sampling_->started).count();
+    return std::chrono::duration<double, std::micro>(steady_now() - sampling_->started).count();
 }
 
 Position DebugSession::label(const Position& from, const Position& anchored)

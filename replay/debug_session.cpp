@@ -12,6 +12,7 @@
 #include "event_format.h"
 #include "hw_breakpoint.h"
 #include "process_tree.h"
+#include "steady_now.h"
 
 namespace rw::replay {
 namespace {
@@ -26,8 +27,8 @@ void debug_log(const char* format, ...)
     static const bool enabled = std::getenv("REWIND_DEBUG") != nullptr;
     if (!enabled)
         return;
-    static const auto start = std::chrono::steady_clock::now();
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    static const auto start = steady_now();
+    double t = std::chrono::duration<double>(steady_now() - start).count();
     std::fprintf(stderr, "[rewind %8.3f] ", t);
     va_list args;
     va_start(args, format);
@@ -138,7 +139,7 @@ StopReport DebugSession::start()
         timeline_.add(Timeline::Kind::Beginning, on_the_way.first, std::move(on_the_way.second));
     else
         timeline_.add(Timeline::Kind::Beginning, begin_, engine_.take_snapshot());
-    last_boundary_snapshot_ = std::chrono::steady_clock::now();
+    last_boundary_snapshot_ = steady_now();
     return stop(StopReport::Kind::Signal);
 }
 
@@ -500,12 +501,12 @@ bool DebugSession::at_end_of_history()
 
 void DebugSession::maybe_snapshot_boundary()
 {
-    auto now = std::chrono::steady_clock::now();
+    auto now = coarse_now();
     if (now - last_boundary_snapshot_ < kBoundarySnapshotEvery || timeline_.has_at(position_) ||
         !engine_.can_snapshot())
         return;
     timeline_.add(Timeline::Kind::Boundary, position_, engine_.take_snapshot());
-    last_boundary_snapshot_ = std::chrono::steady_clock::now();
+    last_boundary_snapshot_ = coarse_now();
 }
 
 void DebugSession::snapshot_stop()

@@ -22,6 +22,7 @@
 #include "debug_session.h"
 #include "gdb_host_files.h"
 #include "gdb_registers.h"
+#include "steady_now.h"
 #include "text.h"
 #include "trace.h"
 #include "unique_fd.h"
@@ -400,7 +401,7 @@ std::optional<uint64_t> by_descriptors(ps_prochandle& ph, Tid tid, uint64_t lm, 
 
 std::string thread_local_address(DebugSession& session, const HostFiles& files, Tid tid, uint64_t offset, uint64_t lm)
 {
-    auto start = std::chrono::steady_clock::now();
+    auto start = steady_now();
     pid_t live = session.process_of(tid);
     if (!live)
         return "E.no thread " + std::to_string(tid);
@@ -420,7 +421,7 @@ std::string thread_local_address(DebugSession& session, const HostFiles& files, 
     }
     debug_log("qGetTLSAddr thread %d module %#llx: %s in %.2f ms (%s)", tid, static_cast<unsigned long long>(lm),
               block ? hex(*block + offset).c_str() : why.c_str(),
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), how);
+              std::chrono::duration<double, std::milli>(steady_now() - start).count(), how);
     if (!block) {
         // gdb reads no text in a reply; keep the packet's framing characters out.
         for (char& c : why)

@@ -18,6 +18,7 @@
 #include <fstream>
 
 #include "replayer.h"
+#include "steady_now.h"
 #include "sync_calls.h"
 #include "text.h"
 
@@ -79,8 +80,8 @@ bool Replayer::park_sleeper(Tid tid, const SyncCallState& call)
     // and is on its way to its futex's exit, where it stops by itself; or
     // it was put back to sleep a moment ago and is on its way into the futex.
     std::optional<StopInfo> stop = waiter_.take(t->tid());
-    for (auto deadline = std::chrono::steady_clock::now() + options_.watchdog; !stop && !asleep_in_futex(t->tid());) {
-        if (std::chrono::steady_clock::now() > deadline)
+    for (auto deadline = steady_now() + options_.watchdog; !stop && !asleep_in_futex(t->tid());) {
+        if (steady_now() > deadline)
             fail("it neither sleeps nor stops");
         stop = waiter_.wait_for(t->tid(), std::chrono::milliseconds(2));
     }

@@ -8,6 +8,7 @@
 #include "instruction_trap.h"
 #include "page_digest.h"
 #include "replayer.h"
+#include "steady_now.h"
 #include "text.h"
 #include "trap_tags.h"
 
@@ -39,7 +40,7 @@ void Replayer::on_preempt(const PreemptEvent& e)
     } done{preempt_search_};
     // Every execution is a stop, so the watchdog alone would never fire:
     // the whole search gets the watchdog's time.
-    auto give_up = std::chrono::steady_clock::now() + options_.watchdog;
+    auto give_up = steady_now() + options_.watchdog;
     auto missed = [&](const std::string& instead) {
         const PreemptSearch& p = *preempt_search_;
         diverge(t, "thread " + std::to_string(e.tid) + " never reached the point where the recording switched threads",
@@ -57,7 +58,7 @@ void Replayer::on_preempt(const PreemptEvent& e)
             break;
         if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != rip)
             missed(describe_stop(t, s));
-        if (std::chrono::steady_clock::now() > give_up)
+        if (steady_now() > give_up)
             missed("still searching after " + std::to_string(options_.watchdog.count()) + " s");
         if (trap) {
             // Not this execution: run the instruction, then trap it again.

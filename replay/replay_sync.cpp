@@ -18,6 +18,7 @@
 #include "event_format.h"
 #include "instruction_trap.h"
 #include "replayer.h"
+#include "steady_now.h"
 #include "sync_calls.h"
 #include "text.h"
 
@@ -452,14 +453,14 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
         // A waiter woken again and again by wait_woken, whose futex no
         // thread releases in the recorded order, stops somewhere new at
         // every turn, so wait_stop's watchdog alone never runs out.
-        auto deadline = std::chrono::steady_clock::now() + options_.watchdog;
+        auto deadline = steady_now() + options_.watchdog;
         for (;;) {
             resume(t, Resume::Syscall);
             StopInfo s = call.in_syscall ? wait_woken(t, call, timed_out)
                                          : wait_stop(t, "the return from " + std::string(sync_call_name(call.fn)));
             if (!step_sync_call(t, call, s))
                 break;
-            if (std::chrono::steady_clock::now() > deadline)
+            if (steady_now() > deadline)
                 throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
                                   "thread " + std::to_string(t.recorded_tid()) + " did not return from " +
                                       std::string(sync_call_name(call.fn)) + "(" + hex(e.object) + ") within " +
@@ -495,8 +496,8 @@ StopInfo Replayer::wait_woken(Task& t, const SyncCallState& call, bool timed_out
     // woken too (a spurious wake-up, which glibc's wait loop allows): it
     // takes the signal and the other, in its turn, waits again.
     std::string what = "the end of the futex wait in " + std::string(sync_call_name(call.fn));
-    auto deadline = std::chrono::steady_clock::now() + kBlockPoll * 20;
-    while (std::chrono::steady_clock::now() < deadline) {
+    auto deadline = steady_now() + kBlockPoll * 20;
+    while (steady_now() < deadline) {
         if (auto stop = waiter_.wait_for(t.tid(), kBlockPoll)) {
             t.at = stop->kind == StopInfo::Kind::SyscallStop ? Task::At::SyscallExit : Task::At::SignalStop;
             return *stop;

@@ -17,6 +17,7 @@
 
 #include "event_format.h"
 #include "replayer.h"
+#include "steady_now.h"
 #include "sync_calls.h"
 #include "text.h"
 
@@ -47,12 +48,12 @@ void Replayer::on_recorded_timeout(const SyscallEvent& e)
     // Asleep in its wait (the usual case); or woken by a wake-up meant for
     // another waiter, and on its way to, or at, its futex's exit.
     std::optional<StopInfo> stop = waiter_.take(t->tid());
-    for (auto deadline = std::chrono::steady_clock::now() + options_.watchdog; !stop;) {
+    for (auto deadline = steady_now() + options_.watchdog; !stop;) {
         if (asleep_in_futex(t->tid())) {
             stop = time_out_wait(*t, "the timeout of the wait in " + std::string(sync_call_name(call.fn)));
             break;
         }
-        if (std::chrono::steady_clock::now() > deadline)
+        if (steady_now() > deadline)
             return; // neither: its acquire event ends it, as before
         stop = waiter_.wait_for(t->tid(), kSettle);
     }

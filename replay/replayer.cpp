@@ -27,8 +27,10 @@
 #include "bytes.h"
 #include "cpu_pin.h"
 #include "event_format.h"
+#include "steady_now.h"
 #include "text.h"
 #include "launcher.h"
+#include "own_tsc_trap.h"
 #include "process_image.h"
 #include "replay_limits.h"
 #include "trap_tags.h"
@@ -47,13 +49,20 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
     // Before any tracee exists: they inherit it.
     if (options_.one_cpu) {
         std::string pinned = pin_replay_cpu();
+        // Switching between this thread and a tracee costs no CR4 write
+        // when both trap rdtsc (own_tsc_trap.h).
+        own_rdtsc_trap_.emplace();
         if (std::getenv("REWIND_DEBUG"))
-            std::fprintf(stderr, "[replay] %s\n", pinned.c_str());
+            std::fprintf(stderr, "[replay] %s; rdtsc %s in the tracer\n", pinned.c_str(),
+                         own_rdtsc_trap_->active() ? "trapped" : "not trapped");
     }
 }
 
 Replayer::~Replayer()
 {
+    if (own_rdtsc_trap_ && std::getenv("REWIND_DEBUG"))
+        std::fprintf(stderr, "[replay] %llu rdtsc of the tracer emulated\n",
+                     static_cast<unsigned long long>(own_rdtsc_emulated()));
     for (auto& [rec, t] : tasks_) {
         if (t->at != Task::At::Gone)
             ::kill(t->tid(), SIGKILL);
@@ -97,7 +106,7 @@ bool Replayer::step()
     if (parallel_trace())
         last_events_[in_flight_tid_] = {e->index, std::string(event_kind_name(e->event))};
     if (options_.progress) {
-        auto now = std::chrono::steady_clock::now();
+        auto now = coarse_now();
         if (now - last_progress_ > std::chrono::milliseconds(250)) {
             options_.progress(current_ + 1);
             last_progress_ = now;
@@ -268,11 +277,11 @@ void Replayer::step_over_engine_int3(Task& t, InstructionTrap& trap)
 StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
 {
     std::optional<StopInfo> stop;
-    auto watchdog = std::chrono::steady_clock::now() + options_.watchdog;
+    auto watchdog = coarse_now() + options_.watchdog; // seconds: a tick's lag is nothing
     for (;;) {
         bool interrupting = interrupt_deadline_ && interrupt_tid_ == t.tid() && !interrupt_sent_;
         stop = waiter_.wait_until(t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog);
-        if (!stop && interrupting && std::chrono::steady_clock::now() < watchdog) {
+        if (!stop && interrupting && steady_now() < watchdog) {
             interrupt_deadline_.reset();
             interrupt_delay_.reset();
             interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
@@ -283,7 +292,7 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
             if (doing == "it is running") {
                 // Where: a loop that never ends says more than "running".
                 ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP);
-                if (waiter_.wait_until(t.tid(), std::chrono::steady_clock::now() + std::chrono::seconds(1)))
+                if (waiter_.wait_until(t.tid(), steady_now() + std::chrono::seconds(1)))
                     doing += " at " + hex(t.regs()[Registers::RIP]);
             }
             throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
@@ -323,7 +332,7 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
                 // A thread counted or stepped trap by trap is moving, only
                 // slowly (a trap per execution where debug registers do not
                 // work): the watchdog is for one that never stops.
-                watchdog = std::chrono::steady_clock::now() + options_.watchdog;
+                watchdog = steady_now() + options_.watchdog;
                 continue;
             }
         }
@@ -370,7 +379,7 @@ void Replayer::resume(Task& t, Resume how, bool step)
             step = false;
     }
     if (interrupt_delay_ && !interrupt_deadline_ && t.tid() == interrupt_tid_)
-        interrupt_deadline_ = std::chrono::steady_clock::now() + *interrupt_delay_; // running from now
+        interrupt_deadline_ = steady_now() + *interrupt_delay_; // running from now
     if (how == Resume::Syscall && t.emulated_entry && t.at == Task::At::SyscallEntry) {
         // From a PTRACE_SYSEMU entry, PTRACE_SYSCALL first reports the
         // skipped syscall's exit.

@@ -28,6 +28,7 @@
 #include "event_source.h"
 #include "instruction_trap.h"
 #include "mount_view.h"
+#include "own_tsc_trap.h"
 #include "replay_error.h"
 #include "snapshot.h"
 #include "stop_waiter.h"
@@ -326,6 +327,7 @@ private:
     EventSource source_;
     const bool parallel_; // recorded with --parallel
     bool injecting_ = false;
+    std::optional<OwnRdtscTrap> own_rdtsc_trap_; // constructed before any tracee exists
     StopWaiter waiter_;
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended

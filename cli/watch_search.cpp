@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "nlohmann/json.hpp"
+#include "steady_now.h"
 #include "watch_positions.h"
 
 namespace rw::cli {
@@ -42,7 +43,7 @@ void WatchSearch::status(const std::string& what)
 std::string WatchSearch::tool(const std::string& command)
 {
     here_.clear(); // every tool command may move the replay
-    auto sent = std::chrono::steady_clock::now();
+    auto sent = steady_now();
     MiResult r = gdb_.console("monitor " + command);
     if (!r.ok())
         throw std::runtime_error("the replay server failed on `" + command + "`: " + r.error());
@@ -62,9 +63,8 @@ std::string WatchSearch::tool(const std::string& command)
         throw std::runtime_error("the replay server gave no answer to `" + command + "`: " + r.console);
     static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;
     if (trace)
-        std::fprintf(stderr, "[watch] %.3f s: %s -> %s\n",
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count(), command.c_str(),
-                     json.c_str());
+        std::fprintf(stderr, "[watch] %.3f s: %s -> %s\n", std::chrono::duration<double>(steady_now() - sent).count(),
+                     command.c_str(), json.c_str());
     auto j = nlohmann::json::parse(json);
     if (j.contains("error"))
         throw std::runtime_error(j["error"].get<std::string>());
@@ -203,6 +203,7 @@ void WatchSearch::walk_to(uint64_t begin, uint64_t event)
         uint64_t mark = begin + (event - begin) * k / kMarks;
         status(fmt::format("replaying to event {} of {}", mark, event));
         go(std::to_string(mark));
+        marks_.push_back(mark);
     }
 }
 
@@ -222,12 +223,12 @@ std::optional<uint64_t> WatchSearch::event_at(const std::string& spec, uint64_t 
 
 WatchReport WatchSearch::run()
 {
-    auto start = std::chrono::steady_clock::now();
+    auto start = steady_now();
     WatchReport report;
     auto finish = [&]() -> WatchReport {
         report.probes = probes_;
         report.unevaluable = unevaluable_;
-        report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        report.seconds = std::chrono::duration<double>(steady_now() - start).count();
         return report;
     };
     for (const char* setting :
@@ -343,11 +344,19 @@ WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std:
     // Split where the recorded time is halved, not the event count: a probe
     // then halves the program's running time, where the change is as likely
     // as anywhere, instead of its events (rw-split does not move the replay).
+    // A mark of the first pass near that split is taken instead: the
+    // server kept a snapshot there, so probing it replays nothing. Near
+    // enough (a quarter of the range) that the halving costs no probes.
     auto by_time = [this](uint64_t l, uint64_t h) {
         std::string here = here_;
         auto split = nlohmann::json::parse(tool(fmt::format("rw-split {} {}", l, h)))["event"].get<uint64_t>();
         here_ = here;
-        return split;
+        auto distance = [split](uint64_t m) { return m > split ? m - split : split - m; };
+        uint64_t best = split;
+        for (uint64_t m : marks_)
+            if (m > l && m < h && distance(m) <= (h - l) / 4 && (best == split || distance(m) < distance(best)))
+                best = m;
+        return best;
     };
     std::tie(lo, hi) = bisect(
         lo, hi, [](uint64_t k) { return std::to_string(k); },

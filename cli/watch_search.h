@@ -132,6 +132,7 @@ private:
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
     std::map<uint64_t, FunctionCalls> function_calls_;        // by any address in the function (cache)
     std::string here_;                                        // where the replay is, when known
+    std::vector<uint64_t> marks_;                             // events the first pass stopped at
     std::map<std::pair<std::string, std::string>, double> running_times_; // measured runs (from, to)
     std::vector<double> lateness_; // seconds each sampling alarm landed after its aim
     double lateness() const;       // what to expect of the next

@@ -174,7 +174,15 @@ namespace, staging the program's binary, the first exec). Compute-bound work
 replays at native speed; syscall-heavy work is bound by ptrace round trips,
 which are slow on our VMs. Replay without a debugger runs on one CPU
 (replay/cpu_pin.cpp): across two CPUs every stop and resume is a cross-CPU
-wake-up, a VM exit in a guest; the unpinned row shows what that costs."""
+wake-up, a VM exit in a guest; the unpinned row shows what that costs.
+On one CPU the replay's own thread traps rdtsc as the program does
+(userspace/own_tsc_trap.h), so switching between them writes no CR4 (an
+exit to the hypervisor in a guest at every switch); with it, a stop waits
+in one `wait4` and writes a call's bytes with one `process_vm_writev`.
+Side by side with the build before those changes (medians of 3), (b)
+replays in 1.63 s against 4.06 s pinned; unpinned (the tracer does not
+trap rdtsc there) in 13.6 s against 12.7 s, a figure that varies from 12
+to 40 s between runs of either build."""
 
 
 def section_threads(ctx):

@@ -50,7 +50,7 @@ void BreakpointSet::apply(Task& task)
             continue;
         }
         uint8_t original = foreign_ && foreign_(it->first) ? 0xcc : it->second;
-        mem.write(RemoteAddr(it->first), {&original, 1});
+        mem.write_code(RemoteAddr(it->first), {&original, 1});
         it = shadow_.erase(it);
     }
     for (uint64_t addr : software_) {
@@ -62,7 +62,7 @@ void BreakpointSet::apply(Task& task)
         if (auto under = foreign_ ? foreign_(addr) : std::nullopt)
             original = *under;
         uint8_t int3 = 0xcc;
-        if (mem.write(RemoteAddr(addr), {&int3, 1}))
+        if (mem.write_code(RemoteAddr(addr), {&int3, 1}))
             shadow_[addr] = original;
     }
     // Debug registers are per thread: every thread of the process gets them.
@@ -112,7 +112,7 @@ void BreakpointSet::lift(Task& task)
     TraceeMemory mem = task.memory();
     for (const auto& [addr, original] : shadow_) {
         uint8_t left = foreign_ && foreign_(addr) ? 0xcc : original;
-        mem.write(RemoteAddr(addr), {&left, 1});
+        mem.write_code(RemoteAddr(addr), {&left, 1});
     }
     shadow_.clear();
     armed_.clear();

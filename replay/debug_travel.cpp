@@ -273,14 +273,14 @@ void DebugSession::arm_soft_target(Task& task, uint64_t addr, uint64_t count)
 void DebugSession::insert_soft_target(Task& task)
 {
     uint8_t int3 = 0xcc;
-    task.memory().write(RemoteAddr(soft_target_.addr), {&int3, 1});
+    task.memory().write_code(RemoteAddr(soft_target_.addr), {&int3, 1});
 }
 
 void DebugSession::remove_soft_target(Task& task)
 {
     uint8_t int3 = 0xcc;
     bool engine_has_it = engine_.engine_byte_under(soft_target_.addr).has_value();
-    task.memory().write(RemoteAddr(soft_target_.addr), {engine_has_it ? &int3 : &soft_target_.original, 1});
+    task.memory().write_code(RemoteAddr(soft_target_.addr), {engine_has_it ? &int3 : &soft_target_.original, 1});
 }
 
 void DebugSession::disarm_targets()

@@ -32,21 +32,21 @@ InstructionTrap::~InstructionTrap()
     if (slot_ && *slot_ == this)
         *slot_ = nullptr;
     if (debugger_has_it_)
-        memory_.write(RemoteAddr(addr_), {debugger_has_it_() ? &kInt3 : &original_, 1});
+        memory_.write_code(RemoteAddr(addr_), {debugger_has_it_() ? &kInt3 : &original_, 1});
     else if (planted_)
-        memory_.write(RemoteAddr(addr_), {&original_, 1});
+        memory_.write_code(RemoteAddr(addr_), {&original_, 1});
 }
 
 void InstructionTrap::lift()
 {
-    if (planted_ && !memory_.write(RemoteAddr(addr_), {&original_, 1}))
+    if (planted_ && !memory_.write_code(RemoteAddr(addr_), {&original_, 1}))
         throw std::runtime_error("cannot restore the instruction at " + hex(addr_));
     planted_ = false;
 }
 
 void InstructionTrap::plant()
 {
-    if (!planted_ && !memory_.write(RemoteAddr(addr_), {&kInt3, 1}))
+    if (!planted_ && !memory_.write_code(RemoteAddr(addr_), {&kInt3, 1}))
         throw std::runtime_error("cannot plant a breakpoint at " + hex(addr_));
     planted_ = true;
 }

@@ -87,8 +87,11 @@ bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
     }
     if (done == data.size())
         return true;
-    addr = addr + done;
-    data = data.subspan(done);
+    return write_code(addr + done, data.subspan(done));
+}
+
+bool TraceeMemory::write_code(RemoteAddr addr, std::span<const uint8_t> data) const
+{
     UniqueFd mem = open_proc_mem(tid_, O_RDWR);
     if (!mem)
         return false;

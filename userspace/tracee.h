@@ -41,8 +41,12 @@ public:
             return std::nullopt;
         return v;
     }
-    // Writes through /proc/PID/mem (works on read-only pages, like ptrace).
+    // Writes with process_vm_writev, or through /proc/PID/mem (which also
+    // reaches read-only pages, like ptrace) where that fails.
     bool write(RemoteAddr addr, std::span<const uint8_t> data) const;
+    // The same, for the program's code (a breakpoint's int3): its pages are
+    // read-only, so /proc/PID/mem at once.
+    bool write_code(RemoteAddr addr, std::span<const uint8_t> data) const;
 
     pid_t tid() const { return tid_; }
 

@@ -143,6 +143,7 @@ def check_real(rw, work, name, argv):
     trace = os.path.join(work, name)
     reported = 0
     for attempt in range(UNORDERED.get(name, 1)):
+        shutil.rmtree(trace, ignore_errors=True)  # (an earlier attempt's)
         rec = record(rw, trace, program, *args)
         check(rec.status == 0 and rec.stdout == native.stdout,
               f"{name}: the recorded run's output differs from a run without rewind\n{rec.describe()}")

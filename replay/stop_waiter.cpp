@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
@@ -33,6 +34,9 @@ bool StopWaiter::reap_one()
     if (tid <= 0)
         return false;
     StopInfo stop = decode_wait_status(status);
+    if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled ||
+        (stop.kind == StopInfo::Kind::PtraceEvent && stop.event == PTRACE_EVENT_EXEC))
+        forget_code_file(tid); // a new address space, or none
     if (discarded_.count(tid)) {
         if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled)
             discarded_.erase(tid);

@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <system_error>
+#include <unordered_map>
 
 namespace rw {
 namespace {
@@ -24,7 +26,50 @@ UniqueFd open_proc_mem(pid_t tid, int flags)
     return UniqueFd(::open(path.c_str(), flags | O_CLOEXEC));
 }
 
+// /proc/PID/mem files kept open for write_code, by tid: a replay plants and
+// lifts a breakpoint at every synchronization call. A file stays bound to
+// the address space it was opened in, so it is dropped when its task execs
+// or ends (forget_code_file), and reopened once if a write through it fails
+// (a task gone unseen, its tid reused).
+class CodeFiles {
+public:
+    int get(pid_t tid)
+    {
+        std::lock_guard lock(mutex_);
+        auto it = files_.find(tid);
+        if (it != files_.end())
+            return it->second.get();
+        if (files_.size() >= kMaxOpen)
+            files_.clear();
+        UniqueFd fd = open_proc_mem(tid, O_RDWR);
+        if (!fd)
+            return -1;
+        return files_.emplace(tid, std::move(fd)).first->second.get();
+    }
+    void forget(pid_t tid)
+    {
+        std::lock_guard lock(mutex_);
+        files_.erase(tid);
+    }
+
+private:
+    static constexpr size_t kMaxOpen = 256;
+    std::mutex mutex_;
+    std::unordered_map<pid_t, UniqueFd> files_;
+};
+
+CodeFiles& code_files()
+{
+    static CodeFiles files;
+    return files;
+}
+
 } // namespace
+
+void forget_code_file(pid_t tid)
+{
+    code_files().forget(tid);
+}
 
 size_t TraceeMemory::read_partial(RemoteAddr addr, std::span<uint8_t> out) const
 {
@@ -92,10 +137,15 @@ bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
 
 bool TraceeMemory::write_code(RemoteAddr addr, std::span<const uint8_t> data) const
 {
-    UniqueFd mem = open_proc_mem(tid_, O_RDWR);
-    if (!mem)
-        return false;
-    return pwrite_full(mem.get(), data.data(), data.size(), addr.value);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = code_files().get(tid_);
+        if (fd < 0)
+            return false;
+        if (pwrite_full(fd, data.data(), data.size(), addr.value))
+            return true;
+        code_files().forget(tid_);
+    }
+    return false;
 }
 
 static_assert(sizeof(user_regs_struct) == Registers::kCount * 8);

@@ -45,7 +45,8 @@ public:
     // reaches read-only pages, like ptrace) where that fails.
     bool write(RemoteAddr addr, std::span<const uint8_t> data) const;
     // The same, for the program's code (a breakpoint's int3): its pages are
-    // read-only, so /proc/PID/mem at once.
+    // read-only, so /proc/PID/mem at once, through a file kept open per
+    // task until forget_code_file.
     bool write_code(RemoteAddr addr, std::span<const uint8_t> data) const;
 
     pid_t tid() const { return tid_; }
@@ -53,6 +54,10 @@ public:
 private:
     pid_t tid_;
 };
+
+// Closes the file write_code keeps for `tid`: its task execed (the file
+// would still reach the old address space) or ended.
+void forget_code_file(pid_t tid);
 
 // ptrace register and signal access; these throw std::system_error.
 Registers get_registers(pid_t tid);

@@ -322,16 +322,16 @@ the read-heavy one; the table says where they stand.
   row's program: 33.7–35.7 s and 7.0–7.4 GB of memory before, 8.4–8.6 s
   and 466–474 MB after.
 - Mutex-heavy code pays a trap per probe hit (about 15 µs here) and, in
-  replay, about 75 µs per event of a synchronization call (its entry and
+  replay, about 55 µs per event of a synchronization call (its entry and
   its return each stop at an int3).
 - Replay got faster on 2026-11-26: its tracer thread traps rdtsc like
   the program (no CR4 write at each switch between them, an exit to the
   hypervisor here), waits for a stop with one `wait4`, and writes
-  breakpoint bytes without a failing `process_vm_writev` first
-  (architecture.md, "Replay"). Side by side with the build before, two
-  runs each: a 4-thread mutex-heavy trace (20,000 rounds each, 181,397
-  events) 23.0 s before, 13.8 s after; 8 threads × 20,000 reads 9.6 s
-  before, 3.4 s after.
+  breakpoint bytes through a `/proc/PID/mem` file it keeps open instead of
+  opening one per byte (architecture.md, "Replay"). Side by side with the
+  build before, two runs each: a 4-thread mutex-heavy trace (20,000
+  rounds each, 181,397 events) 23.8 s before, 9.7 s after; 8 threads ×
+  20,000 reads 9.8 s before, 3.5 s after.
 
 Real programs: xz's workers block every signal; until the recorder
 stopped probing such threads with a hardware breakpoint whose SIGTRAP

@@ -34,11 +34,11 @@ bool StopWaiter::reap_one()
     if (tid <= 0)
         return false;
     StopInfo stop = decode_wait_status(status);
-    if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled ||
-        (stop.kind == StopInfo::Kind::PtraceEvent && stop.event == PTRACE_EVENT_EXEC))
+    bool ended = stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled;
+    if (ended || (stop.kind == StopInfo::Kind::PtraceEvent && stop.event == PTRACE_EVENT_EXEC))
         forget_code_file(tid); // a new address space, or none
     if (discarded_.count(tid)) {
-        if (stop.kind == StopInfo::Kind::Exited || stop.kind == StopInfo::Kind::Signaled)
+        if (ended)
             discarded_.erase(tid);
         return true;
     }

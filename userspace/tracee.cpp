@@ -119,8 +119,8 @@ std::optional<std::string> TraceeMemory::read_string(RemoteAddr addr, size_t max
 bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
 {
     // Most writes land in writable memory (a buffer a syscall filled):
-    // one process_vm_writev. The rest goes through /proc/PID/mem, which
-    // also reaches read-only pages but costs an open and a close.
+    // one process_vm_writev. The rest goes through write_code's
+    // /proc/PID/mem, which also reaches read-only pages.
     size_t done = 0;
     while (done < data.size()) {
         struct iovec local = {const_cast<uint8_t*>(data.data()) + done, data.size() - done};

@@ -21,6 +21,14 @@ int tsc_mode()
     return mode;
 }
 
+bool trap_testable()
+{
+    if (rw::tsc_trap_works())
+        return true;
+    std::printf("skipped: PR_SET_TSC does not make rdtsc fault on this machine\n");
+    return false;
+}
+
 // Runs `body` on a thread of its own: the trap is a per-thread setting.
 template <typename F> void on_own_thread(F body)
 {
@@ -32,10 +40,8 @@ template <typename F> void on_own_thread(F body)
 
 TEST_CASE("a tracer thread that traps rdtsc still reads the TSC and the clocks")
 {
-    if (!rw::tsc_trap_works()) {
-        std::printf("skipped: PR_SET_TSC does not make rdtsc fault on this machine\n");
+    if (!trap_testable())
         return;
-    }
     on_own_thread([] {
         rw::OwnRdtscTrap trap;
         REQUIRE(trap.active());
@@ -57,10 +63,8 @@ TEST_CASE("a tracer thread that traps rdtsc still reads the TSC and the clocks")
 
 TEST_CASE("children of a thread that traps rdtsc get a normal TSC")
 {
-    if (!rw::tsc_trap_works()) {
-        std::printf("skipped: PR_SET_TSC does not make rdtsc fault on this machine\n");
+    if (!trap_testable())
         return;
-    }
     on_own_thread([] {
         rw::OwnRdtscTrap trap;
         REQUIRE(trap.active());

@@ -119,8 +119,9 @@ std::optional<std::string> TraceeMemory::read_string(RemoteAddr addr, size_t max
 bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
 {
     // Most writes land in writable memory (a buffer a syscall filled):
-    // one process_vm_writev. The rest goes through write_code's
-    // /proc/PID/mem, which also reaches read-only pages.
+    // one process_vm_writev. The rest goes through /proc/PID/mem, which
+    // also reaches read-only pages; opened for this write only, as the
+    // recorder, which never drops write_code's files, calls this too.
     size_t done = 0;
     while (done < data.size()) {
         struct iovec local = {const_cast<uint8_t*>(data.data()) + done, data.size() - done};
@@ -132,7 +133,8 @@ bool TraceeMemory::write(RemoteAddr addr, std::span<const uint8_t> data) const
     }
     if (done == data.size())
         return true;
-    return write_code(addr + done, data.subspan(done));
+    UniqueFd mem = open_proc_mem(tid_, O_RDWR);
+    return mem && pwrite_full(mem.get(), data.data() + done, data.size() - done, addr.value + done);
 }
 
 bool TraceeMemory::write_code(RemoteAddr addr, std::span<const uint8_t> data) const

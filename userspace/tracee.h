@@ -46,7 +46,8 @@ public:
     bool write(RemoteAddr addr, std::span<const uint8_t> data) const;
     // The same, for the program's code (a breakpoint's int3): its pages are
     // read-only, so /proc/PID/mem at once, through a file kept open per
-    // task until forget_code_file.
+    // task until forget_code_file. Only for a tracer that calls it (replay's
+    // stop waiter does, at every exec and end).
     bool write_code(RemoteAddr addr, std::span<const uint8_t> data) const;
 
     pid_t tid() const { return tid_; }

@@ -49,6 +49,16 @@ bool is_fault(int signo, const siginfo_t& si)
     }
 }
 
+// The kernel's page for uprobes: the uretprobe trampoline and the slots
+// where probed instructions are stepped out of line.
+bool in_uprobes_page(Tid tgid, uint64_t rip)
+{
+    for (const Mapping& m : read_mappings(tgid))
+        if (m.path == "[uprobes]" && rip >= m.start && rip < m.end)
+            return true;
+    return false;
+}
+
 } // namespace
 
 Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
@@ -274,9 +284,18 @@ void Supervisor::on_event_stop(Thread& t, int signal)
     if (t.interrupt_requested) {
         t.interrupt_requested = false;
         if (!t.deferred.empty()) {
-            t.at_position = true;
-            t.position = get_registers(t.tid);
-            resend_deferred(t);
+            Registers regs = get_registers(t.tid);
+            if (in_uprobes_page(t.tgid, regs[Registers::RIP])) {
+                // Stopped in the kernel's uprobe trampoline or a probe's
+                // out-of-line step (--parallel's probes): replay has no such
+                // page, so the position could never be reached there. The
+                // thread leaves it within a few instructions; ask again.
+                t.deadline = Clock::now() + options_.signal_fallback;
+            } else {
+                t.at_position = true;
+                t.position = regs;
+                resend_deferred(t);
+            }
         }
     }
     resume(t, 0);

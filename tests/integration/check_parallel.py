@@ -209,10 +209,14 @@ def check_watch_in_stretch(rw, work):
 # the signal again, which is delivered right after a return probe's
 # trampoline (a syscall of the kernel's, not in the trace); tar starts gzip
 # through fork, and a child that runs before its probes are in makes calls
-# the trace would miss; bash waits for background jobs (SIGCHLD).
-PIPELINES = [("sort | head", "seq 1 300000 | sort | uniq -c | sort -rn | head -3"),
-             ("tar | gzip", "tar czf - {dir} | gzip -dc | tar tvf - | wc -l"),
-             ("background jobs", "for i in 1 2 3; do echo $i & done; wait; echo done")]
+# the trace would miss; bash waits for background jobs (SIGCHLD). With
+# signals held only 1 ms, the recorder often stops a thread for its held
+# SIGPIPE while it still sits in that trampoline, a page replay lacks.
+SORT_HEAD = "seq 1 300000 | sort | uniq -c | sort -rn | head -3"
+PIPELINES = [("sort | head", SORT_HEAD, []),
+             ("sort | head, signals held 1 ms", SORT_HEAD, ["--signal-delay-ms", "1"]),
+             ("tar | gzip", "tar czf - {dir} | gzip -dc | tar tvf - | wc -l", []),
+             ("background jobs", "for i in 1 2 3; do echo $i & done; wait; echo done", [])]
 
 
 def check_pipelines(rw, work):
@@ -222,12 +226,12 @@ def check_pipelines(rw, work):
         with open(os.path.join(tree, f"f{i}.txt"), "w") as f:
             f.write(f"file {i}\n" * 200)
     done = []
-    for name, script in PIPELINES:
+    for name, script, options in PIPELINES:
         script = script.replace("{dir}", tree)
         for attempt in range(3):
             trace = os.path.join(work, "pipeline")
             shutil.rmtree(trace, ignore_errors=True)
-            rec = Run([rw, "record", "-q", "--parallel", "-o", trace, "--", "bash", "-c", script], cwd=work)
+            rec = Run([rw, "record", "-q", "--parallel", *options, "-o", trace, "--", "bash", "-c", script], cwd=work)
             check(rec.status == 0, f"{name}: recording\n{rec.describe()}")
             rep = replay(rw, trace)
             check(rep.status == 0 and rep.stdout == rec.stdout,

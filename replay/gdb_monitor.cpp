@@ -180,6 +180,10 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
                     j["kind"] = "rdtsc";
                     j["ip"] = ev.ip;
                     tgid = session.program().tgid; // rdtsc events name only their thread
+                } else if constexpr (std::is_same_v<T, RandomEvent>) {
+                    j["kind"] = ev.seed ? "rdseed" : "rdrand";
+                    j["ip"] = ev.ip;
+                    tgid = session.program().tgid;
                 } else if constexpr (std::is_same_v<T, SignalEvent>) {
                     j["kind"] = "signal";
                     j["name"] = signal_name(ev.signo);

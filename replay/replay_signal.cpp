@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
 #include "text.h"
 #include "hw_breakpoint.h"
 #include "instruction_trap.h"
+#include "random_insn.h"
 #include "syscall_sigmask.h"
 #include "replayer.h"
 #include "trap_tags.h"
@@ -187,6 +189,40 @@ void Replayer::on_rdtsc(const RdtscEvent& e)
         diverge(t, std::string("expected ") + (e.rdtscp ? "rdtscp" : "rdtsc") + " at " + hex(e.ip) +
                        ", got a SIGSEGV at " + hex(r[Registers::RIP]));
     apply_tsc(r, *insn, e.tsc, e.aux);
+    t.set_regs(r);
+}
+
+void Replayer::on_random(const RandomEvent& e)
+{
+    // No trap exists for rdrand: the recorder kept an int3 on it, and replay
+    // puts one there for the thread's next run.
+    const std::string what = std::string(e.seed ? "rdseed" : "rdrand") + " at " + hex(e.ip);
+    Task& t = task(e.tid);
+    collect_fresh(t);
+    std::optional<InstructionTrap> trap;
+    try {
+        plant_engine_trap(trap, t, e.ip);
+    } catch (const std::exception& x) {
+        diverge(t, "cannot stop at the " + what + ": " + x.what());
+    }
+    uint8_t code[16] = {};
+    t.memory().read_partial(RemoteAddr(e.ip), code);
+    code[0] = trap->original();
+    auto insn = decode_random_instruction(code);
+    if (!insn || insn->seed != e.seed)
+        diverge(t, "the recording ran " + what + "; the replayed code there is another instruction");
+    if (hook_ && hook_->byte_under_breakpoint(t, e.ip) && warned_random_breakpoints_.insert(e.ip).second)
+        std::fprintf(stderr,
+                     "rewind: a breakpoint at %s is on an %s instruction, which replay runs in the program's place: "
+                     "it does not stop there (put it on the next instruction)\n",
+                     hex(e.ip).c_str(), e.seed ? "rdseed" : "rdrand");
+    EngineInt3 active(engine_int3_, e.ip);
+    resume(t, Resume::Emulate);
+    StopInfo s = wait_stop(t, what);
+    if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != e.ip)
+        diverge(t, "expected the " + what + ", got " + describe_stop(t, s));
+    Registers r = t.regs();
+    apply_random(r, *insn, e.ip, e.value);
     t.set_regs(r);
 }
 

@@ -230,7 +230,7 @@ void Replayer::run_next_calls_early(Tid except, uint64_t object, const std::func
     }
 }
 
-void Replayer::plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
+void Replayer::plant_engine_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
 {
     if (!hook_) {
         trap.emplace(t.tid(), addr);
@@ -252,7 +252,7 @@ void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
 {
     std::optional<InstructionTrap> trap;
     try {
-        plant_sync_trap(trap, t, e.entry);
+        plant_engine_trap(trap, t, e.entry);
     } catch (const std::exception& x) {
         diverge(t, "cannot stop the thread at " + std::string(sync_call_name(e.fn)) + " (" + hex(e.entry) +
                        "): " + x.what());
@@ -276,7 +276,7 @@ bool Replayer::run_sync_call(Task& t, SyncCallState& call)
 {
     std::optional<InstructionTrap> trap;
     try {
-        plant_sync_trap(trap, t, call.return_to);
+        plant_engine_trap(trap, t, call.return_to);
     } catch (const std::exception& x) {
         diverge(t, "cannot stop the thread where " + std::string(sync_call_name(call.fn)) + " returns: " + x.what());
     }
@@ -448,7 +448,7 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
     if (call.in_syscall || call.ret == kNotReturned) {
         std::optional<InstructionTrap> trap;
         EngineInt3 active(engine_int3_, call.return_to);
-        plant_sync_trap(trap, t, call.return_to);
+        plant_engine_trap(trap, t, call.return_to);
         bool timed_out = recorded_timeout(e) && !call.timed_out;
         // A waiter woken again and again by wait_woken, whose futex no
         // thread releases in the recorded order, stops somewhere new at

@@ -153,6 +153,8 @@ void Replayer::dispatch(const IndexedEvent& ie)
                 on_preempt(e);
             else if constexpr (std::is_same_v<T, SyncEvent>)
                 on_sync(e);
+            else if constexpr (std::is_same_v<T, RandomEvent>)
+                on_random(e);
             else
                 on_note(e);
         },

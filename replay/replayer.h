@@ -172,6 +172,8 @@ private:
     void on_syscall(const SyscallEvent& e);
     void on_signal(const SignalEvent& e);
     void on_rdtsc(const RdtscEvent& e);
+    void on_random(const RandomEvent& e);
+    std::set<uint64_t> warned_random_breakpoints_; // rdrand/rdseed addresses a debugger has a breakpoint on
     void on_note(const NoteEvent& e);
     void on_preempt(const PreemptEvent& e);
     void on_sync(const SyncEvent& e);
@@ -186,7 +188,7 @@ private:
     std::string stuck_details(Tid tid) const;
     void reach_sync_entry(Task& t, const SyncEvent& e);
     // The engine's int3 at `addr`, or the debugger's if it has one there.
-    void plant_sync_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr);
+    void plant_engine_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr);
     bool completes_round_later(const SyncEvent& e);
     SyncCallState entered_call(Task& t, const SyncEvent& e); // at its entry
     static bool is_try_acquire(uint32_t fn);

@@ -40,7 +40,7 @@ Tid event_tid(const Event& e)
 std::string_view event_kind_name(const Event& e)
 {
     static constexpr std::string_view names[] = {"syscall", "fork", "exec",    "exit", "signal",
-                                                 "rdtsc",   "note", "preempt", "sync"};
+                                                 "rdtsc",   "note", "preempt", "sync",  "random"};
     return names[e.index()];
 }
 

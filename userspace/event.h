@@ -188,6 +188,16 @@ struct RdtscEvent {
     bool operator==(const RdtscEvent&) const = default;
 };
 
+// rdrand or rdseed at `ip` (random_insn.h), and the number it gave.
+struct RandomEvent {
+    uint64_t seq = 0;
+    Tid tid = 0;
+    uint64_t ip = 0;
+    uint64_t value = 0;
+    bool seed = false;
+    bool operator==(const RandomEvent&) const = default;
+};
+
 // A thread switch the recorder's scheduler made in user code: while other
 // threads of the process were ready, `tid` ran past its time slice without a
 // syscall (a spin-wait, a long computation) and was stopped here. Replay runs
@@ -234,7 +244,7 @@ struct NoteEvent {
 };
 
 using Event = std::variant<SyscallEvent, ForkEvent, ExecEvent, ExitEvent, SignalEvent, RdtscEvent, NoteEvent,
-                           PreemptEvent, SyncEvent>;
+                           PreemptEvent, SyncEvent, RandomEvent>;
 
 uint64_t event_seq(const Event& e);
 // What an event holds in memory, near enough for the recorder's budgets.

@@ -14,7 +14,8 @@ enum Tag : uint8_t {
     kRdtsc = 6,
     kNote = 7,
     kPreempt = 8,
-    kSync = 9
+    kSync = 9,
+    kRandom = 10
 };
 
 enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
@@ -407,6 +408,27 @@ SyncEvent decode_sync(ByteReader& r)
     return e;
 }
 
+void encode(ByteWriter& w, const RandomEvent& e)
+{
+    w.u8(kRandom);
+    w.varint(e.seq);
+    w.svarint(e.tid);
+    w.varint(e.ip);
+    w.varint(e.value);
+    w.u8(e.seed);
+}
+
+RandomEvent decode_random(ByteReader& r)
+{
+    RandomEvent e;
+    e.seq = r.varint();
+    e.tid = static_cast<Tid>(r.svarint());
+    e.ip = r.varint();
+    e.value = r.varint();
+    e.seed = r.u8() != 0;
+    return e;
+}
+
 } // namespace
 
 void encode_event(const Event& event, std::vector<uint8_t>& out)
@@ -437,6 +459,8 @@ Event decode_event(ByteReader& in)
         return decode_preempt(in);
     case kSync:
         return decode_sync(in);
+    case kRandom:
+        return decode_random(in);
     }
     throw FormatError("unknown event tag " + std::to_string(tag));
 }

@@ -196,6 +196,8 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                                           e.anchor_seq);
             } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                 return head + fmt::format("{} at {:#x} = {}", e.rdtscp ? "rdtscp" : "rdtsc", e.ip, e.tsc);
+            } else if constexpr (std::is_same_v<T, RandomEvent>) {
+                return head + fmt::format("{} at {:#x} = {:#x}", e.seed ? "rdseed" : "rdrand", e.ip, e.value);
             } else if constexpr (std::is_same_v<T, PreemptEvent>) {
                 return head + fmt::format("preempted at rip {:#x} (checked: registers, {} pages it writes)",
                                           e.regs[Registers::RIP], e.pages.size());
@@ -327,6 +329,11 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 j["tsc"] = e.tsc;
                 j["aux"] = e.aux;
                 j["rdtscp"] = e.rdtscp;
+            } else if constexpr (std::is_same_v<T, RandomEvent>) {
+                j["tid"] = e.tid;
+                j["ip"] = e.ip;
+                j["value"] = e.value;
+                j["instruction"] = e.seed ? "rdseed" : "rdrand";
             } else if constexpr (std::is_same_v<T, PreemptEvent>) {
                 j["tid"] = e.tid;
                 j["regs"] = regs_json(e.regs);

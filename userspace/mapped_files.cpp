@@ -46,27 +46,36 @@ std::string read_link(const std::string& path)
 
 } // namespace
 
-std::string MappedFiles::store_open_file(int fd, std::string& path_out)
+MappedFiles::Known& MappedFiles::store_open_file(int fd, const std::string& path)
 {
     struct stat st {};
     if (::fstat(fd, &st) != 0)
         throw std::system_error(errno, std::generic_category(), "fstat");
+    Known file;
     // Devices (/dev/zero…) have no content to copy; replay recognises them by path.
     std::string hash = S_ISREG(st.st_mode) ? store_.store_fd(fd) : "";
-    if (!watched(path_out))
+    file.ref = FileRef{st.st_dev, st.st_ino, st.st_size, mtime_ns(st), hash, path};
+    if (S_ISREG(st.st_mode))
+        for (size_t i = 0; i < watches_.size(); i++)
+            if (watches_[i].which(file.ref, fd))
+                file.watches.push_back(i);
+    if (file.watches.empty())
         capture_.mark_file_known(kernel_identity(st));
-    FileRef ref{st.st_dev, st.st_ino, st.st_size, mtime_ns(st), hash, path_out};
-    known_[{st.st_dev, st.st_ino, st.st_size, mtime_ns(st)}] = ref;
-    return hash;
+    return known_[{st.st_dev, st.st_ino, st.st_size, mtime_ns(st)}] = std::move(file);
+}
+
+void MappedFiles::report_mapping(const Known& file, pid_t tid, const std::string& open_path)
+{
+    for (size_t i : file.watches)
+        watches_[i].hook(tid, open_path, file.ref);
 }
 
 FileRef MappedFiles::resolve(Tid tid, int fd, const rw_file_identity& id)
 {
     Key key{kernel_dev_to_user(id.dev), id.ino, id.size, id.mtime_ns};
     if (auto it = known_.find(key); it != known_.end()) {
-        if (watched(it->second.path))
-            on_mapping_(tid, "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd), it->second.path);
-        return it->second;
+        report_mapping(it->second, tid, "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd));
+        return it->second.ref;
     }
 
     FileRef ref{std::get<0>(key), id.ino, id.size, id.mtime_ns, "", ""};
@@ -84,10 +93,9 @@ FileRef MappedFiles::resolve(Tid tid, int fd, const rw_file_identity& id)
         return ref;
     }
     try {
-        ref.content_hash = store_open_file(file.get(), ref.path);
-        known_[key].path = ref.path;
-        if (watched(ref.path))
-            on_mapping_(tid, "/proc/self/fd/" + std::to_string(file.get()), ref.path);
+        const Known& stored = store_open_file(file.get(), ref.path);
+        report_mapping(stored, tid, "/proc/self/fd/" + std::to_string(file.get()));
+        return stored.ref;
     } catch (const std::exception& e) {
         problems_.push_back("copying " + ref.path + ": " + e.what());
     }
@@ -112,12 +120,10 @@ void MappedFiles::store_mappings(pid_t pid, std::vector<Mapping>& mappings)
             struct stat st {};
             ::fstat(file.get(), &st);
             Key key{st.st_dev, st.st_ino, st.st_size, mtime_ns(st)};
-            if (auto it = known_.find(key); it != known_.end()) {
-                m.content_hash = it->second.content_hash;
-                continue;
-            }
-            std::string path = m.path;
-            m.content_hash = store_open_file(file.get(), path);
+            auto it = known_.find(key);
+            const Known& stored = it != known_.end() ? it->second : store_open_file(file.get(), m.path);
+            m.content_hash = stored.ref.content_hash;
+            report_mapping(stored, pid, proc);
         } catch (const std::exception& e) {
             problems_.push_back("copying " + m.path + ": " + e.what());
         }

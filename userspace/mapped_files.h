@@ -30,28 +30,35 @@ public:
     const std::vector<std::string>& problems() const { return problems_; }
 
     // Files the kernel side stops the program at every mapping of (a
-    // stall while the program cannot use it yet), reported to `on_mapping`
-    // each time with an openable path (/proc/self/fd/N or /proc/TID/fd/N)
-    // and the path the program used: rewind record --parallel probes libc
-    // in each process that maps it.
-    using MappingHook = std::function<void(pid_t tid, const std::string& open_path, const std::string& path)>;
-    void watch_mappings(std::function<bool(const std::string& path)> which, MappingHook hook)
-    {
-        watched_ = std::move(which);
-        on_mapping_ = std::move(hook);
-    }
+    // stall while the program cannot use it yet), reported to the hook
+    // each time with an openable path (/proc/self/fd/N, /proc/TID/fd/N or
+    // a map_files entry) and the file as the trace knows it. Whether a file
+    // is watched is asked once, when it is first copied. rewind record
+    // --parallel probes libc in each process that maps it; every recording
+    // plants int3s on the rdrand/rdseed instructions of the code it maps.
+    using WatchTest = std::function<bool(const FileRef& file, int fd)>;
+    using MappingHook = std::function<void(pid_t tid, const std::string& open_path, const FileRef& file)>;
+    void watch_mappings(WatchTest which, MappingHook hook) { watches_.push_back({std::move(which), std::move(hook)}); }
 
 private:
     using Key = std::tuple<uint64_t, uint64_t, int64_t, int64_t>;
-    // Stores the file open at `fd` (a regular file) and tells the kernel side.
-    std::string store_open_file(int fd, std::string& path_out);
-    bool watched(const std::string& path) const { return watched_ && watched_(path); }
+    struct Watch {
+        WatchTest which;
+        MappingHook hook;
+    };
+    struct Known {
+        FileRef ref;
+        std::vector<size_t> watches; // indexes into watches_
+    };
+    // Stores the file open at `fd` (a regular file), decides which watches
+    // want it, and tells the kernel side to stop at its mappings if any do.
+    Known& store_open_file(int fd, const std::string& path);
+    void report_mapping(const Known& file, pid_t tid, const std::string& open_path);
     FileStore& store_;
     BpfCapture& capture_;
-    std::map<Key, FileRef> known_;
+    std::map<Key, Known> known_;
     std::vector<std::string> problems_;
-    std::function<bool(const std::string& path)> watched_;
-    MappingHook on_mapping_;
+    std::vector<Watch> watches_;
 };
 
 // dev_t as the kernel keeps it internally vs as stat() reports it.

@@ -25,6 +25,7 @@
 #include "file_store.h"
 #include "launcher.h"
 #include "mapped_files.h"
+#include "random_sites.h"
 #include "seq_window.h"
 #include "supervisor.h"
 #include "syscall_table.h"
@@ -236,8 +237,19 @@ RecordResult record(const RecordOptions& options)
     seq_window.set_stalled_test([&capture](uint64_t seq) { return capture.is_stalled_seq(seq); });
     MappedFiles files(store, capture);
     std::vector<std::string> probe_problems;
+    RandomSites random_sites;
+    files.watch_mappings([&](const FileRef& file, int fd) { return random_sites.scan(fd, file.content_hash); },
+                         [&](pid_t tid, const std::string&, const FileRef& file) {
+                             std::optional<pid_t> tgid = tgid_of(tid);
+                             if (!tgid)
+                                 return;
+                             if (auto problem = random_sites.plant(tid, *tgid, file.content_hash, file.path);
+                                 !problem.empty())
+                                 probe_problems.push_back(problem + ": the numbers it gives are not recorded");
+                         });
     if (options.parallel)
-        files.watch_mappings(is_thread_library, [&](pid_t tid, const std::string& open_path, const std::string& path) {
+        files.watch_mappings([](const FileRef& file, int) { return is_thread_library(file.path); },
+                             [&](pid_t tid, const std::string& open_path, const FileRef& file) {
             // A mapping made by a thread that has exited since: its process
             // was probed at its first mapping of the library, made while
             // it started (attaching by the gone thread's id failed: ESRCH).
@@ -245,7 +257,7 @@ RecordResult record(const RecordOptions& options)
             if (!tgid)
                 return;
             try {
-                capture.attach_sync_probes(*tgid, open_path, path);
+                capture.attach_sync_probes(*tgid, open_path, file.path);
             } catch (const CaptureError& e) {
                 probe_problems.push_back(std::string(e.what()) + ": its threads' lock operations are not ordered");
             }
@@ -278,7 +290,7 @@ RecordResult record(const RecordOptions& options)
     sup_options.chaos = options.chaos;
     sup_options.parallel = options.parallel;
     sup_options.scrub_env = options.scrub_env;
-    Supervisor supervisor(capture, assembler, sink, files, sup_options);
+    Supervisor supervisor(capture, assembler, sink, files, random_sites, sup_options);
     // Room for end.json when the disk fills: freed just before it is written.
     EndReserve reserve(dir);
     int status = 0;

@@ -20,6 +20,7 @@
 #include "event_assembler.h"
 #include "mapped_files.h"
 #include "process_image.h"
+#include "random_sites.h"
 #include "syscall_memory.h"
 #include "tracee.h"
 #include "tsc.h"
@@ -62,8 +63,9 @@ bool in_uprobes_page(Tid tgid, uint64_t rip)
 } // namespace
 
 Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
-                       const Options& options)
-    : capture_(capture), assembler_(assembler), sink_(sink), files_(files), options_(options),
+                       RandomSites& random_sites, const Options& options)
+    : capture_(capture), assembler_(assembler), sink_(sink), files_(files), random_sites_(random_sites),
+      options_(options),
       scheduler_(options.time_slice, options.chaos)
 {}
 
@@ -181,6 +183,8 @@ void Supervisor::on_stop(pid_t tid, int status)
         Tid tgid = it != threads_.end() ? it->second.tgid : tid;
         if (it != threads_.end())
             threads_.erase(it);
+        if (std::none_of(threads_.begin(), threads_.end(), [&](const auto& kv) { return kv.second.tgid == tgid; }))
+            random_sites_.forget(tgid, false);
         if (tid == initial_)
             initial_status_ = status;
         on_thread_gone(tid, tgid);
@@ -373,6 +377,8 @@ void Supervisor::on_signal(Thread& t, int signo)
     }
     if (signo == SIGSEGV && si.si_code == SI_KERNEL && emulate_tsc(t))
         return;
+    if (signo == SIGTRAP && si.si_code == SI_KERNEL && emulate_random(t))
+        return;
     if (signo == SIGTRAP && on_probe_trap(t))
         return;
 
@@ -452,6 +458,28 @@ bool Supervisor::emulate_tsc(Thread& t)
     return true;
 }
 
+bool Supervisor::emulate_random(Thread& t)
+{
+    Registers regs = get_registers(t.tid);
+    uint64_t ip = regs[Registers::RIP] - 1; // past our int3
+    auto insn = random_sites_.at(t.tgid, ip);
+    if (!insn)
+        return false;
+    capture_.drain();
+    RandomEvent e;
+    e.seq = capture_.next_seq();
+    e.tid = t.tid;
+    e.ip = ip;
+    e.seed = insn->seed;
+    e.value = host_random(insn->seed, insn->bits);
+    apply_random(regs, *insn, ip, e.value);
+    set_registers(t.tid, regs);
+    emit(std::move(e));
+    random_traps_++;
+    resume(t, 0);
+    return true;
+}
+
 void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
 {
     const rw_stall* stall = &stall_entry;
@@ -508,6 +536,7 @@ void Supervisor::on_exec(Thread& t)
     std::error_code ec;
     e.executable = std::filesystem::read_symlink("/proc/" + std::to_string(t.tid) + "/exe", ec).string();
     e.mappings = read_mappings(t.tid);
+    random_sites_.forget(t.tgid, true);
     files_.store_mappings(t.tid, e.mappings);
     e.seq = capture_.next_seq();
     emit(std::move(e));

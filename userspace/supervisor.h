@@ -45,6 +45,7 @@ class EventAssembler;
 class EventSink;
 class FileStore;
 class MappedFiles;
+class RandomSites;
 
 class Supervisor {
 public:
@@ -58,7 +59,7 @@ public:
     };
 
     Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
-               const Options& options);
+               RandomSites& random_sites, const Options& options);
 
     // Runs until no traced task is left; returns the wait status of `initial`.
     int run(pid_t initial, const std::function<void()>& periodic);
@@ -66,6 +67,7 @@ public:
     const std::vector<std::string>& problems() const { return problems_; }
     uint64_t stalls() const { return stalls_; }
     uint64_t rdtsc_traps() const { return rdtsc_traps_; }
+    uint64_t random_traps() const { return random_traps_; }
     uint64_t deferred_signals() const { return deferred_signals_; }
     // Serialized processes: CPU hand-overs at syscalls that may block, and
     // at the exit of a syscall of a thread past its time slice.
@@ -106,6 +108,7 @@ private:
     void on_stall(Thread& t, const rw_stall& stall);
     void on_exec(Thread& t);
     bool emulate_tsc(Thread& t);
+    bool emulate_random(Thread& t);
     void resend_deferred(Thread& t);
     void inherit_sync_probes(Thread& child, Tid parent);
     void record_signal(Thread& t, const siginfo_t& info, SignalKind kind, const Registers& regs);
@@ -142,6 +145,7 @@ private:
     EventAssembler& assembler_;
     EventSink& sink_;
     MappedFiles& files_;
+    RandomSites& random_sites_;
     Options options_;
     std::map<Tid, Thread> threads_;
     ThreadScheduler scheduler_;
@@ -150,6 +154,7 @@ private:
     std::vector<std::string> problems_;
     uint64_t stalls_ = 0;
     uint64_t rdtsc_traps_ = 0;
+    uint64_t random_traps_ = 0;
     uint64_t deferred_signals_ = 0;
     uint64_t refusals_seen_ = 0;
     uint64_t yields_ = 0;

@@ -21,8 +21,10 @@ from rwtest import (Failure, Run, check, dump_events, fresh_dir, normalize_numbe
 VDSO_SYSCALLS = {"clock_gettime", "gettimeofday", "time", "getcpu", "clock_getres"}
 
 # Programs whose output differs on every run: compared with digits masked.
-# (memcpy_overflow prints addresses, which ASLR moves in native runs.)
-NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy", "memcpy_overflow"}
+# (memcpy_overflow prints addresses, which ASLR moves in native runs; hw_random
+# and random_device print the CPU's random numbers.)
+NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy", "memcpy_overflow",
+                    "hw_random", "random_device"}
 
 
 def check_read_payloads(events, expected_files):

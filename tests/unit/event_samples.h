@@ -14,7 +14,7 @@ inline std::vector<Event> sample_events(size_t count, uint32_t seed = 7)
     auto rnd = [&](uint64_t mod) { return mod ? rng() % mod : rng(); };
     std::vector<Event> out;
     for (size_t i = 0; i < count; i++) {
-        switch (i % 7) {
+        switch (i % 8) {
         case 0: {
             SyscallEvent e;
             e.seq = i;
@@ -103,6 +103,9 @@ inline std::vector<Event> sample_events(size_t count, uint32_t seed = 7)
         }
         case 5:
             out.push_back(RdtscEvent{i, 100, rnd(0), rnd(0), static_cast<uint32_t>(rnd(64)), rnd(2) == 1});
+            break;
+        case 6:
+            out.push_back(RandomEvent{i, 100, rnd(0), rnd(0), rnd(2) == 1});
             break;
         default:
             out.push_back(

@@ -1,0 +1,50 @@
+// Where the code a program maps holds rdrand/rdseed (random_insn.h), and the
+// int3s the recorder keeps on them in each process. A file is scanned once
+// per content; its sites are planted in every executable mapping of it, at
+// exec or while the thread that mapped it is stalled after its mmap.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "random_insn.h"
+
+namespace rw {
+
+// File offsets of the rdrand/rdseed instructions in the executable segments
+// of the ELF file open at `fd` (none for other files). A byte pattern counts
+// only where decoding from the start of its function (.eh_frame) or, without
+// one, of its segment lands on it.
+std::vector<uint64_t> find_random_sites(int fd);
+
+class RandomSites {
+public:
+    // Whether the file open at `fd` (content `hash`) has sites; scans once.
+    bool scan(int fd, const std::string& hash);
+
+    // Plants the sites of the file with content `hash` in the executable
+    // mappings of `path` in process `tgid`, stopped in `tid`. Returns a
+    // problem, empty if none.
+    std::string plant(pid_t tid, pid_t tgid, const std::string& hash, const std::string& path);
+
+    // The instruction our int3 at `addr` stands for in process `tgid` (a
+    // fork child has its parent's int3s until it execs).
+    std::optional<RandomInstruction> at(pid_t tgid, uint64_t addr);
+
+    // The process has a new image (exec) or is gone.
+    void forget(pid_t tgid, bool execed);
+
+    uint64_t planted() const { return planted_count_; }
+
+private:
+    std::map<std::string, std::vector<uint64_t>> by_content_;
+    std::map<pid_t, std::map<uint64_t, RandomInstruction>> by_process_; // int3 address → instruction
+    uint64_t planted_count_ = 0;
+};
+
+} // namespace rw

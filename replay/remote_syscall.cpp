@@ -1,10 +1,13 @@
 #include "remote_syscall.h"
 
+#include <csignal>
 #include <cstring>
 #include <stdexcept>
 
 #include "stop_waiter.h"
+#include "stray_signal.h"
 #include "task.h"
+#include "tracee.h"
 
 namespace rw::replay {
 namespace {
@@ -33,9 +36,32 @@ RemoteSyscalls::~RemoteSyscalls()
 
 void RemoteSyscalls::wait_syscall_stop(const char* what)
 {
-    auto stop = waiter_.wait_for(task_.tid(), std::chrono::seconds(30));
-    if (!stop || stop->kind != StopInfo::Kind::SyscallStop)
-        throw std::runtime_error(std::string("an injected syscall did not reach its ") + what);
+    for (;;) {
+        auto stop = waiter_.wait_for(task_.tid(), std::chrono::seconds(30));
+        // A debugger's perf event (a task-clock alarm, a breakpoint on the
+        // syscall instruction run again) is not about the program: the
+        // injected call goes on.
+        // Nor is a signal the replayed world raised (a fork snapshot ended
+        // by the replayer sends its parent SIGCHLD).
+        if (stop && stop->kind == StopInfo::Kind::SignalDelivery &&
+            ((stop->signal == SIGTRAP && get_siginfo(task_.tid()).si_code == kTrapPerf) ||
+             is_stray_signal(task_.tid(), stop->signal))) {
+            task_.resume(Resume::Syscall);
+            continue;
+        }
+        if (!stop)
+            throw std::runtime_error(std::string("an injected syscall did not reach its ") + what + " within 30 s");
+        if (stop->kind != StopInfo::Kind::SyscallStop) {
+            std::string instead = stop->kind == StopInfo::Kind::SignalDelivery
+                                      ? "a stop for " + signal_name(stop->signal) + " (code " +
+                                            std::to_string(get_siginfo(task_.tid()).si_code) + ")"
+                                      : "a stop of kind " + std::to_string(static_cast<int>(stop->kind)) +
+                                            " (wait status " + std::to_string(stop->raw) + ")";
+            throw std::runtime_error(std::string("an injected syscall did not reach its ") + what + ": " + instead +
+                                     " came first");
+        }
+        return;
+    }
 }
 
 int64_t RemoteSyscalls::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)

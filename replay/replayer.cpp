@@ -1,6 +1,7 @@
 #include "replayer.h"
 
 #include "instruction_trap.h"
+#include "stray_signal.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -232,22 +233,6 @@ std::string what_thread_does(pid_t tid)
             return "it sleeps in syscall " + nr + " at " + pc;
         return "state " + std::string(1, state) + (nr.empty() ? "" : ", " + nr + (rest.empty() ? "" : " at " + pc));
     }
-}
-
-// A signal the replayed world raises by itself (a real child's SIGCHLD, a
-// terminal's SIGINT): the recording says which signals arrive and where, and
-// rewind sends those itself; everything else is dropped.
-bool is_stray_signal(pid_t tid, int signo)
-{
-    siginfo_t si{};
-    if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0)
-        return false;
-    // Sent by the replayer. A world restored from a landmark lives in a pid
-    // namespace of its own, where the replayer has no pid (0).
-    if (si.si_code == SI_TKILL && (si.si_pid == getpid() || si.si_pid == 0))
-        return false;
-    bool fault = signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE || signo == SIGTRAP;
-    return !(fault && si.si_code > 0);
 }
 
 } // namespace

@@ -35,6 +35,22 @@ void Replayer::check_registers(Task& t, const Registers& expected, const std::st
     diverge(t, "registers differ " + what, details);
 }
 
+void Replayer::adopt_scratch_registers(Task& t, const Registers& recorded)
+{
+    // In a parallel trace a synchronization call's futexes run for real and
+    // depend on contention, which replay does not reproduce: a call that
+    // waited in the recording (futex's sixth argument in r9) may not wait
+    // in replay. What it leaves in the registers a call may clobber, and
+    // the syscall did not take as arguments (checked at its entry), is not
+    // the program's. The signal frame gets the recorded values.
+    static constexpr Registers::Index kScratch[] = {Registers::RDI, Registers::RSI, Registers::RDX, Registers::R8,
+                                                    Registers::R9,  Registers::R10, Registers::R11, Registers::EFLAGS};
+    Registers r = t.regs();
+    for (Registers::Index i : kScratch)
+        r[i] = recorded[i];
+    t.set_regs(r);
+}
+
 void Replayer::on_signal(const SignalEvent& e)
 {
     Task& t = task(e.tid);
@@ -89,6 +105,8 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     }
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != e.signo)
         diverge(t, "expected the delivery of " + signal_name(e.signo) + ", got " + describe_stop(t, s));
+    if (e.kind == SignalKind::AtSyscall && parallel_)
+        adopt_scratch_registers(t, e.regs);
     check_registers(t, e.regs, "where " + signal_name(e.signo) + " is delivered");
     siginfo_t info;
     std::memcpy(&info, e.siginfo.data(), sizeof(info));

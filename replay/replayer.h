@@ -173,6 +173,7 @@ private:
     void on_signal(const SignalEvent& e);
     void on_rdtsc(const RdtscEvent& e);
     void on_random(const RandomEvent& e);
+    void adopt_scratch_registers(Task& t, const Registers& recorded);
     std::set<uint64_t> warned_random_breakpoints_; // rdrand/rdseed addresses a debugger has a breakpoint on
     void on_note(const NoteEvent& e);
     void on_preempt(const PreemptEvent& e);

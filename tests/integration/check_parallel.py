@@ -33,8 +33,9 @@ RECORDINGS = 5
 # threads_timed: signals blocked around locks, condition waits with deadlines
 # (woken and timed out), a nested pthread_once.
 # threads_many: twelve threads joined, whose joins free stacks (munmap).
+# threads_fork: forks after a join and takes SIGCHLD in wait4; rdrand.
 EXACT = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_rwlock", "threads_semaphore",
-         "threads_pool", "threads_timed", "threads_many"]
+         "threads_pool", "threads_timed", "threads_many", "threads_fork"]
 # Real programs that run threads: (name, argv with {input}).
 REAL = [("pigz", ["pigz", "-p", "2", "-c", "{input}"]),
         ("xz", ["xz", "-T2", "-3", "-c", "{input}"]),

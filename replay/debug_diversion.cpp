@@ -281,6 +281,7 @@ size_t DebugSession::read_memory(uint64_t addr, std::span<uint8_t> out)
     }
     size_t n = TraceeMemory(real).read_partial(RemoteAddr(addr), out);
     breakpoints_.hide(addr, out.first(n)); // gdb reads memory without its int3s, as with gdbserver
+    engine_.hide_engine_int3(addr, out.first(n)); // nor the replay's own (an rdrand's, a sync call's)
     return n;
 }
 

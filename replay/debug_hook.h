@@ -29,9 +29,10 @@ public:
     // delivery stop, the signal not yet handed over.
     virtual void on_signal(Task& task, int signo) = 0;
 
-    // `task` has reached the point where the recording switched threads (a
-    // preempt event): the state there is the event's, with no signal.
-    virtual void on_preempted(Task& task) = 0;
+    // `task` has reached its next event's point, where nothing is delivered:
+    // where the recording switched threads (a preempt event), or an rdrand/
+    // rdseed that replay runs in the program's place (not yet run).
+    virtual void on_event_point(Task& task) = 0;
 
     // `task` stopped because the debugger asked to interrupt it
     // (Replayer::interrupt_after); it resumes as before. May throw.

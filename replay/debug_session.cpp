@@ -622,7 +622,7 @@ bool DebugSession::at_event_segment() const
            target_.path[segment_].kind == Segment::Kind::ToEvent;
 }
 
-void DebugSession::on_preempted(Task& task)
+void DebugSession::on_event_point(Task& task)
 {
     // A position's ToEvent segment ends here as at a signal's delivery
     // point; running forward for the debugger, it is not a stop.
@@ -636,6 +636,10 @@ void DebugSession::on_preempted(Task& task)
         current_tid_ = task.recorded_tid();
         segment_reached();
     } else if (mode_ == Mode::Search && search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent) {
+        // The step that landed on the point was counted; the engine's trap
+        // there (an int3 the next step ran) is not an instruction.
+        if (search_steps_ > 0 && trail_.drop_last_at(task.regs()[Registers::RIP]))
+            search_steps_--;
         throw SearchDone{search_steps_};
     }
 }

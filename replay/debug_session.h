@@ -178,7 +178,7 @@ public:
     // ---- DebugHook --------------------------------------------------------
     Then on_trap(Task& task, const siginfo_t& info) override;
     void on_signal(Task& task, int signo) override;
-    void on_preempted(Task& task) override;
+    void on_event_point(Task& task) override;
     void on_interrupt(Task& task) override;
     std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;
     void before_fork(Task& task) override;

@@ -453,8 +453,11 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
                 return prev.with(Segment::brk(sc->ip - 2, 1));
             if (const auto* rd = std::get_if<RdtscEvent>(&*e))
                 return prev.with(Segment::brk(rd->ip, 1));
-            if (const auto* rn = std::get_if<RandomEvent>(&*e))
-                return prev.with(Segment::brk(rn->ip, 1));
+            // An rdrand/rdseed: the thread stands on it where the event
+            // comes (replay runs it in the program's place, with an int3
+            // that a breakpoint there would share).
+            if (std::holds_alternative<RandomEvent>(*e))
+                return prev.with(Segment::to_event());
             // Just after a signal's delivery (the handler's first
             // instruction): before it, the interrupted point.
             if (const auto* sg = std::get_if<SignalEvent>(&*e); sg && sg->tgid == debugged_tgid_)

@@ -71,7 +71,7 @@ void Replayer::on_preempt(const PreemptEvent& e)
     r[Registers::EFLAGS] &= ~kResumeFlag;
     t.set_regs(r);
     if (hook_)
-        hook_->on_preempted(t);
+        hook_->on_event_point(t);
 }
 
 bool Replayer::preempt_point_trap(Task& t, const StopInfo& stop)

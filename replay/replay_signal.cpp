@@ -239,6 +239,8 @@ void Replayer::on_random(const RandomEvent& e)
     StopInfo s = wait_stop(t, what);
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != e.ip)
         diverge(t, "expected the " + what + ", got " + describe_stop(t, s));
+    if (hook_)
+        hook_->on_event_point(t); // a debugger's position just before the instruction
     Registers r = t.regs();
     apply_random(r, *insn, e.ip, e.value);
     t.set_regs(r);

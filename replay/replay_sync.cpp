@@ -248,6 +248,15 @@ std::optional<uint8_t> Replayer::engine_byte_under(uint64_t addr) const
     return std::nullopt;
 }
 
+void Replayer::hide_engine_int3(uint64_t addr, std::span<uint8_t> data) const
+{
+    if (!sync_trap_ || !sync_trap_->planted())
+        return;
+    uint64_t at = sync_trap_->address();
+    if (at >= addr && at - addr < data.size())
+        data[at - addr] = sync_trap_->original();
+}
+
 void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
 {
     std::optional<InstructionTrap> trap;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,8 @@ public:
     // The byte under the engine's int3 at `addr`, if it has one there now
     // (a debugger inserting its own int3 there shares it).
     std::optional<uint8_t> engine_byte_under(uint64_t addr) const;
+    // Puts back the byte under the engine's int3 if it lies in [addr, addr + data.size()).
+    void hide_engine_int3(uint64_t addr, std::span<uint8_t> data) const;
     // When the next event is a thread's exit or exit_group: runs it to just
     // before that syscall instruction (the last state of the program) and
     // returns the instruction's address. Replaying the exit goes on from there.

@@ -43,6 +43,19 @@ public:
     // Where the latest step stands (the base if none was taken).
     Position last() const { return steps_.empty() ? base_ : name(steps_.back()); }
 
+    // Forgets the last step if it landed at `rip`: the search arrived there
+    // by a trap of the instruction it landed on, not by a step of its own.
+    bool drop_last_at(uint64_t rip)
+    {
+        if (steps_.empty() || steps_.back().rip != rip)
+            return false;
+        if (--counts_[rip] == 0)
+            counts_.erase(rip);
+        steps_.pop_back();
+        index_--;
+        return true;
+    }
+
     // The position one instruction before `p`, if `p` is on the trail.
     std::optional<Position> before(const Position& p) const
     {

@@ -1,7 +1,7 @@
 /* A process that has run a thread forks and waits for its child, and both
- * read the CPU's random numbers. The thread's join may wait in a futex
- * whose sixth argument (r9) is still there when the parent's wait4 takes
- * SIGCHLD; a replay that does not wait there has another r9. */
+ * read the CPU's random numbers. The join waits in a futex whose sixth
+ * argument (r9) is still there when the parent's wait4 takes SIGCHLD; a
+ * replay that does not wait there has another r9. */
 #include <cpuid.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,11 +23,12 @@ static unsigned long long hardware_random(void)
 static void *work(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 100000; i++) {
+    for (int i = 0; i < 2000; i++) {
         pthread_mutex_lock(&lock);
         total += i;
         pthread_mutex_unlock(&lock);
     }
+    printf("total %ld\n", total);
     return NULL;
 }
 
@@ -35,9 +36,7 @@ int main(void)
 {
     pthread_t t;
     pthread_create(&t, NULL, work, NULL);
-    work(NULL);
-    pthread_join(t, NULL);
-    printf("total %ld\n", total);
+    pthread_join(t, NULL); /* waits for the thread here, in the recording */
     fflush(stdout);
     pid_t child = fork();
     if (child == 0) {

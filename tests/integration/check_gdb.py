@@ -422,6 +422,27 @@ def scenario_child_processes(rw, work):
     return f"{len(tree)} processes"
 
 
+def scenario_hardware_random(rw, programs, sources, work):
+    """Stepping forwards and backwards across an rdrand, which replay runs in
+    the program's place: the register holds the recorded number after it,
+    the value before it when stepped back, and gdb sees the instruction."""
+    trace = os.path.join(work, "hw_random.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "hw_random")])
+    check(r.status == 0, f"recording hw_random\n{r.describe()}")
+    first = r.stdout.decode().splitlines()[0]
+    if "no rdrand" in first:
+        return "not exercised: this CPU has no rdrand"
+    number = int(first.split()[-1], 16)  # the 32-bit rdrand's, into r10
+    line = next(i for i, text in enumerate(open(os.path.join(sources, "hw_random.c")), 1) if "rdrand %%r10d" in text)
+    out = Session(rw, trace).run(f"break hw_random.c:{line}", "continue", "stepi", "stepi", "print/x $r10",
+                                 "reverse-stepi", "print/x $r10", "x/i $pc", "reverse-stepi", "x/i $pc",
+                                 "stepi", "stepi", "print/x $r10")
+    no_divergence(out)
+    expect(out, rf"\$1 = {number:#x}\n", r"\$2 = 0xffffffffffffffff", r"=> 0x[0-9a-f]+ <draw\+\d+>:\s+rdrand\s+%r10d",
+           r"=> 0x[0-9a-f]+ <draw\+\d+>:\s+mov\s+\$0xffffffffffffffff,%r10", rf"\$3 = {number:#x}\n")
+    return f"r10 {number:#x} after the rdrand, forwards, backwards and forwards again"
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
@@ -469,6 +490,9 @@ def main():
     tests.append(("scenario_thread_local",
                   lambda: scenario_thread_local(args.rewind, args.programs, fresh_dir(os.path.join(work, "tls")))))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
+    tests.append(("scenario_hardware_random",
+                  lambda: scenario_hardware_random(args.rewind, args.programs, args.sources,
+                                                   fresh_dir(os.path.join(work, "hw_random")))))
     tests.append(("scenario_child_processes",
                   lambda: scenario_child_processes(args.rewind, fresh_dir(os.path.join(work, "children")))))
     tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))

@@ -23,8 +23,8 @@
 
 #include "rewind_abi.h"
 
-#define RW_WALK_MAX_SEGMENTS RW_BPF_MAX_SEGMENTS
-#define RW_WALK_MAX_IOV RW_BPF_MAX_SEGMENTS
+#define RW_WALK_MAX_SEGMENTS		RW_BPF_MAX_SEGMENTS
+#define RW_WALK_MAX_IOV			RW_BPF_MAX_SEGMENTS
 #define RW_READ_USER(w, dst, size, src) bpf_probe_read_user((dst), (size), (const void *)(src))
 /* The walk's `reader` points at the count, in the scratch map value. */
 #define RW_WALK_COUNT(w) (*(__u32 *)(w)->reader)
@@ -33,7 +33,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define BPF_F_NO_PREALLOC_FLAG 1
-#define MAP_ANONYMOUS_FLAG 0x20
+#define MAP_ANONYMOUS_FLAG     0x20
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -91,7 +91,7 @@ struct {
 } rb SEC(".maps");
 
 struct scratch {
-	__u32 nsegs; /* the walk's count of segments (RW_WALK_COUNT) */
+	__u32 nsegs;	   /* the walk's count of segments (RW_WALK_COUNT) */
 	__u32 copy_seg;	   /* copy_one_chunk: the segment being copied, */
 	__u32 copy_failed; /* why copying stopped (enum rw_stall_reason; 0: all well), */
 	__u64 copy_off;	   /* and how far into that segment it is */
@@ -271,13 +271,13 @@ static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
 	s->sc.h.flags |= RW_SC_FILE;
 }
 
-#define O_NONBLOCK_FLAG 04000
-#define S_IFMT_BITS 0170000
-#define S_IFREG_BITS 0100000
-#define S_IFDIR_BITS 0040000
-#define S_IFBLK_BITS 0060000
-#define S_IFCHR_BITS 0020000
-#define MEM_MAJOR 1 /* /dev/null, /dev/zero, /dev/urandom… */
+#define O_NONBLOCK_FLAG	  04000
+#define S_IFMT_BITS	  0170000
+#define S_IFREG_BITS	  0100000
+#define S_IFDIR_BITS	  0040000
+#define S_IFBLK_BITS	  0060000
+#define S_IFCHR_BITS	  0020000
+#define MEM_MAJOR	  1 /* /dev/null, /dev/zero, /dev/urandom… */
 #define KERNEL_MINOR_BITS 20
 
 /* Whether I/O on descriptor `fd` of the current task can wait for another
@@ -305,7 +305,8 @@ static __always_inline int fd_may_block(__u64 fd)
 	mode = BPF_CORE_READ(inode, i_mode) & S_IFMT_BITS;
 	if (mode == S_IFREG_BITS || mode == S_IFDIR_BITS || mode == S_IFBLK_BITS)
 		return 0;
-	if (mode == S_IFCHR_BITS && (BPF_CORE_READ(inode, i_rdev) >> KERNEL_MINOR_BITS) == MEM_MAJOR)
+	if (mode == S_IFCHR_BITS &&
+	    (BPF_CORE_READ(inode, i_rdev) >> KERNEL_MINOR_BITS) == MEM_MAJOR)
 		return 0;
 	return 1;
 }
@@ -348,22 +349,22 @@ static __always_inline __u64 chunk_ring_bytes(__u64 n)
 	return RW_CHUNK_BYTES;
 }
 
-#define RESERVE_AND_READ(size)                                                         \
-	do {                                                                           \
-		struct rw_rec_data *r =                                                \
-			bpf_ringbuf_reserve(&rb, sizeof(struct rw_rec_data) + (size), 0); \
-		if (!r)                                                                \
-			return RW_STALL_RING_FULL;                                     \
-		if (n > (size))                                                        \
-			n = (size);                                                    \
-		*r = s->dh;                                                            \
-		r->len = n;                                                            \
-		if (bpf_probe_read_user((void *)(r + 1), n, (const void *)s->dh.addr)) { \
-			bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);                      \
-			return RW_STALL_READ_FAULT;                                    \
-		}                                                                      \
-		bpf_ringbuf_submit(r, ring_flags());                                   \
-		return 0;                                                              \
+#define RESERVE_AND_READ(size)                                                                     \
+	do {                                                                                       \
+		struct rw_rec_data *r =                                                            \
+			bpf_ringbuf_reserve(&rb, sizeof(struct rw_rec_data) + (size), 0);          \
+		if (!r)                                                                            \
+			return RW_STALL_RING_FULL;                                                 \
+		if (n > (size))                                                                    \
+			n = (size);                                                                \
+		*r = s->dh;                                                                        \
+		r->len = n;                                                                        \
+		if (bpf_probe_read_user((void *)(r + 1), n, (const void *)s->dh.addr)) {           \
+			bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);                                  \
+			return RW_STALL_READ_FAULT;                                                \
+		}                                                                                  \
+		bpf_ringbuf_submit(r, ring_flags());                                               \
+		return 0;                                                                          \
 	} while (0)
 
 /* n >= RW_DIRECT_MIN: one constant-size branch per size chunk_ring_bytes
@@ -455,7 +456,8 @@ static long add_segment_size(__u32 index, void *data)
 		return 1;
 	len = s->segs[index].len;
 	/* As copy_one_chunk reserves them: whole chunks, then the last one. */
-	s->size_bytes += (len / RW_CHUNK_BYTES) * RW_CHUNK_BYTES + chunk_ring_bytes(len % RW_CHUNK_BYTES);
+	s->size_bytes +=
+		(len / RW_CHUNK_BYTES) * RW_CHUNK_BYTES + chunk_ring_bytes(len % RW_CHUNK_BYTES);
 	s->size_chunks += (len + RW_CHUNK_BYTES - 1) / RW_CHUNK_BYTES;
 	return 0;
 }
@@ -477,7 +479,7 @@ static long walk_one_buffer(__u32 index, void *data)
 }
 
 static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *s,
-								  const struct rw_sys_spec *spec)
+								const struct rw_sys_spec *spec)
 {
 	struct rw_subcmd_key key = {};
 	const struct rw_sys_spec *sub;
@@ -733,8 +735,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		s->sc.h.flags |= RW_SC_UNKNOWN;
 		goto emit;
 	}
-	if ((spec->flags & RW_SYS_MAPS_FILE) && ret >= 0 &&
-	    !(s->sc.args[3] & MAP_ANONYMOUS_FLAG))
+	if ((spec->flags & RW_SYS_MAPS_FILE) && ret >= 0 && !(s->sc.args[3] & MAP_ANONYMOUS_FLAG))
 		capture_file_identity(s, s->sc.args[4]);
 	spec = effective_spec(s, spec);
 	if (!spec)
@@ -751,8 +752,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	s->nsegs = 0;
 	struct walk_ctx wc = {.walk = &walk, .s = s};
 	if (s->spec.nbufs)
-		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS,
-			 walk_one_buffer, &wc, 0);
+		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS, walk_one_buffer,
+			 &wc, 0);
 	if (walk.status) {
 		stall(s, walk.status == RW_WALK_TOO_COMPLEX ? RW_STALL_TOO_COMPLEX
 							    : RW_STALL_READ_FAULT);
@@ -767,7 +768,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	ref.s = s;
 	bpf_loop(s->nsegs, add_segment_size, &ref, 0);
 	chunks = s->size_chunks;
-	need = s->size_bytes + chunks * (sizeof(struct rw_rec_data) + 8) + sizeof(struct rw_rec_syscall) + 8;
+	need = s->size_bytes + chunks * (sizeof(struct rw_rec_data) + 8) +
+	       sizeof(struct rw_rec_syscall) + 8;
 	ring_size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	pending = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	if (pending + need > ring_size) {

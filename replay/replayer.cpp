@@ -207,6 +207,13 @@ void Replayer::remove_task(Task& t)
 
 namespace {
 
+bool in_ptrace_stop(pid_t tid)
+{
+    errno = 0;
+    ::ptrace(PTRACE_PEEKUSER, tid, nullptr, nullptr);
+    return errno != ESRCH;
+}
+
 // What a thread that stopped answering is doing, from /proc: running (a
 // loop that reaches no event), or sleeping in a syscall, or stopped.
 std::string what_thread_does(pid_t tid)
@@ -389,6 +396,10 @@ void Replayer::collect_fresh(Task& t)
 
 std::string Replayer::describe_stop(Task& t, const StopInfo& s)
 {
+    bool readable = s.kind != StopInfo::Kind::SyscallStop && s.kind != StopInfo::Kind::SignalDelivery;
+    if (!readable && !in_ptrace_stop(t.tid()))
+        return (s.kind == StopInfo::Kind::SyscallStop ? "a syscall stop" : "signal " + signal_name(s.signal)) +
+               std::string(", which the thread has left since (killed)");
     switch (s.kind) {
     case StopInfo::Kind::Exited:
         return "an exit with status " + std::to_string(s.exit_code);
@@ -877,6 +888,11 @@ void Replayer::on_exit(const ExitEvent& e)
                 if (x.code().value() != ESRCH)
                     throw;
             }
+        } else if (!WIFSIGNALED(e.exit_code)) {
+            // Asleep in the futex of a synchronization call that runs for
+            // real (a parallel trace): only the sibling's exit_group ends
+            // it, and its exit may come first in the recording too.
+            run_group_exit_ahead(t);
         }
         for (;;) {
             final = wait_stop(t, "its exit");
@@ -886,6 +902,10 @@ void Replayer::on_exit(const ExitEvent& e)
                 resume(t, Resume::Cont);
                 continue;
             }
+            // A stop taken before a sibling's exit_group killed it (a woken
+            // waiter held at its futex's exit): the kill ended that stop.
+            if (!voluntary && !in_ptrace_stop(t.tid()))
+                continue;
             diverge(t, "expected the thread to exit, got " + describe_stop(t, final));
         }
     }

@@ -34,8 +34,10 @@ RECORDINGS = 5
 # (woken and timed out), a nested pthread_once.
 # threads_many: twelve threads joined, whose joins free stacks (munmap).
 # threads_fork: forks after a join and takes SIGCHLD in wait4; rdrand.
+# threads_exit_waiting: the process ends while its workers wait or wake;
+# the recording has the workers' exits before or after the ending call.
 EXACT = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_rwlock", "threads_semaphore",
-         "threads_pool", "threads_timed", "threads_many", "threads_fork"]
+         "threads_pool", "threads_timed", "threads_many", "threads_fork", "threads_exit_waiting"]
 # Real programs that run threads: (name, argv with {input}).
 REAL = [("pigz", ["pigz", "-p", "2", "-c", "{input}"]),
         ("xz", ["xz", "-T2", "-3", "-c", "{input}"]),

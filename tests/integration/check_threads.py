@@ -18,7 +18,8 @@ from rwtest import rewind_watch as watch
 
 DIVERGENCE = 90
 PROGRAMS = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_detached", "threads_spin",
-            "threads_signal", "threads_rounding", "threads_timed", "threads_many", "threads_fork"]
+            "threads_signal", "threads_rounding", "threads_timed", "threads_many", "threads_fork",
+            "threads_exit_waiting"]
 
 
 def record(rw, trace, argv, *options):

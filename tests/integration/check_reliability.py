@@ -347,10 +347,9 @@ def check_crafted_traces(rw, work, progs, tamper):
     wrong, within seconds; info --verify names the file a copy stands for
     and the event that first uses it."""
     def bounded(argv):
-        try:
-            return Run(argv, timeout=60)
-        except subprocess.TimeoutExpired:
-            check(False, f"rewind {' '.join(argv[1:])} still running after 60 s (it followed or waited on a file)")
+        run = Run(argv, timeout=60)
+        check(not run.timed_out, f"rewind {' '.join(argv[1:])} still running after 60 s (it followed or waited on a file)")
+        return run
 
     words = os.path.join(work, "words.txt")
     with open(words, "w") as f:

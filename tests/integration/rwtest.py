@@ -102,15 +102,25 @@ def fresh_dir(path):
 
 class Run:
     def __init__(self, argv, cwd=None, env=None, timeout=300):
-        p = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout)
         self.argv = argv
+        self.timed_out = None
+        try:
+            p = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            # A check that fails, with what the command printed, rather
+            # than a traceback that ends the whole test script.
+            self.timed_out = timeout
+            self.stdout, self.stderr = e.stdout or b"", e.stderr or b""
+            self.status = -9
+            return
         self.stdout = p.stdout
         self.stderr = p.stderr
         self.status = p.returncode  # negative: killed by that signal
 
     def describe(self):
-        return (f"$ {' '.join(self.argv)}\nstatus {self.status}\n--- stdout\n"
+        status = f"killed after {self.timed_out} s" if self.timed_out else f"status {self.status}"
+        return (f"$ {' '.join(self.argv)}\n{status}\n--- stdout\n"
                 f"{self.stdout.decode(errors='replace')}--- stderr\n{self.stderr.decode(errors='replace')}")
 
 

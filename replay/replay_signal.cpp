@@ -10,6 +10,7 @@
 #include "text.h"
 #include "hw_breakpoint.h"
 #include "instruction_trap.h"
+#include "page_digest.h"
 #include "random_insn.h"
 #include "syscall_sigmask.h"
 #include "replayer.h"
@@ -139,6 +140,13 @@ void Replayer::enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_ma
         diverge(t, "cannot write the signal frame of " + signal_name(signo) + " at " + hex(at));
 }
 
+bool Replayer::at_signal_point(Task& t, const SignalEvent& e)
+{
+    // The pages the recorded round wrote tell rounds of a loop apart that
+    // differ only in memory (supervisor_signal_probe.cpp).
+    return same_registers(t.regs(), e.regs) && (e.pages.empty() || page_digest(t.tid(), e.pages) == e.pages_hash);
+}
+
 void Replayer::reach_position(Task& t, const SignalEvent& e)
 {
     // The recording interrupted the thread in user code: find the same
@@ -158,7 +166,7 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
         if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == SIGTRAP &&
             get_siginfo(t.tid()).si_code == kTrapPerf) {
             hits++;
-            if (same_registers(t.regs(), e.regs))
+            if (at_signal_point(t, e))
                 return;
             continue;
         }
@@ -184,7 +192,7 @@ void Replayer::reach_position_by_int3(Task& t, const SignalEvent& e)
         if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != rip)
             diverge(t, "the thread never reached the point where the recording delivered " + signal_name(e.signo) +
                            " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
-        if (same_registers(t.regs(), e.regs))
+        if (at_signal_point(t, e))
             return;
         step_over_engine_int3(t, *trap);
     }

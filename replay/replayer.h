@@ -282,6 +282,7 @@ private:
     void deliver_signal(Task& t, const SignalEvent& e);
     void enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_mask);
     void reach_position(Task& t, const SignalEvent& e);
+    bool at_signal_point(Task& t, const SignalEvent& e);
     void reach_position_by_int3(Task& t, const SignalEvent& e);
     // Where the debug registers do not work, the engine finds its positions
     // with its own int3 (0: none); its traps and the steps over it are not

@@ -175,6 +175,10 @@ struct SignalEvent {
     uint64_t anchor_seq = 0; // the thread's last syscall event before delivery
     std::array<uint8_t, 128> siginfo{};
     Registers regs;
+    // AtPosition: the pages the thread wrote from its interrupt to regs
+    // (supervisor_signal_probe.cpp), and their content there.
+    std::vector<uint64_t> pages;
+    uint64_t pages_hash = 0;
     bool operator==(const SignalEvent&) const = default;
 };
 

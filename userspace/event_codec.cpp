@@ -20,7 +20,9 @@ enum Tag : uint8_t {
 
 enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
 
-constexpr int64_t kMaxSignal = 64; // Linux's _NSIG: replay shifts masks by signo - 1
+constexpr int64_t kMaxSignal = 64;        // Linux's _NSIG: replay shifts masks by signo - 1
+constexpr uint8_t kSignalHasPages = 0x80; // in a signal event's kind byte
+constexpr uint64_t kMaxPages = uint64_t(1) << 24;
 
 void put_regs(ByteWriter& w, const Registers& r)
 {
@@ -34,6 +36,25 @@ Registers get_regs(ByteReader& r)
     for (auto& v : regs.words)
         v = r.varint();
     return regs;
+}
+
+void put_pages(ByteWriter& w, const std::vector<uint64_t>& pages, uint64_t hash)
+{
+    w.varint(pages.size());
+    for (uint64_t p : pages)
+        w.varint(p);
+    w.varint(hash);
+}
+
+void get_pages(ByteReader& r, std::vector<uint64_t>& pages, uint64_t& hash, const char* what)
+{
+    uint64_t n = r.varint();
+    if (n > kMaxPages)
+        throw FormatError(std::string(what) + " with " + std::to_string(n) + " pages");
+    pages.reserve(n);
+    for (uint64_t i = 0; i < n; i++)
+        pages.push_back(r.varint());
+    hash = r.varint();
 }
 
 template <size_t N> void put_array(ByteWriter& w, const std::array<uint64_t, N>& a)
@@ -278,10 +299,13 @@ void encode(ByteWriter& w, const SignalEvent& e)
     w.svarint(e.tid);
     w.svarint(e.tgid);
     w.svarint(e.signo);
-    w.u8(static_cast<uint8_t>(e.kind));
+    // Traces from before positions had pages read the same.
+    w.u8(static_cast<uint8_t>(e.kind) | (e.pages.empty() ? 0 : kSignalHasPages));
     w.varint(e.anchor_seq);
     w.raw(e.siginfo);
     put_regs(w, e.regs);
+    if (!e.pages.empty())
+        put_pages(w, e.pages, e.pages_hash);
 }
 
 SignalEvent decode_signal(ByteReader& r)
@@ -294,7 +318,8 @@ SignalEvent decode_signal(ByteReader& r)
     if (signo < 1 || signo > kMaxSignal)
         throw FormatError("signal number " + std::to_string(signo));
     e.signo = static_cast<int32_t>(signo);
-    uint8_t kind = r.u8();
+    uint8_t byte = r.u8();
+    uint8_t kind = byte & ~kSignalHasPages;
     if (kind < 1 || kind > 3)
         throw FormatError("unknown signal kind " + std::to_string(kind));
     e.kind = static_cast<SignalKind>(kind);
@@ -302,6 +327,8 @@ SignalEvent decode_signal(ByteReader& r)
     auto info = r.raw(128);
     std::copy(info.begin(), info.end(), e.siginfo.begin());
     e.regs = get_regs(r);
+    if (byte & kSignalHasPages)
+        get_pages(r, e.pages, e.pages_hash, "a signal event");
     return e;
 }
 
@@ -356,10 +383,7 @@ void encode(ByteWriter& w, const PreemptEvent& e)
     w.varint(e.seq);
     w.svarint(e.tid);
     put_regs(w, e.regs);
-    w.varint(e.pages.size());
-    for (uint64_t p : e.pages)
-        w.varint(p);
-    w.varint(e.pages_hash);
+    put_pages(w, e.pages, e.pages_hash);
 }
 
 PreemptEvent decode_preempt(ByteReader& r)
@@ -368,13 +392,7 @@ PreemptEvent decode_preempt(ByteReader& r)
     e.seq = r.varint();
     e.tid = static_cast<Tid>(r.svarint());
     e.regs = get_regs(r);
-    uint64_t n = r.varint();
-    if (n > (uint64_t(1) << 24))
-        throw FormatError("a preemption event with " + std::to_string(n) + " pages");
-    e.pages.reserve(n);
-    for (uint64_t i = 0; i < n; i++)
-        e.pages.push_back(r.varint());
-    e.pages_hash = r.varint();
+    get_pages(r, e.pages, e.pages_hash, "a preemption event");
     return e;
 }
 

@@ -191,9 +191,12 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                 const char* where = e.kind == SignalKind::Fault       ? "fault"
                                     : e.kind == SignalKind::AtSyscall ? "delivered at syscall exit"
                                                                       : "delivered in user code (fallback)";
-                return head + fmt::format("signal {} ({}) code {} at rip {:#x}, after event seq {}",
-                                          signal_name(e.signo), where, si.si_code, e.regs[Registers::RIP],
-                                          e.anchor_seq);
+                std::string s =
+                    head + fmt::format("signal {} ({}) code {} at rip {:#x}, after event seq {}", signal_name(e.signo),
+                                       where, si.si_code, e.regs[Registers::RIP], e.anchor_seq);
+                if (!e.pages.empty())
+                    s += fmt::format(" (checked: registers, {} pages it writes)", e.pages.size());
+                return s;
             } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                 return head + fmt::format("{} at {:#x} = {}", e.rdtscp ? "rdtscp" : "rdtsc", e.ip, e.tsc);
             } else if constexpr (std::is_same_v<T, RandomEvent>) {
@@ -323,6 +326,10 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                                                                   : "at-position";
                 j["anchor_seq"] = e.anchor_seq;
                 j["regs"] = regs_json(e.regs);
+                if (e.kind == SignalKind::AtPosition) {
+                    j["pages"] = e.pages;
+                    j["pages_hash"] = e.pages_hash;
+                }
             } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                 j["tid"] = e.tid;
                 j["ip"] = e.ip;

@@ -19,6 +19,7 @@
 #include "bpf_capture.h"
 #include "event_assembler.h"
 #include "mapped_files.h"
+#include "page_digest.h"
 #include "process_image.h"
 #include "random_sites.h"
 #include "syscall_memory.h"
@@ -65,8 +66,7 @@ bool in_uprobes_page(Tid tgid, uint64_t rip)
 Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
                        RandomSites& random_sites, const Options& options)
     : capture_(capture), assembler_(assembler), sink_(sink), files_(files), random_sites_(random_sites),
-      options_(options),
-      scheduler_(options.time_slice, options.chaos)
+      options_(options), scheduler_(options.time_slice, options.chaos)
 {}
 
 Supervisor::Thread& Supervisor::thread(Tid tid)
@@ -296,9 +296,11 @@ void Supervisor::on_event_stop(Thread& t, int signal)
                 // thread leaves it within a few instructions; ask again.
                 t.deadline = Clock::now() + options_.signal_fallback;
             } else {
-                t.at_position = true;
-                t.position = regs;
-                resend_deferred(t);
+                auto probe = start_signal_probe(t, regs);
+                if (probe == SignalProbeStart::HandedOver)
+                    return;
+                if (probe == SignalProbeStart::Plain)
+                    deliver_at_position(t, regs, {});
             }
         }
     }
@@ -332,8 +334,10 @@ void Supervisor::on_syscall_stop(Thread& t)
         resume(t, 0);
         return;
     }
-    if (!t.deferred.empty())
+    if (!t.deferred.empty()) {
+        end_signal_probe(t);
         resend_deferred(t);
+    }
     t.syscall_stops = false;
     resume(t, 0);
 }
@@ -362,6 +366,10 @@ void Supervisor::record_signal(Thread& t, const siginfo_t& info, SignalKind kind
     static_assert(sizeof(siginfo_t) == 128);
     std::memcpy(e.siginfo.data(), &info, sizeof(info));
     e.regs = regs;
+    if (kind == SignalKind::AtPosition && !t.position_pages.empty()) {
+        e.pages = t.position_pages;
+        e.pages_hash = page_digest(t.tid, e.pages);
+    }
     emit(std::move(e));
 }
 
@@ -379,7 +387,7 @@ void Supervisor::on_signal(Thread& t, int signo)
         return;
     if (signo == SIGTRAP && si.si_code == SI_KERNEL && emulate_random(t))
         return;
-    if (signo == SIGTRAP && on_probe_trap(t))
+    if (signo == SIGTRAP && (on_probe_trap(t) || on_signal_probe_trap(t)))
         return;
 
     Registers regs = get_registers(t.tid);
@@ -394,8 +402,10 @@ void Supervisor::on_signal(Thread& t, int signo)
                 record_signal(t, original, SignalKind::AtPosition, t.position);
             else
                 record_signal(t, original, SignalKind::AtSyscall, regs);
-            if (t.resent.empty())
+            if (t.resent.empty()) {
                 t.at_position = false;
+                t.position_pages.clear();
+            }
             resume(t, signo);
             return;
         }
@@ -414,18 +424,45 @@ void Supervisor::on_signal(Thread& t, int signo)
         return;
     }
     // In user code: hold the signal until the thread's next syscall.
+    hold_signal(t, si);
+    resume(t, 0);
+}
+
+void Supervisor::hold_signal(Thread& t, const siginfo_t& si)
+{
     deferred_signals_++;
-    if (t.deferred.empty())
+    if (t.deferred.empty()) {
         t.deadline = Clock::now() + options_.signal_fallback;
+        t.signal_probe_tried = false;
+    }
     t.deferred.push_back(si);
     t.syscall_stops = true;
-    resume(t, 0);
+}
+
+bool Supervisor::hold_while_stepping(Thread& t, int status)
+{
+    // A signal-delivery stop in user code, of a signal sent or raised by
+    // the kernel for someone else's reasons; not the recorder's own stall
+    // signal, not a stop signal, not a fault of the instruction stepped.
+    if (!WIFSTOPPED(status) || (status >> 16) != 0)
+        return false;
+    int signo = WSTOPSIG(status);
+    if (signo == SIGTRAP || signo == RW_STALL_SIGNAL || signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN ||
+        signo == SIGTTOU)
+        return false;
+    siginfo_t si = get_siginfo(t.tid);
+    if (is_fault(signo, si))
+        return false;
+    hold_signal(t, si);
+    return true;
 }
 
 void Supervisor::check_deadlines()
 {
     auto now = Clock::now();
     for (auto& [tid, t] : threads_) {
+        if (signal_probe_running(t, now))
+            continue;
         if (t.deferred.empty() || t.interrupt_requested || now < t.deadline)
             continue;
         if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0)

@@ -37,6 +37,7 @@
 #include "hw_breakpoint.h"
 #include "rewind_abi.h"
 #include "thread_scheduler.h"
+#include "written_pages.h"
 
 namespace rw {
 
@@ -79,12 +80,19 @@ private:
     struct Thread {
         Tid tid = 0;
         Tid tgid = 0;
-        bool syscall_stops = false;      // resumed with PTRACE_SYSCALL
-        std::vector<siginfo_t> deferred; // waiting for a syscall boundary
-        std::vector<siginfo_t> resent;   // re-sent, awaiting delivery
-        bool at_position = false;        // delivery falls back to a user position
-        Registers position;              // … this one
+        bool syscall_stops = false;           // resumed with PTRACE_SYSCALL
+        std::vector<siginfo_t> deferred;      // waiting for a syscall boundary
+        std::vector<siginfo_t> resent;        // re-sent, awaiting delivery
+        bool at_position = false;             // delivery falls back to a user position
+        Registers position;                   // … this one
+        std::vector<uint64_t> position_pages; // … and the pages its round wrote
         std::chrono::steady_clock::time_point deadline{};
+        // Looking for the next round of the loop it was interrupted in
+        // (supervisor_signal_probe.cpp).
+        std::unique_ptr<perfclock::BreakpointCounter> signal_probe;
+        std::optional<WrittenPages> signal_written;
+        std::chrono::steady_clock::time_point signal_probe_start{};
+        bool signal_probe_tried = false;
         bool interrupt_requested = false;
         // Scheduling (serialized processes only).
         bool started = false; // its first stop was seen
@@ -96,7 +104,8 @@ private:
         bool preempt_requested = false;                      // a PTRACE_INTERRUPT of ours is on its way
         std::unique_ptr<perfclock::BreakpointCounter> probe; // where a preemption lands
         std::chrono::steady_clock::time_point probe_deadline{};
-        Registers probe_from; // registers where the probe started
+        Registers probe_from;                // registers where the probe started
+        std::optional<WrittenPages> written; // since the probe started
     };
 
     Thread& thread(Tid tid);
@@ -112,6 +121,13 @@ private:
     void resend_deferred(Thread& t);
     void inherit_sync_probes(Thread& child, Tid parent);
     void record_signal(Thread& t, const siginfo_t& info, SignalKind kind, const Registers& regs);
+    // Held signals in user code (supervisor_signal_probe.cpp).
+    enum class SignalProbeStart { Plain, Probing, HandedOver };
+    SignalProbeStart start_signal_probe(Thread& t, const Registers& regs);
+    void end_signal_probe(Thread& t);
+    bool signal_probe_running(Thread& t, std::chrono::steady_clock::time_point now);
+    bool on_signal_probe_trap(Thread& t);
+    void deliver_at_position(Thread& t, const Registers& regs, std::vector<uint64_t> pages);
     bool resume(Thread& t, int signo); // false: the thread is gone
     void check_deadlines();
 
@@ -133,11 +149,19 @@ private:
     void start_preemption(Thread& t);
     bool on_probe_trap(Thread& t);
     enum class StepProbe { Round, NoRound, HandedOver };
-    StepProbe step_one_round(Thread& t);
+    // Single-steps `t` until `arrived` says so (Round), or `max_steps`, or a
+    // syscall instruction comes (NoRound), or a stop of the program's, which
+    // is handled as usual (HandedOver).
+    // `hold_signals`: an asynchronous signal that comes meanwhile is held
+    // (as on_signal holds one in user code) and the stepping goes on.
+    StepProbe step_until(Thread& t, int max_steps, bool hold_signals,
+                         const std::function<bool(const Registers&)>& arrived);
+    bool hold_while_stepping(Thread& t, int status); // true: held
+    void hold_signal(Thread& t, const siginfo_t& si);
     // `budget_preempts`: past the compute budget a thread is preempted
     // even when it makes progress (not for one that blocks SIGTRAP).
     void probe_by_stepping(Thread& t, bool budget_preempts);
-    void preempt_here(Thread& t);
+    void preempt_here(Thread& t, std::optional<std::vector<uint64_t>> pages);
     void emit(Event event);
     void problem(std::string message, Tid tid);
 
@@ -160,6 +184,8 @@ private:
     uint64_t yields_ = 0;
     uint64_t stops_ = 0;
     uint64_t syscall_handovers_ = 0;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::duration signal_probe_time_{}; // spent finding signal positions
 };
 
 } // namespace rw

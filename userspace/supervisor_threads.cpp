@@ -3,8 +3,8 @@
 //
 // Preempting a thread in user code needs a point replay can find again
 // without a branch counter. The thread is interrupted wherever it is (rip A),
-// then run on to the next execution of A under a hardware breakpoint, with
-// the process's soft-dirty bits cleared just before. That second stop is the
+// then run on to the next execution of A under a hardware breakpoint,
+// watching which pages change (written_pages.h). That second stop is the
 // preemption point: replay looks for the first execution of A with the same
 // registers at which the pages written during that round hold the same
 // bytes. A spin-wait writes nothing and keeps its registers, so any round is
@@ -34,6 +34,7 @@
 #include "bpf_capture.h"
 #include "event_assembler.h"
 #include "page_digest.h"
+#include "written_pages.h"
 #include "supervisor.h"
 #include "syscall_table.h"
 #include "tracee.h"
@@ -51,25 +52,6 @@ constexpr size_t kMaxProbePages = 4096;
 constexpr auto kComputeBudget = std::chrono::seconds(2);
 constexpr uint64_t kProbeTag = 0x7277'0000'0000'0010;
 constexpr int kMaxProbeSteps = 2000;
-
-// A hardware breakpoint's SIGTRAP comes from perf and is not forced: in a
-// thread that blocks SIGTRAP (xz's workers block every signal) it stays
-// pending, and the breakpoint traps into the kernel at every execution of a
-// hot instruction with nobody told (measured: xz -T2 recorded 40 times
-// slower). A single step's SIGTRAP is forced, and unblocks it.
-bool blocks_sigtrap(pid_t tid)
-{
-    auto mask = get_sigmask(tid);
-    return mask && (*mask & signal_bit(SIGTRAP)) != 0;
-}
-
-bool is_syscall_instruction(pid_t tid, uint64_t rip)
-{
-    uint8_t code[2] = {};
-    if (TraceeMemory(tid).read_partial(RemoteAddr(rip), code) < 2)
-        return true; // unreadable: do not step into the unknown
-    return (code[0] == 0x0f && (code[1] == 0x05 || code[1] == 0x34)) || (code[0] == 0xcd && code[1] == 0x80);
-}
 
 } // namespace
 
@@ -272,19 +254,19 @@ void Supervisor::start_preemption(Thread& t)
         resume(t, 0);
         return;
     }
-    clear_soft_dirty(t.tgid);
+    t.written.emplace(t.tgid);
     t.probe_deadline = Clock::now() + kProbeWait;
     resume(t, 0);
 }
 
-Supervisor::StepProbe Supervisor::step_one_round(Thread& t)
+Supervisor::StepProbe Supervisor::step_until(Thread& t, int max_steps, bool hold_signals,
+                                             const std::function<bool(const Registers&)>& arrived)
 {
-    uint64_t rip = t.probe_from[Registers::RIP];
     // Each step's forced SIGTRAP unblocks SIGTRAP: the program's mask is
     // put back after every step.
     auto mask = get_sigmask(t.tid);
     bool reblock = mask && (*mask & signal_bit(SIGTRAP)) != 0;
-    for (int i = 0; i < kMaxProbeSteps; i++) {
+    for (int i = 0; i < max_steps; i++) {
         if (is_syscall_instruction(t.tid, get_registers(t.tid)[Registers::RIP]))
             return StepProbe::NoRound;
         if (::ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, nullptr) != 0)
@@ -297,13 +279,15 @@ Supervisor::StepProbe Supervisor::step_one_round(Thread& t)
                        get_siginfo(t.tid).si_code == kTrapTrace;
         if (stepped && reblock)
             set_sigmask(t.tid, *mask);
+        if (!stepped && hold_signals && got == t.tid && hold_while_stepping(t, status))
+            continue;
         if (!stepped) {
             // Something of the program's (a signal, its exit): its usual path.
             if (got == t.tid)
                 on_stop(t.tid, status);
             return StepProbe::HandedOver;
         }
-        if (get_registers(t.tid)[Registers::RIP] == rip)
+        if (arrived(get_registers(t.tid)))
             return StepProbe::Round;
     }
     return StepProbe::NoRound;
@@ -311,15 +295,17 @@ Supervisor::StepProbe Supervisor::step_one_round(Thread& t)
 
 void Supervisor::probe_by_stepping(Thread& t, bool budget_preempts)
 {
-    clear_soft_dirty(t.tgid);
-    StepProbe probe = step_one_round(t);
+    t.written.emplace(t.tgid);
+    uint64_t rip = t.probe_from[Registers::RIP];
+    StepProbe probe =
+        step_until(t, kMaxProbeSteps, false, [&](const Registers& r) { return r[Registers::RIP] == rip; });
     if (probe == StepProbe::HandedOver)
         return;
-    auto written = soft_dirty_pages(t.tgid, kMaxProbePages);
+    auto written = t.written->since(kMaxProbePages);
     bool waiting =
         probe == StepProbe::Round && same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
     if (waiting || (budget_preempts && Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget)) {
-        preempt_here(t);
+        preempt_here(t, std::move(written));
         return;
     }
     scheduler_.extend(t.tgid, budget_preempts ? 4 * options_.time_slice
@@ -339,7 +325,7 @@ bool Supervisor::on_probe_trap(Thread& t)
         return true;
     }
     t.probe.reset();
-    auto written = soft_dirty_pages(t.tgid, kMaxProbePages);
+    auto written = t.written ? t.written->since(kMaxProbePages) : std::nullopt;
     bool waiting = same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
     if (!waiting && Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
         // Making progress: let it run on towards a syscall; look again later.
@@ -347,20 +333,20 @@ bool Supervisor::on_probe_trap(Thread& t)
         resume(t, 0);
         return true;
     }
-    preempt_here(t);
+    preempt_here(t, std::move(written));
     return true;
 }
 
-void Supervisor::preempt_here(Thread& t)
+void Supervisor::preempt_here(Thread& t, std::optional<std::vector<uint64_t>> pages)
 {
     capture_.drain();
+    t.written.reset();
     PreemptEvent e;
     e.tid = t.tid;
     e.regs = get_registers(t.tid);
-    auto pages = soft_dirty_pages(t.tgid, kMaxProbePages);
     if (!pages) {
-        problem("cannot read the page map of process " + std::to_string(t.tgid) +
-                    "; a preemption point cannot be checked",
+        problem("cannot tell which pages process " + std::to_string(t.tgid) +
+                    " wrote; a preemption point cannot be checked",
                 t.tid);
         pages.emplace();
     }

@@ -196,6 +196,20 @@ std::optional<uint64_t> get_sigmask(pid_t tid)
     return mask;
 }
 
+bool is_syscall_instruction(pid_t tid, uint64_t rip)
+{
+    uint8_t code[2] = {};
+    if (TraceeMemory(tid).read_partial(RemoteAddr(rip), code) < 2)
+        return true; // unreadable: do not step into the unknown
+    return (code[0] == 0x0f && (code[1] == 0x05 || code[1] == 0x34)) || (code[0] == 0xcd && code[1] == 0x80);
+}
+
+bool blocks_sigtrap(pid_t tid)
+{
+    auto mask = get_sigmask(tid);
+    return mask && (*mask & signal_bit(SIGTRAP)) != 0;
+}
+
 bool set_sigmask(pid_t tid, uint64_t mask)
 {
     return ::ptrace(PTRACE_SETSIGMASK, tid, sizeof mask, &mask) == 0;

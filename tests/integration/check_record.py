@@ -24,7 +24,7 @@ VDSO_SYSCALLS = {"clock_gettime", "gettimeofday", "time", "getcpu", "clock_getre
 # (memcpy_overflow prints addresses, which ASLR moves in native runs; hw_random
 # and random_device print the CPU's random numbers.)
 NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy", "memcpy_overflow",
-                    "hw_random", "random_device"}
+                    "hw_random", "random_device", "signal_rounds"}
 
 
 def check_read_payloads(events, expected_files):

@@ -98,6 +98,10 @@ inline std::vector<Event> sample_events(size_t count, uint32_t seed = 7)
             e.siginfo[0] = 14;
             for (auto& w : e.regs.words)
                 w = rnd(0);
+            if (e.kind == SignalKind::AtPosition && rnd(2) == 1) {
+                e.pages = {0x7ffff7000000 + 4096 * rnd(16), 0x7ffffffde000};
+                e.pages_hash = rnd(0);
+            }
             out.push_back(e);
             break;
         }

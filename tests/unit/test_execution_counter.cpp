@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "execution_counter.h"
+#include "stopped_child.h"
 #include "tracee.h"
 
 using namespace rw;
@@ -22,55 +23,35 @@ volatile uint64_t shared_word = 0x1122334455667788ull;
     return x * 3 + 1;
 }
 
-// A forked child stopped under ptrace, killed at the end.
-struct StoppedChild {
-    pid_t pid;
-    StoppedChild()
-    {
-        pid = ::fork();
-        if (pid == 0) {
-            ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
-            ::raise(SIGSTOP);
-            ::_exit(shared_code(1));
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-    }
-    ~StoppedChild()
-    {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-    }
-    uint8_t byte_at(uint64_t addr) const
-    {
-        uint8_t b = 0;
-        TraceeMemory(pid).read(RemoteAddr(addr), {&b, 1});
-        return b;
-    }
-};
+uint8_t byte_at(pid_t pid, uint64_t addr)
+{
+    uint8_t b = 0;
+    TraceeMemory(pid).read(RemoteAddr(addr), {&b, 1});
+    return b;
+}
 
 } // namespace
 
 TEST_CASE("an int3 counter plants at code and never writes into data")
 {
-    StoppedChild child;
+    StoppedChild child([] { ::_exit(shared_code(1)); });
     SoftCounters soft;
     auto code = reinterpret_cast<uint64_t>(&shared_code);
     auto data = reinterpret_cast<uint64_t>(&shared_word);
-    uint8_t code_byte = child.byte_at(code), data_byte = child.byte_at(data);
+    uint8_t code_byte = byte_at(child.pid, code), data_byte = byte_at(child.pid, data);
     {
         auto at_code = soft.add(child.pid, code, 0, 1);
         auto at_data = soft.add(child.pid, data, 0, 2); // a return address unwound through data, say
-        CHECK(child.byte_at(code) == 0xcc);
-        CHECK(child.byte_at(data) == data_byte);
+        CHECK(byte_at(child.pid, code) == 0xcc);
+        CHECK(byte_at(child.pid, data) == data_byte);
         CHECK(at_data->count == 0);
         auto second = soft.add(child.pid, code, 0, 3); // shares the int3
         soft.remove(second);
-        CHECK(child.byte_at(code) == 0xcc);
+        CHECK(byte_at(child.pid, code) == 0xcc);
         soft.remove(at_code);
         soft.remove(at_data);
     }
     CHECK(soft.empty());
-    CHECK(child.byte_at(code) == code_byte);
-    CHECK(child.byte_at(data) == data_byte);
+    CHECK(byte_at(child.pid, code) == code_byte);
+    CHECK(byte_at(child.pid, data) == data_byte);
 }

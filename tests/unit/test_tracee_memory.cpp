@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdint>
 
+#include "stopped_child.h"
 #include "tracee.h"
 
 using namespace rw;
@@ -19,27 +20,11 @@ volatile uint64_t writable_word = 1;
     return x * 5 + 2;
 }
 
-// A forked child stopped under ptrace; it execs `sleep` when continued.
-struct StoppedChild {
-    pid_t pid;
-    StoppedChild()
-    {
-        pid = ::fork();
-        if (pid == 0) {
-            ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
-            ::raise(SIGSTOP);
-            ::execl("/bin/sleep", "sleep", "10", nullptr);
-            ::_exit(some_code(1));
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-    }
-    ~StoppedChild()
-    {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-        forget_code_file(pid);
-    }
+// A child that execs `sleep` when continued; the file write_code keeps
+// open for it is closed at the end.
+struct ExecingChild : StoppedChild {
+    ExecingChild() : StoppedChild([] { ::execl("/bin/sleep", "sleep", "10", nullptr); }) {}
+    ~ExecingChild() { forget_code_file(pid); }
 };
 
 uint8_t byte_at(pid_t pid, uint64_t addr)
@@ -53,7 +38,7 @@ uint8_t byte_at(pid_t pid, uint64_t addr)
 
 TEST_CASE("tracee memory: data and code are written, code through a file that follows an exec")
 {
-    StoppedChild child;
+    ExecingChild child;
     TraceeMemory mem(child.pid);
     auto data = reinterpret_cast<uint64_t>(&writable_word);
     auto code = reinterpret_cast<uint64_t>(&some_code);

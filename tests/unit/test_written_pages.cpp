@@ -9,41 +9,20 @@
 #include <cstdint>
 
 #include "page_digest.h"
+#include "stopped_child.h"
 #include "written_pages.h"
 
 using namespace rw;
 
 namespace {
 
-// Two pages in a forked child at the same address as here: the child
-// writes the first one between its two stops.
-struct WritingChild {
-    pid_t pid = -1;
-    uint8_t* pages;
-    explicit WritingChild(uint8_t* area) : pages(area)
-    {
-        pid = ::fork();
-        if (pid == 0) {
-            ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
-            ::raise(SIGSTOP);
-            pages[10] = 42;       // a change
-            pages[kPageSize] = 0; // the same byte again: no change
-            ::raise(SIGSTOP);
-            ::_exit(0);
-        }
-        ::waitpid(pid, nullptr, 0);
-    }
-    void run_to_next_stop()
-    {
-        ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
-        ::waitpid(pid, nullptr, 0);
-    }
-    ~WritingChild()
-    {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, nullptr, 0);
-    }
-};
+// The child writes the first of two pages between its two stops.
+void write_pages(uint8_t* pages)
+{
+    pages[10] = 42;       // a change
+    pages[kPageSize] = 0; // the same byte again: no change
+    ::raise(SIGSTOP);
+}
 
 } // namespace
 
@@ -55,7 +34,7 @@ TEST_CASE("the pages a process changes between two stops")
     area[0] = 1;
     area[kPageSize] = 0;
     {
-        WritingChild child(area);
+        StoppedChild child([area] { write_pages(area); });
         WrittenPages written(child.pid);
         auto before = page_digest(child.pid, {reinterpret_cast<uint64_t>(area)});
         child.run_to_next_stop();
@@ -78,7 +57,7 @@ TEST_CASE("more resident memory than the bound: the pages written cannot be told
         ::mmap(nullptr, 2 * kPageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     REQUIRE(area != MAP_FAILED);
     {
-        WritingChild child(area);
+        StoppedChild child([area] { write_pages(area); });
         WrittenPages written(child.pid, kPageSize);
         CHECK_FALSE(written.since(4096).has_value());
     }

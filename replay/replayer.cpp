@@ -341,6 +341,16 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
         break;
     case StopInfo::Kind::SyscallStop:
         t.at = Task::At::SyscallEntry;
+        if (t.last_resume_stepped) {
+            // The syscall instruction ran under a single step (a debugger's
+            // step, a search's): the CPU saved rflags, trap flag included,
+            // in r11, which the recorded run, never stepped, did not have.
+            Registers r = t.regs();
+            if (r[Registers::R11] & kTrapFlag) {
+                r[Registers::R11] &= ~kTrapFlag;
+                t.set_regs(r);
+            }
+        }
         break;
     case StopInfo::Kind::SignalDelivery:
         t.at = Task::At::SignalStop;

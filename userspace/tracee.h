@@ -106,6 +106,7 @@ inline constexpr int kTrapTrace = 2; // si_code of a single step's SIGTRAP
 // EFLAGS.RF: the CPU sets it or not around breakpoint stops, so two states
 // of one execution may differ in it alone.
 inline constexpr uint64_t kResumeFlag = 0x10000;
+inline constexpr uint64_t kTrapFlag = 0x100; // single-step
 // Equal registers, but for the resume flag.
 bool same_registers(const Registers& a, const Registers& b);
 

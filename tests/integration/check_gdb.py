@@ -378,6 +378,24 @@ def scenario_signal_state(rw, work):
         expect(out, r"Breakpoint 1, .*write", r"\$1 = 1", r"apple\nfig\npear")
 
 
+def scenario_step_into_signalled_syscall(rw, work):
+    """python3 sends itself SIGUSR1; stepped instruction by instruction into
+    kill's syscall, whose exit delivers the signal. The CPU saves the trap
+    flag of the single step in r11, which the recorded run did not have:
+    the replay must not take that for a divergence, nor show it."""
+    trace = os.path.join(work, "kill-self.trace")
+    script = ("import os, signal\n"
+              "signal.signal(signal.SIGUSR1, lambda *a: print('handled'))\n"
+              "os.kill(os.getpid(), signal.SIGUSR1)\n")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", "/usr/bin/python3", "-c", script])
+    check(rec.status == 0 and rec.stdout == b"handled\n", f"recording python3\n{rec.describe()}")
+    out = Session(rw, trace).run("break kill", "continue", "stepi", "x/i $pc", "stepi", "stepi", "x/i $pc",
+                                 "print/x $r11 & 0x100", "continue")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, .*kill", r"=> 0x[0-9a-f]+ <__GI_kill\+5>:\s+syscall", r"\$1 = 0x0", r"handled")
+    return "stepped over kill's syscall into the delivery of SIGUSR1"
+
+
 def scenario_child_processes(rw, work):
     """rewind ps shows the recorded tree; --exec and --pid open gdb on a
     child (one that execs, one that only forks) while the rest replays."""
@@ -496,6 +514,8 @@ def main():
     tests.append(("scenario_child_processes",
                   lambda: scenario_child_processes(args.rewind, fresh_dir(os.path.join(work, "children")))))
     tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))
+    tests.append(("scenario_step_into_signalled_syscall",
+                  lambda: scenario_step_into_signalled_syscall(args.rewind, fresh_dir(os.path.join(work, "kill_self")))))
     tests.append(("scenario_threads",
                   needs(scenario_threads, lambda: scenario_threads(args.rewind, args.programs, work))))
     tests.append(("scenario_parallel_threads",

@@ -10,6 +10,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "page_digest.h"
 #include "process_image.h"
@@ -37,9 +38,10 @@ bool hashable(const Mapping& m)
     return m.path.rfind("/dev/", 0) != 0 || m.path.rfind("/dev/zero", 0) == 0 || m.path.rfind("/dev/shm/", 0) == 0;
 }
 
-// Calls `visit` with every page of the process's writable mappings whose
-// page-map entry has any of `bits`; false if the page map cannot be read.
-bool for_each_page(pid_t pid, uint64_t bits, bool all_writable, const std::function<bool(uint64_t)>& visit)
+// Calls `visit` with every run of consecutive pages of the process's
+// writable mappings whose page-map entries have any of `bits`; false if the
+// page map cannot be read. `visit` returns false to stop.
+bool for_each_run(pid_t pid, uint64_t bits, bool all_writable, const std::function<bool(uint64_t, size_t)>& visit)
 {
     UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0)
@@ -55,21 +57,36 @@ bool for_each_page(pid_t pid, uint64_t bits, bool all_writable, const std::funct
             if (got <= 0)
                 return false;
             size_t count = static_cast<size_t>(got) / sizeof(uint64_t);
-            for (size_t i = 0; i < count; i++)
-                if ((entries[i] & bits) && !visit(page + i * kPageSize))
+            for (size_t i = 0; i < count;) {
+                size_t end = i;
+                while (end < count && (entries[end] & bits))
+                    end++;
+                if (end > i && !visit(page + i * kPageSize, end - i))
                     return true;
+                i = end == i ? i + 1 : end;
+            }
             page += count * kPageSize;
         }
     }
     return true;
 }
 
-uint64_t page_hash(const TraceeMemory& mem, uint64_t page)
+// Hashes each page of a run, reading many at a time; a page that cannot be
+// read (gone since) hashes to 0, as good as any other marker.
+template <typename Visit> bool hash_run(const TraceeMemory& mem, uint64_t first, size_t count, Visit&& visit)
 {
-    std::array<uint8_t, kPageSize> buf;
-    if (!mem.read(RemoteAddr(page), buf))
-        return 0; // gone or unreadable: as good as any other marker
-    return XXH3_64bits(buf.data(), buf.size());
+    constexpr size_t kPagesPerRead = 64;
+    std::vector<uint8_t> buf(kPagesPerRead * kPageSize);
+    for (size_t done = 0; done < count;) {
+        size_t n = std::min(kPagesPerRead, count - done);
+        uint64_t at = first + done * kPageSize;
+        size_t got = mem.read_partial(RemoteAddr(at), {buf.data(), n * kPageSize}) / kPageSize;
+        for (size_t i = 0; i < n; i++)
+            if (!visit(at + i * kPageSize, i < got ? XXH3_64bits(buf.data() + i * kPageSize, kPageSize) : 0))
+                return false;
+        done += n;
+    }
+    return true;
 }
 
 } // namespace
@@ -107,11 +124,13 @@ WrittenPages::WrittenPages(pid_t pid, uint64_t max_bytes) : pid_(pid), soft_dirt
     }
     TraceeMemory mem(pid);
     uint64_t bytes = 0;
-    complete_ = for_each_page(pid, kPresent | kSwapped, false, [&](uint64_t page) {
-        if ((bytes += kPageSize) > max_bytes)
+    complete_ = for_each_run(pid, kPresent | kSwapped, false, [&](uint64_t first, size_t count) {
+        if ((bytes += count * kPageSize) > max_bytes)
             return false;
-        hashes_.emplace_back(page, page_hash(mem, page));
-        return true;
+        return hash_run(mem, first, count, [&](uint64_t page, uint64_t hash) {
+            hashes_.emplace_back(page, hash);
+            return true;
+        });
     });
     complete_ = complete_ && bytes <= max_bytes;
 }
@@ -126,19 +145,27 @@ std::optional<std::vector<uint64_t>> WrittenPages::since(size_t limit) const
         return pages.size() < limit;
     };
     if (soft_dirty_) {
-        if (!for_each_page(pid_, kSoftDirty, true, note))
+        bool read = for_each_run(pid_, kSoftDirty, true, [&](uint64_t first, size_t count) {
+            for (size_t i = 0; i < count; i++)
+                if (!note(first + i * kPageSize))
+                    return false;
+            return true;
+        });
+        if (!read)
             return std::nullopt;
         return pages;
     }
     TraceeMemory mem(pid_);
-    bool read = for_each_page(pid_, kPresent | kSwapped, false, [&](uint64_t page) {
-        auto it = std::lower_bound(hashes_.begin(), hashes_.end(), std::pair<uint64_t, uint64_t>(page, 0));
-        uint64_t now = page_hash(mem, page);
-        // A page that came into being since was written (or read: a zero
-        // page, which the digest's content then pins down all the same).
-        if (it == hashes_.end() || it->first != page || it->second != now)
-            return note(page);
-        return true;
+    bool read = for_each_run(pid_, kPresent | kSwapped, false, [&](uint64_t first, size_t count) {
+        return hash_run(mem, first, count, [&](uint64_t page, uint64_t now) {
+            auto it = std::lower_bound(hashes_.begin(), hashes_.end(), std::pair<uint64_t, uint64_t>(page, 0));
+            // A page that came into being since was written (or read: a
+            // zero page, which the digest's content then pins down all the
+            // same).
+            if (it == hashes_.end() || it->first != page || it->second != now)
+                return note(page);
+            return true;
+        });
     });
     if (!read)
         return std::nullopt;

@@ -13,6 +13,9 @@
 // So the interrupted thread (at rip A, registers R) is single-stepped
 // through one round, until A comes again with R, counting how often each
 // instruction runs, while the pages it writes are watched (written_pages.h).
+// A comes again with other registers after kColdRound steps or more: its
+// loop counts in registers, and A is rare enough to stop at; the round
+// ends there.
 // The round's least executed instruction B (the outer loop's, where A is
 // in an inner one) gets a hardware breakpoint, and the signal is delivered
 // at B's next execution. The trace keeps the pages written since the
@@ -44,6 +47,9 @@ constexpr uint64_t kSignalProbeTag = 0x7277'0000'0000'0020;
 // About 1 s of single steps where a trap costs 60 us, 60 ms on hardware
 // where it costs 3.
 constexpr int kMaxRoundSteps = 20000;
+// A replay stop per this many instructions costs about what the stepping
+// of a round would.
+constexpr int kColdRound = 1000;
 constexpr auto kProbeGiveUp = std::chrono::milliseconds(200);
 constexpr size_t kMaxSignalProbePages = 4096;
 // Probes take at most this share of the recording's time (a program that
@@ -76,11 +82,16 @@ Supervisor::SignalProbeStart Supervisor::start_signal_probe(Thread& t, const Reg
     std::unordered_map<uint64_t, uint32_t> counts;
     std::vector<uint64_t> order{regs[Registers::RIP]};
     counts[regs[Registers::RIP]] = 1;
+    int steps = 0, last_at_a = 0;
     // Signals that come meanwhile (the timer's next tick) are held too.
     StepProbe round = step_until(t, kMaxRoundSteps, true, [&](const Registers& now) {
         uint64_t rip = now[Registers::RIP];
-        if (rip == regs[Registers::RIP] && same_registers(now, regs))
-            return true;
+        steps++;
+        if (rip == regs[Registers::RIP]) {
+            if (same_registers(now, regs) || steps - last_at_a >= kColdRound)
+                return true;
+            last_at_a = steps;
+        }
         if (counts[rip]++ == 0)
             order.push_back(rip);
         return false;

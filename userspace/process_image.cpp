@@ -121,4 +121,12 @@ std::optional<long> proc_status_number(pid_t pid, std::string_view field)
     return std::nullopt;
 }
 
+bool in_uprobes_page(const std::vector<Mapping>& mappings, uint64_t rip)
+{
+    for (const Mapping& m : mappings)
+        if (m.path == "[uprobes]" && rip >= m.start && rip < m.end)
+            return true;
+    return false;
+}
+
 } // namespace rw

@@ -34,6 +34,9 @@ bool hide_vdso(const TraceeMemory& mem, InitialStack& stack);
 
 // /proc/PID/maps, parsed.
 std::vector<Mapping> read_mappings(pid_t pid);
+// In the kernel's page for uprobes (the uretprobe trampoline, the slots
+// where probed instructions are stepped out of line), which replay has not.
+bool in_uprobes_page(const std::vector<Mapping>& mappings, uint64_t rip);
 
 // A number from /proc/PID/status ("Tgid", "PPid", ...); nothing once the
 // task is gone.

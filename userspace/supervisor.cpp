@@ -51,16 +51,6 @@ bool is_fault(int signo, const siginfo_t& si)
     }
 }
 
-// The kernel's page for uprobes: the uretprobe trampoline and the slots
-// where probed instructions are stepped out of line.
-bool in_uprobes_page(Tid tgid, uint64_t rip)
-{
-    for (const Mapping& m : read_mappings(tgid))
-        if (m.path == "[uprobes]" && rip >= m.start && rip < m.end)
-            return true;
-    return false;
-}
-
 } // namespace
 
 Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
@@ -289,7 +279,7 @@ void Supervisor::on_event_stop(Thread& t, int signal)
         t.interrupt_requested = false;
         if (!t.deferred.empty()) {
             Registers regs = get_registers(t.tid);
-            if (in_uprobes_page(t.tgid, regs[Registers::RIP])) {
+            if (in_uprobes_page(read_mappings(t.tgid), regs[Registers::RIP])) {
                 // Stopped in the kernel's uprobe trampoline or a probe's
                 // out-of-line step (--parallel's probes): replay has no such
                 // page, so the position could never be reached there. The

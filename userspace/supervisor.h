@@ -122,7 +122,9 @@ private:
     void inherit_sync_probes(Thread& child, Tid parent);
     void record_signal(Thread& t, const siginfo_t& info, SignalKind kind, const Registers& regs);
     // Held signals in user code (supervisor_signal_probe.cpp).
-    enum class SignalProbeStart { Plain, Probing, HandedOver };
+    // Plain: deliver where it stands; Resume: the probe (or a delivery) is
+    // under way; HandedOver: a stop of the program's came and was handled.
+    enum class SignalProbeStart { Plain, Resume, HandedOver };
     SignalProbeStart start_signal_probe(Thread& t, const Registers& regs);
     void end_signal_probe(Thread& t);
     bool signal_probe_running(Thread& t, std::chrono::steady_clock::time_point now);

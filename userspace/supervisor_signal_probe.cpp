@@ -35,6 +35,7 @@
 #include <unordered_map>
 
 #include "page_digest.h"
+#include "process_image.h"
 #include "supervisor.h"
 #include "tracee.h"
 
@@ -59,12 +60,15 @@ constexpr int kProbeSharePercent = 10;
 constexpr auto kProbeAllowance = std::chrono::milliseconds(1500);
 
 // The instruction of the stepped stretch that ran least often; the first
-// such one when several did.
-uint64_t least_executed(const std::unordered_map<uint64_t, uint32_t>& counts, const std::vector<uint64_t>& order)
+// such one when several did. Not one in the uprobes page (a --parallel
+// return probe's trampoline), which replay has not.
+std::optional<uint64_t> least_executed(Tid tgid, const std::unordered_map<uint64_t, uint32_t>& counts,
+                                       const std::vector<uint64_t>& order)
 {
-    uint64_t best = order.front();
+    auto mappings = read_mappings(tgid);
+    std::optional<uint64_t> best;
     for (uint64_t rip : order)
-        if (counts.at(rip) < counts.at(best))
+        if ((!best || counts.at(rip) < counts.at(*best)) && !in_uprobes_page(mappings, rip))
             best = rip;
     return best;
 }
@@ -105,17 +109,23 @@ Supervisor::SignalProbeStart Supervisor::start_signal_probe(Thread& t, const Reg
     if (is_syscall_instruction(t.tid, get_registers(t.tid)[Registers::RIP])) {
         // It gets the signal at that syscall.
         t.signal_written.reset();
-        return SignalProbeStart::Probing;
+        return SignalProbeStart::Resume;
     }
+    auto b = least_executed(t.tgid, counts, order);
     try {
-        t.signal_probe = std::make_unique<perfclock::BreakpointCounter>(
-            t.tid, perfclock::BreakpointKind::Execute, least_executed(counts, order), 8, 1, kSignalProbeTag);
+        if (b) {
+            t.signal_probe = std::make_unique<perfclock::BreakpointCounter>(t.tid, perfclock::BreakpointKind::Execute,
+                                                                            *b, 8, 1, kSignalProbeTag);
+            t.signal_probe_start = Clock::now();
+            return SignalProbeStart::Resume;
+        }
     } catch (const std::system_error&) {
-        t.signal_written.reset();
-        return SignalProbeStart::Plain;
     }
-    t.signal_probe_start = Clock::now();
-    return SignalProbeStart::Probing;
+    // No instruction to stop at: the signal comes where the stepping left
+    // the thread (not where it was interrupted).
+    t.signal_written.reset();
+    deliver_at_position(t, get_registers(t.tid), {});
+    return SignalProbeStart::Resume;
 }
 
 void Supervisor::end_signal_probe(Thread& t)

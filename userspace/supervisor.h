@@ -149,6 +149,7 @@ private:
     void on_thread_gone(Tid tid, Tid tgid);
     void check_slices();
     void start_preemption(Thread& t);
+    void watch_round(Thread& t); // to the next execution of probe_from's instruction
     bool on_probe_trap(Thread& t);
     enum class StepProbe { Round, NoRound, HandedOver };
     // Single-steps `t` until `arrived` says so (Round), or `max_steps`, or a

@@ -221,7 +221,6 @@ void Supervisor::start_preemption(Thread& t)
         return;
     }
     t.probe_from = regs;
-    uint64_t rip = regs[Registers::RIP];
     if (blocks_sigtrap(t.tid)) {
         // No breakpoint can tell us where it is. It runs on towards a
         // syscall; past the compute budget one round of single steps
@@ -241,20 +240,33 @@ void Supervisor::start_preemption(Thread& t)
         probe_by_stepping(t, true);
         return;
     }
+    // Which pages a round writes costs a pass over the process's memory
+    // where soft-dirty bits do not work (written_pages.h): a thread still
+    // within its compute budget is first looked at by its registers alone,
+    // and only one that keeps them gets a second round with its pages.
+    if (Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget)
+        t.written.emplace(t.tgid);
+    else
+        t.written.reset();
+    watch_round(t);
+}
+
+void Supervisor::watch_round(Thread& t)
+{
     try {
         // The thread stands before A: the first hit is A right away, the
         // second is the next round.
-        t.probe = std::make_unique<perfclock::BreakpointCounter>(t.tid, perfclock::BreakpointKind::Execute, rip, 8, 2,
-                                                                 kProbeTag);
+        t.probe = std::make_unique<perfclock::BreakpointCounter>(t.tid, perfclock::BreakpointKind::Execute,
+                                                                 t.probe_from[Registers::RIP], 8, 2, kProbeTag);
     } catch (const std::system_error& e) {
         problem("thread " + std::to_string(t.tid) + " cannot be preempted (no hardware breakpoint: " + e.what() +
                     "); it runs on",
                 t.tid);
+        t.written.reset();
         scheduler_.extend(t.tgid, std::chrono::hours(1));
         resume(t, 0);
         return;
     }
-    t.written.emplace(t.tgid);
     t.probe_deadline = Clock::now() + kProbeWait;
     resume(t, 0);
 }
@@ -325,8 +337,19 @@ bool Supervisor::on_probe_trap(Thread& t)
         return true;
     }
     t.probe.reset();
-    auto written = t.written ? t.written->since(kMaxProbePages) : std::nullopt;
-    bool waiting = same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
+    bool same = same_registers(get_registers(t.tid), t.probe_from);
+    if (!t.written) {
+        if (same) {
+            t.written.emplace(t.tgid); // the round from here tells a spin-wait
+            watch_round(t);
+        } else {
+            scheduler_.extend(t.tgid, 4 * options_.time_slice); // making progress
+            resume(t, 0);
+        }
+        return true;
+    }
+    auto written = t.written->since(kMaxProbePages);
+    bool waiting = same && written && written->empty();
     if (!waiting && Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
         // Making progress: let it run on towards a syscall; look again later.
         scheduler_.extend(t.tgid, 4 * options_.time_slice);

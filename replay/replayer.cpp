@@ -406,8 +406,8 @@ void Replayer::collect_fresh(Task& t)
 
 std::string Replayer::describe_stop(Task& t, const StopInfo& s)
 {
-    bool readable = s.kind != StopInfo::Kind::SyscallStop && s.kind != StopInfo::Kind::SignalDelivery;
-    if (!readable && !in_ptrace_stop(t.tid()))
+    bool reads_registers = s.kind == StopInfo::Kind::SyscallStop || s.kind == StopInfo::Kind::SignalDelivery;
+    if (reads_registers && !in_ptrace_stop(t.tid()))
         return (s.kind == StopInfo::Kind::SyscallStop ? "a syscall stop" : "signal " + signal_name(s.signal)) +
                std::string(", which the thread has left since (killed)");
     switch (s.kind) {

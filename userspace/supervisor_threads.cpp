@@ -34,10 +34,10 @@
 #include "bpf_capture.h"
 #include "event_assembler.h"
 #include "page_digest.h"
-#include "written_pages.h"
 #include "supervisor.h"
 #include "syscall_table.h"
 #include "tracee.h"
+#include "written_pages.h"
 
 namespace rw {
 namespace {
@@ -94,6 +94,7 @@ void Supervisor::take_yields()
         yields_++;
         t.out_of_turn = true;
         t.probe.reset(); // it reached a syscall: no preemption needed
+        t.written.reset();
         give_up_cpu(t);
     }
 }

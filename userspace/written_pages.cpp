@@ -29,9 +29,9 @@ bool clear_soft_dirty(pid_t pid)
     return fd.get() >= 0 && ::write(fd.get(), "4", 1) == 1;
 }
 
-// A device's memory may answer a read with a side effect: its pages are
-// not looked at (soft-dirty bits cover them where they work).
-bool hashable(const Mapping& m)
+// Writable mappings, but not a device's: its memory may answer a read with
+// a side effect (the digest reads the pages it is given).
+bool watched(const Mapping& m)
 {
     if (m.perms.size() < 2 || m.perms[1] != 'w')
         return false;
@@ -41,14 +41,14 @@ bool hashable(const Mapping& m)
 // Calls `visit` with every run of consecutive pages of the process's
 // writable mappings whose page-map entries have any of `bits`; false if the
 // page map cannot be read. `visit` returns false to stop.
-bool for_each_run(pid_t pid, uint64_t bits, bool all_writable, const std::function<bool(uint64_t, size_t)>& visit)
+bool for_each_run(pid_t pid, uint64_t bits, const std::function<bool(uint64_t, size_t)>& visit)
 {
     UniqueFd fd(::open(("/proc/" + std::to_string(pid) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0)
         return false;
     std::array<uint64_t, kEntriesPerRead> entries;
     for (const auto& m : read_mappings(pid)) {
-        if (all_writable ? (m.perms.size() < 2 || m.perms[1] != 'w') : !hashable(m))
+        if (!watched(m))
             continue;
         for (uint64_t page = m.start; page < m.end;) {
             size_t n = std::min<uint64_t>(entries.size(), (m.end - page) / kPageSize);
@@ -71,12 +71,14 @@ bool for_each_run(pid_t pid, uint64_t bits, bool all_writable, const std::functi
     return true;
 }
 
-// Hashes each page of a run, reading many at a time; a page that cannot be
-// read (gone since) hashes to 0, as good as any other marker.
-template <typename Visit> bool hash_run(const TraceeMemory& mem, uint64_t first, size_t count, Visit&& visit)
+constexpr size_t kPagesPerRead = 64;
+
+// Hashes each page of a run, reading kPagesPerRead at a time into `buf`; a
+// page that cannot be read (gone since) hashes to 0, as good as any other
+// marker.
+template <typename Visit>
+bool hash_run(const TraceeMemory& mem, std::vector<uint8_t>& buf, uint64_t first, size_t count, Visit&& visit)
 {
-    constexpr size_t kPagesPerRead = 64;
-    std::vector<uint8_t> buf(kPagesPerRead * kPageSize);
     for (size_t done = 0; done < count;) {
         size_t n = std::min(kPagesPerRead, count - done);
         uint64_t at = first + done * kPageSize;
@@ -123,11 +125,12 @@ WrittenPages::WrittenPages(pid_t pid, uint64_t max_bytes) : pid_(pid), soft_dirt
         return;
     }
     TraceeMemory mem(pid);
+    std::vector<uint8_t> buf(kPagesPerRead * kPageSize);
     uint64_t bytes = 0;
-    complete_ = for_each_run(pid, kPresent | kSwapped, false, [&](uint64_t first, size_t count) {
+    complete_ = for_each_run(pid, kPresent | kSwapped, [&](uint64_t first, size_t count) {
         if ((bytes += count * kPageSize) > max_bytes)
             return false;
-        return hash_run(mem, first, count, [&](uint64_t page, uint64_t hash) {
+        return hash_run(mem, buf, first, count, [&](uint64_t page, uint64_t hash) {
             hashes_.emplace_back(page, hash);
             return true;
         });
@@ -145,7 +148,7 @@ std::optional<std::vector<uint64_t>> WrittenPages::since(size_t limit) const
         return pages.size() < limit;
     };
     if (soft_dirty_) {
-        bool read = for_each_run(pid_, kSoftDirty, true, [&](uint64_t first, size_t count) {
+        bool read = for_each_run(pid_, kSoftDirty, [&](uint64_t first, size_t count) {
             for (size_t i = 0; i < count; i++)
                 if (!note(first + i * kPageSize))
                     return false;
@@ -156,8 +159,9 @@ std::optional<std::vector<uint64_t>> WrittenPages::since(size_t limit) const
         return pages;
     }
     TraceeMemory mem(pid_);
-    bool read = for_each_run(pid_, kPresent | kSwapped, false, [&](uint64_t first, size_t count) {
-        return hash_run(mem, first, count, [&](uint64_t page, uint64_t now) {
+    std::vector<uint8_t> buf(kPagesPerRead * kPageSize);
+    bool read = for_each_run(pid_, kPresent | kSwapped, [&](uint64_t first, size_t count) {
+        return hash_run(mem, buf, first, count, [&](uint64_t page, uint64_t now) {
             auto it = std::lower_bound(hashes_.begin(), hashes_.end(), std::pair<uint64_t, uint64_t>(page, 0));
             // A page that came into being since was written (or read: a
             // zero page, which the digest's content then pins down all the

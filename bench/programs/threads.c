@@ -24,7 +24,7 @@ static long shared_total, rounds;
 static uint64_t results[READERS];
 static int file_fd = -1;
 
-static void *locker(void *arg)
+static void* locker(void* arg)
 {
     long id = (long)arg;
     for (long i = 0; i < rounds; i++) {
@@ -35,7 +35,7 @@ static void *locker(void *arg)
     return NULL;
 }
 
-static void *computer(void *arg)
+static void* computer(void* arg)
 {
     long id = (long)arg;
     uint64_t x = 88172645463325252ull + (uint64_t)id;
@@ -48,7 +48,7 @@ static void *computer(void *arg)
     return NULL;
 }
 
-static void *reader(void *arg)
+static void* reader(void* arg)
 {
     long id = (long)arg;
     static __thread unsigned char buf[READ_BYTES];
@@ -63,14 +63,22 @@ static void *reader(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+int main(int argc, char** argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "lock") && strcmp(argv[1], "compute") && strcmp(argv[1], "reads"))) {
-        fprintf(stderr, "usage: %s lock|compute|reads ROUNDS\n", argv[0]);
+    if (argc < 3 || argc > 4 || (strcmp(argv[1], "lock") && strcmp(argv[1], "compute") && strcmp(argv[1], "reads"))) {
+        fprintf(stderr, "usage: %s lock|compute|reads ROUNDS [RESIDENT_MIB]\n", argv[0]);
         return 2;
     }
     rounds = atol(argv[2]);
-    void *(*fn)(void *) = strcmp(argv[1], "lock") == 0 ? locker : strcmp(argv[1], "compute") == 0 ? computer : reader;
+    // A large resident set, every page written: what the recorder's look at
+    // a thread's written pages costs grows with it.
+    size_t resident = argc == 4 ? strtoul(argv[3], NULL, 10) << 20 : 0;
+    char* ballast = resident ? malloc(resident) : NULL;
+    if (resident && !ballast)
+        return 1;
+    for (size_t i = 0; i < resident; i += 4096)
+        ballast[i] = (char)i;
+    void* (*fn)(void*) = strcmp(argv[1], "lock") == 0 ? locker : strcmp(argv[1], "compute") == 0 ? computer : reader;
     int threads = fn == reader ? READERS : THREADS;
     if (fn == reader && (file_fd = open("/proc/self/exe", O_RDONLY)) < 0) {
         perror("/proc/self/exe");
@@ -78,7 +86,7 @@ int main(int argc, char **argv)
     }
     pthread_t t[READERS];
     for (long i = 0; i < threads; i++)
-        pthread_create(&t[i], NULL, fn, (void *)i);
+        pthread_create(&t[i], NULL, fn, (void*)i);
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     uint64_t mix = (uint64_t)shared_total;

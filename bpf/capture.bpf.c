@@ -68,6 +68,16 @@ struct {
 	__type(value, struct rw_file_identity);
 } known_files SEC(".maps");
 
+/* Files whose content the trace holds and that the recorder keeps a read
+ * lease on (nobody has them open for writing): reads of them are recorded
+ * by reference. The recorder removes an entry before anyone may write. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct file_key);
+	__type(value, struct rw_file_identity);
+} read_copies SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
@@ -308,6 +318,96 @@ static __always_inline int fd_may_block(__u64 fd)
 	if (mode == S_IFCHR_BITS &&
 	    (BPF_CORE_READ(inode, i_rdev) >> KERNEL_MINOR_BITS) == MEM_MAJOR)
 		return 0;
+	return 1;
+}
+
+/* Local filesystems whose files change only through writes the kernel sees
+ * (so a write open breaks the recorder's lease): not procfs or sysfs, whose
+ * regular files are made up at each read, nor network or FUSE filesystems. */
+static __always_inline int stable_filesystem(unsigned long magic)
+{
+	switch (magic) {
+	case 0xEF53:	 /* ext2, ext3, ext4 */
+	case 0x58465342: /* xfs */
+	case 0x9123683E: /* btrfs */
+	case 0x01021994: /* tmpfs */
+	case 0xF2F52010: /* f2fs */
+	case 0x73717368: /* squashfs */
+	case 0xE0F5E1E2: /* erofs */
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether nothing but the current thread can move this file's position
+ * during its read: a descriptor table of its own (not shared with other
+ * threads) and the only reference to the open file. */
+static __always_inline int file_position_is_private(struct task_struct *task, struct file *file)
+{
+	if (BPF_CORE_READ(task, files, count.counter) != 1)
+		return 0;
+	if (!bpf_core_field_exists(file->f_ref))
+		return 0;
+	/* file_ref_t counts from zero: 0 is one reference. */
+	return BPF_CORE_READ(file, f_ref.refcnt.counter) == 0;
+}
+
+/* A read (RW_SYS_READS_FILE) of `ret` bytes from a file the trace holds:
+ * fills the identity and offset and says so. A read of a file that could be
+ * held is flagged RW_SC_FILE_CANDIDATE for the recorder to count. The bytes
+ * the thread read are the copy's as long as nobody could write the file
+ * between the copy and the read: the recorder copied it under a read lease,
+ * which nobody can open the file for writing (or truncate it) without
+ * breaking, and it removes the file from read_copies before it lets the
+ * lease go; the writer count and the identity are checked here again. */
+static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	__u64 fd = s->sc.args[0];
+	struct file **fds;
+	struct file *file = 0;
+	struct inode *inode;
+	struct rw_file_identity *copied;
+	struct file_key key;
+	__s64 offset;
+	__u8 offset_arg = spec->offset_arg;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT_BITS) != S_IFREG_BITS)
+		return 0;
+	if (!stable_filesystem(BPF_CORE_READ(inode, i_sb, s_magic)))
+		return 0;
+	if (BPF_CORE_READ(inode, i_writecount.counter) > 0)
+		return 0;
+	s->sc.file.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	s->sc.file.ino = BPF_CORE_READ(inode, i_ino);
+	s->sc.file.size = BPF_CORE_READ(inode, i_size);
+	s->sc.file.mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ll +
+			      BPF_CORE_READ(inode, i_mtime_nsec);
+	key.dev = s->sc.file.dev;
+	key.ino = s->sc.file.ino;
+	copied = bpf_map_lookup_elem(&read_copies, &key);
+	if (!copied || copied->size != s->sc.file.size || copied->mtime_ns != s->sc.file.mtime_ns) {
+		s->sc.h.flags |= RW_SC_FILE_CANDIDATE;
+		return 0;
+	}
+	if (offset_arg < RW_MAX_ARGS) {
+		offset = (__s64)s->sc.args[offset_arg];
+	} else {
+		if (!file_position_is_private(task, file))
+			return 0;
+		offset = BPF_CORE_READ(file, f_pos) - ret;
+	}
+	if (offset < 0 || offset + ret > s->sc.file.size)
+		return 0;
+	s->sc.file_offset = offset;
+	s->sc.h.flags |= RW_SC_FILE_DATA;
 	return 1;
 }
 
@@ -718,6 +818,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	s->sc.args[4] = regs->r8;
 	s->sc.args[5] = regs->r9;
 	__builtin_memset(&s->sc.file, 0, sizeof(s->sc.file));
+	s->sc.file_offset = 0;
 	/* rt_sigreturn is the one syscall that leaves orig_ax at -1 (it
 	 * restores a context whose orig_ax it clears). */
 	if (s->sc.nr == -1)
@@ -739,6 +840,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		capture_file_identity(s, s->sc.args[4]);
 	spec = effective_spec(s, spec);
 	if (!spec)
+		goto emit;
+	if ((spec->flags & RW_SYS_READS_FILE) && ret > 0 && read_by_reference(s, spec, ret))
 		goto emit;
 
 	if (!spec->nbufs)

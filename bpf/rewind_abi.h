@@ -74,6 +74,12 @@ struct rw_buf_spec {
  * through them without a stop. */
 #define RW_SYS_MAY_BLOCK    0x08
 #define RW_SYS_BLOCKS_ON_FD 0x10 /* only if args[0] is a descriptor that can block */
+/* Reads args[0]'s file into the buffer bufs[0] names, at args[offset_arg]
+ * (RW_OFFSET_FILE_POS: at the file position): where the trace holds a copy
+ * of that file, the kernel side records where the bytes came from instead
+ * of the bytes (see read_by_reference in capture.bpf.c). */
+#define RW_SYS_READS_FILE 0x20
+#define RW_OFFSET_FILE_POS 0xff
 
 /* Values of the kernel side's `serialized` map: the process's threads run
  * one at a time, handing the CPU over at calls that may block, or also at
@@ -86,7 +92,8 @@ struct rw_sys_spec {
 	__u8 nbufs;
 	__u8 dispatch_arg;
 	__u8 dispatch_mask_bits; /* if non-zero, key uses arg & ((1<<bits)-1) */
-	__u32 reserved;
+	__u8 offset_arg;	 /* RW_SYS_READS_FILE: where the offset is */
+	__u8 reserved[3];
 	struct rw_buf_spec bufs[RW_MAX_BUFS];
 };
 
@@ -163,6 +170,12 @@ struct rw_rec_header {
 #define RW_SC_FILE	     0x0008 /* file identity fields are valid */
 #define RW_SC_CHILD_RETURN   0x0010 /* a new task's first return from fork/clone */
 #define RW_SC_IN_SYNC	     0x0020 /* made inside a probed synchronization call */
+/* A read of a file the trace holds a copy of (file identity valid): the
+ * bytes read are that copy's at file_offset, and no data records precede. */
+#define RW_SC_FILE_DATA	     0x0040
+/* A read of a file the trace could hold a copy of (identity valid; no
+ * process had it open for writing): its bytes follow as usual. */
+#define RW_SC_FILE_CANDIDATE 0x0080
 
 struct rw_file_identity {
 	__u64 dev;
@@ -181,6 +194,7 @@ struct rw_rec_syscall {
 	__u64 sp;
 	__u64 jiffies; /* coarse kernel time of the syscall's exit */
 	struct rw_file_identity file;
+	__s64 file_offset; /* RW_SC_FILE_DATA */
 };
 
 struct rw_rec_data {
@@ -305,7 +319,7 @@ struct rw_config {
 static_assert(sizeof(struct rw_buf_spec) == 8, "rw_buf_spec layout");
 static_assert(sizeof(struct rw_sys_spec) == 40, "rw_sys_spec layout");
 static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
-static_assert(sizeof(struct rw_rec_syscall) == 136, "rw_rec_syscall layout");
+static_assert(sizeof(struct rw_rec_syscall) == 144, "rw_rec_syscall layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
 static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");

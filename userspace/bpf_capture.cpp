@@ -309,6 +309,22 @@ void BpfCapture::mark_file_known(const rw_file_identity& identity)
     bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.known_files), &key, &identity, BPF_ANY);
 }
 
+bool BpfCapture::share_read_copy(const rw_file_identity& identity)
+{
+    struct {
+        uint64_t dev, ino;
+    } key{identity.dev, identity.ino};
+    return bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key, &identity, BPF_ANY) == 0;
+}
+
+void BpfCapture::withdraw_read_copy(const rw_file_identity& identity)
+{
+    struct {
+        uint64_t dev, ino;
+    } key{identity.dev, identity.ino};
+    bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key);
+}
+
 void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)
 {
     uint32_t key = static_cast<uint32_t>(tgid), mode = every_call ? RW_SERIALIZED_EVERY_CALL : RW_SERIALIZED;

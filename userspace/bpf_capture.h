@@ -53,6 +53,12 @@ public:
     bool is_stalled_seq(uint64_t seq);
     // Tells the kernel side a file's content is in the trace (no more stalls for it).
     void mark_file_known(const rw_file_identity& identity);
+    // Reads of this file (while it keeps this identity) are recorded by
+    // reference to the trace's copy; false if the kernel side has no room.
+    // Withdrawn, they are recorded by content again. Both may be called
+    // from any thread.
+    bool share_read_copy(const rw_file_identity& identity);
+    void withdraw_read_copy(const rw_file_identity& identity);
 
     // The threads of process `tgid` run one at a time (or no longer do):
     // the kernel side then emits RW_REC_YIELD at the entry of every call

@@ -70,6 +70,11 @@ struct MemoryRange {
     uint64_t length = 0;
     uint64_t hash = 0; // xxh3-64 of an input's bytes (0 for an output: its bytes are kept)
     std::vector<uint8_t> bytes;
+    // An output read from a file the trace holds: the bytes are that copy's
+    // (a content hash under files/) from file_offset on. A trace reader
+    // fills `bytes` in from the copy (EventStreamReader::read_copies_from).
+    std::string file_copy;
+    uint64_t file_offset = 0;
     bool operator==(const MemoryRange&) const = default;
 };
 

@@ -1,5 +1,9 @@
 #include "event_assembler.h"
 
+#include <fcntl.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "syscall_memory.h"
@@ -166,8 +170,14 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         e.flags |= kSyscallInSync;
     if (s.h.flags & RW_SC_FILE)
         e.file = files_.resolve(e.tid, static_cast<int>(s.args[4]), s.file);
+    if ((s.h.flags & RW_SC_FILE_CANDIDATE) && s.ret > 0)
+        reads_.on_read_by_content(e.tid, e.tgid, static_cast<int>(s.args[0]), s.file, static_cast<uint64_t>(s.ret));
     e.memory = std::move(memory);
     finalize_memory(e);
+    // A stalled call's memory was read by the supervisor: it holds the bytes.
+    if ((s.h.flags & RW_SC_FILE_DATA) && s.ret > 0 && e.memory.empty())
+        add_file_output(e, s);
+    note_open(e);
     auto place = place_for(e.tid, e.nr);
     if (place)
         e.seq = *place;
@@ -176,6 +186,37 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         sink_.fill(std::move(e));
     else
         sink_.emit(std::move(e));
+}
+
+void EventAssembler::note_open(const SyscallEvent& e)
+{
+    bool relative_to_cwd = e.nr == SYS_open || (e.nr == SYS_openat && static_cast<int>(e.args[0]) == AT_FDCWD);
+    if (!relative_to_cwd || e.ret < 0 || e.memory.empty() || e.memory[0].bytes.empty())
+        return;
+    const auto& bytes = e.memory[0].bytes;
+    std::string path(bytes.begin(), std::find(bytes.begin(), bytes.end(), uint8_t(0)));
+    reads_.on_open(e.tgid, static_cast<int>(e.ret), path);
+}
+
+void EventAssembler::add_file_output(SyscallEvent& e, const rw_rec_syscall& s)
+{
+    const SyscallInfo* info = find_syscall(s.nr);
+    std::string copy = reads_.copy_of(s.file, static_cast<uint64_t>(s.ret));
+    if (!info || !(info->spec.flags & RW_SYS_READS_FILE) || copy.empty()) {
+        // The kernel side refers only to copies this recorder shared.
+        problems_.push_back("a read of a file at event " + std::to_string(e.seq) +
+                            " refers to a copy the recorder does not know: its bytes are missing");
+        e.flags |= kSyscallUnknown;
+        return;
+    }
+    MemoryRange m;
+    m.addr = s.args[info->spec.bufs[0].ptr_arg];
+    m.buffer = 0;
+    m.dir = Direction::Out;
+    m.length = static_cast<uint64_t>(s.ret);
+    m.file_copy = std::move(copy);
+    m.file_offset = static_cast<uint64_t>(s.file_offset);
+    e.memory.push_back(std::move(m));
 }
 
 void EventAssembler::expect_syscall(Tid tid, int nr, std::optional<uint64_t> place)

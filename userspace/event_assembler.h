@@ -24,9 +24,24 @@ public:
     virtual FileRef resolve(Tid tid, int fd, const rw_file_identity& identity) = 0;
 };
 
+// Reads of files recorded by reference (read_copies.h).
+class ReadFileResolver {
+public:
+    virtual ~ReadFileResolver() = default;
+    // A read by content from a file that could be referred to.
+    virtual void on_read_by_content(Tid tid, Tid tgid, int fd, const rw_file_identity& identity, uint64_t bytes) = 0;
+    // Process `tgid` opened `path` (relative to its working directory
+    // unless absolute) as descriptor `fd`.
+    virtual void on_open(Tid tgid, int fd, const std::string& path) = 0;
+    // The copy a read by reference names.
+    virtual std::string copy_of(const rw_file_identity& identity, uint64_t bytes) = 0;
+};
+
 class EventAssembler {
 public:
-    EventAssembler(EventOrderer& sink, MappedFileResolver& files) : sink_(sink), files_(files) {}
+    EventAssembler(EventOrderer& sink, MappedFileResolver& files, ReadFileResolver& reads)
+        : sink_(sink), files_(files), reads_(reads)
+    {}
 
     void on_record(std::span<const uint8_t> record);
 
@@ -65,11 +80,16 @@ private:
     // Where the syscall event goes (cancelling places of entries the kernel
     // never reported).
     std::optional<uint64_t> place_for(Tid tid, int nr);
+    // Where an open's descriptor leads, for ReadFileResolver.
+    void note_open(const SyscallEvent& e);
+    // The output of a read recorded by reference (RW_SC_FILE_DATA).
+    void add_file_output(SyscallEvent& e, const rw_rec_syscall& s);
     void cancel_places(Tid tid);
 
     EventOrderer& sink_;
     std::unordered_map<Tid, std::deque<Expected>> expected_;
     MappedFileResolver& files_;
+    ReadFileResolver& reads_;
     std::unordered_map<Tid, Partial> partial_;
     std::unordered_map<Tid, uint64_t> last_syscall_;
     std::vector<std::string> problems_;

@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include "file_store.h"
+
 namespace rw {
 namespace {
 
@@ -18,7 +20,7 @@ enum Tag : uint8_t {
     kRandom = 10
 };
 
-enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4 };
+enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4, kFromFile = 8 };
 
 constexpr int64_t kMaxSignal = 64;        // Linux's _NSIG: replay shifts masks by signo - 1
 constexpr uint8_t kSignalHasPages = 0x80; // in a signal event's kind byte
@@ -127,12 +129,17 @@ void encode(ByteWriter& w, const SyscallEvent& e)
     for (const auto& m : e.memory) {
         w.varint(m.addr);
         w.u8(m.buffer);
+        bool from_file = !m.file_copy.empty();
         w.u8(static_cast<uint8_t>((m.dir == Direction::Out ? kDirOut : 0) | (m.hashed_only ? kHashedOnly : 0) |
-                                  (m.unreadable ? kUnreadable : 0)));
+                                  (m.unreadable ? kUnreadable : 0) | (from_file ? kFromFile : 0)));
         w.varint(m.length);
         w.fixed64(m.hash);
-        if (!m.hashed_only && !m.unreadable)
+        if (from_file) {
+            w.str(m.file_copy);
+            w.varint(m.file_offset);
+        } else if (!m.hashed_only && !m.unreadable) {
             w.raw(m.bytes);
+        }
     }
     w.u8(e.file ? 1 : 0);
     if (e.file)
@@ -159,8 +166,10 @@ SyscallEvent decode_syscall(ByteReader& r)
         m.addr = r.varint();
         m.buffer = r.u8();
         uint8_t bits = r.u8();
-        if (bits & ~(kDirOut | kHashedOnly | kUnreadable))
+        if (bits & ~(kDirOut | kHashedOnly | kUnreadable | kFromFile))
             throw FormatError("unknown memory range bits " + std::to_string(bits));
+        if ((bits & kFromFile) && bits != (kFromFile | kDirOut))
+            throw FormatError("a memory range read from a file that is not a plain output");
         // Only inputs are kept as a hash: replay restores outputs byte for
         // byte, and would otherwise size its comparison by the bare length.
         if ((bits & kDirOut) && (bits & kHashedOnly))
@@ -170,7 +179,13 @@ SyscallEvent decode_syscall(ByteReader& r)
         m.unreadable = bits & kUnreadable;
         m.length = r.varint();
         m.hash = r.fixed64();
-        if (!m.hashed_only && !m.unreadable) {
+        if (bits & kFromFile) {
+            m.file_copy = r.str();
+            m.file_offset = r.varint();
+            if (!is_content_hash(m.file_copy))
+                throw FormatError("a memory range names the file copy '" + m.file_copy +
+                                  "', which is not a content hash");
+        } else if (!m.hashed_only && !m.unreadable) {
             auto bytes = r.raw(static_cast<size_t>(m.length));
             m.bytes.assign(bytes.begin(), bytes.end());
         }

@@ -160,6 +160,8 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                 for (const auto& m : e.memory) {
                     s += fmt::format("\n          {}[{}] {:#x} {} bytes", m.dir == Direction::Out ? "out" : "in",
                                      m.buffer, m.addr, m.length);
+                    if (!m.file_copy.empty())
+                        s += fmt::format(" (file copy {} at {})", m.file_copy, m.file_offset);
                     if (m.unreadable)
                         s += " (unreadable)";
                     else if (m.hashed_only)
@@ -273,6 +275,10 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                               {"length", m.length}};
                     if (m.dir == Direction::In)
                         r["hash"] = fmt::format("{:016x}", m.hash);
+                    if (!m.file_copy.empty()) {
+                        r["file_copy"] = m.file_copy;
+                        r["file_offset"] = m.file_offset;
+                    }
                     if (m.unreadable)
                         r["unreadable"] = true;
                     else if (m.hashed_only)

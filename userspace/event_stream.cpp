@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "event_codec.h"
+#include "file_copies.h"
 #include "positional_io.h"
 
 namespace rw {
@@ -184,7 +185,7 @@ EventStreamReader::EventStreamReader(const std::filesystem::path& file)
 EventStreamReader::EventStreamReader(EventStreamReader&& other) noexcept
     : chunks_(std::move(other.chunks_)), fd_(std::exchange(other.fd_, -1)), offset_(other.offset_),
       raw_(std::move(other.raw_)), raw_pos_(other.raw_pos_), remaining_in_chunk_(other.remaining_in_chunk_),
-      finished_(other.finished_), end_(std::move(other.end_))
+      finished_(other.finished_), end_(std::move(other.end_)), copies_(std::move(other.copies_))
 {}
 
 EventStreamReader::~EventStreamReader()
@@ -270,6 +271,16 @@ void EventStreamReader::seek(uint64_t index)
     }
 }
 
+void EventStreamReader::fill_from_copies(Event& event)
+{
+    auto* sc = std::get_if<SyscallEvent>(&event);
+    if (!sc)
+        return;
+    for (auto& m : sc->memory)
+        if (!m.file_copy.empty())
+            m.bytes = copies_->read(m.file_copy, m.file_offset, m.length);
+}
+
 bool EventStreamReader::next(Event& out)
 {
     if (finished_)
@@ -291,6 +302,8 @@ bool EventStreamReader::next(Event& out)
         ByteReader r({raw_.data() + raw_pos_, raw_.size() - raw_pos_});
         out = decode_event(r);
         raw_pos_ += r.position();
+        if (copies_)
+            fill_from_copies(out);
     } catch (const FormatError& e) {
         end_.kind = StreamEnd::Kind::Corrupt;
         end_.reason = std::string("undecodable event: ") + e.what();

@@ -20,6 +20,8 @@
 
 namespace rw {
 
+class FileCopies;
+
 inline constexpr uint32_t kTraceFormatVersion = 1;
 
 class EventStreamWriter {
@@ -85,8 +87,13 @@ public:
     void seek(uint64_t index);
     const StreamEnd& end() const { return end_; }
     uint64_t next_index() const { return end_.events; }
+    // Outputs recorded by reference to a file copy (MemoryRange::file_copy)
+    // get their bytes from `copies`; one it cannot give ends the stream as
+    // corrupt there. Without, such ranges keep no bytes.
+    void read_copies_from(std::shared_ptr<FileCopies> copies) { copies_ = std::move(copies); }
 
 private:
+    void fill_from_copies(Event& event);
     bool load_chunk();
     struct ChunkStart {
         uint64_t first_event;
@@ -100,6 +107,7 @@ private:
     uint32_t remaining_in_chunk_ = 0;
     bool finished_ = false;
     StreamEnd end_;
+    std::shared_ptr<FileCopies> copies_;
 };
 
 } // namespace rw

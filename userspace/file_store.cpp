@@ -7,12 +7,20 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
 #include <vector>
 
 namespace rw {
+
+bool is_content_hash(const std::string& name)
+{
+    return name.size() == 32 && std::all_of(name.begin(), name.end(),
+                                            [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 namespace {
 
 std::string hex128(XXH128_hash_t h)
@@ -100,6 +108,21 @@ std::string FileStore::store_fd(int fd)
     }
     known_[id] = hash;
     return hash;
+}
+
+std::string FileStore::store_fd_rehashed(int fd)
+{
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        throw std::system_error(errno, std::generic_category(), "fstat of a file to copy");
+    Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+    if (auto it = known_.find(id); it != known_.end()) {
+        uint64_t n = 0;
+        if (copy_and_hash(fd, -1, n) == it->second && contains(it->second))
+            return it->second;
+        known_.erase(it);
+    }
+    return store_fd(fd);
 }
 
 std::string FileStore::store_path(const std::filesystem::path& path)

@@ -11,6 +11,9 @@
 
 namespace rw {
 
+// Whether `name` is a content hash as the file store writes it.
+bool is_content_hash(const std::string& name);
+
 class FileStore {
 public:
     explicit FileStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -19,7 +22,18 @@ public:
     // returns its content hash. Identity (dev, inode, size, mtime) is cached
     // so a library mapped many times is hashed once.
     std::string store_fd(int fd);
+    // The same, but content already stored under the file's identity is
+    // hashed again rather than trusted: a file written through a shared
+    // mapping can change without a new mtime.
+    std::string store_fd_rehashed(int fd);
     std::string store_path(const std::filesystem::path& path);
+
+    // Whether a copy was stored from a file of this identity (dev as stat
+    // reports it).
+    bool holds(uint64_t dev, uint64_t ino, int64_t size, int64_t mtime_ns) const
+    {
+        return known_.count({dev, ino, size, mtime_ns}) != 0;
+    }
 
     std::filesystem::path path_of(const std::string& hash) const { return dir_ / hash; }
     bool contains(const std::string& hash) const;

@@ -25,6 +25,7 @@
 #include "file_store.h"
 #include "launcher.h"
 #include "mapped_files.h"
+#include "read_copies.h"
 #include "random_sites.h"
 #include "seq_window.h"
 #include "supervisor.h"
@@ -232,6 +233,8 @@ RecordResult record(const RecordOptions& options)
     sink.spill_to(dir, EventOrderer::kDefaultHeldBudget);
     FileStore store(dir / trace_files::kFiles);
     EventAssembler* assembler_ptr = nullptr;
+    // Before the capture starts its threads (they must block it too).
+    ReadCopies::block_lease_signal();
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096), options.parallel},
                        [&](std::span<const uint8_t> rec) { assembler_ptr->on_record(rec); });
     seq_window.set_stalled_test([&capture](uint64_t seq) { return capture.is_stalled_seq(seq); });
@@ -250,19 +253,21 @@ RecordResult record(const RecordOptions& options)
     if (options.parallel)
         files.watch_mappings([](const FileRef& file, int) { return is_thread_library(file.path); },
                              [&](pid_t tid, const std::string& open_path, const FileRef& file) {
-            // A mapping made by a thread that has exited since: its process
-            // was probed at its first mapping of the library, made while
-            // it started (attaching by the gone thread's id failed: ESRCH).
-            std::optional<pid_t> tgid = tgid_of(tid);
-            if (!tgid)
-                return;
-            try {
-                capture.attach_sync_probes(*tgid, open_path, file.path);
-            } catch (const CaptureError& e) {
-                probe_problems.push_back(std::string(e.what()) + ": its threads' lock operations are not ordered");
-            }
-        });
-    EventAssembler assembler(sink, files);
+                                 // A mapping made by a thread that has exited since: its process
+                                 // was probed at its first mapping of the library, made while
+                                 // it started (attaching by the gone thread's id failed: ESRCH).
+                                 std::optional<pid_t> tgid = tgid_of(tid);
+                                 if (!tgid)
+                                     return;
+                                 try {
+                                     capture.attach_sync_probes(*tgid, open_path, file.path);
+                                 } catch (const CaptureError& e) {
+                                     probe_problems.push_back(std::string(e.what()) +
+                                                              ": its threads' lock operations are not ordered");
+                                 }
+                             });
+    ReadCopies reads(store, capture);
+    EventAssembler assembler(sink, files, reads);
     assembler_ptr = &assembler;
 
     uint64_t started = unix_time_ns();
@@ -334,6 +339,15 @@ RecordResult record(const RecordOptions& options)
                      static_cast<unsigned long long>(supervisor.deferred_signals()),
                      static_cast<unsigned long long>(supervisor.yields()),
                      static_cast<unsigned long long>(supervisor.syscall_handovers()));
+    if (std::getenv("REWIND_RECORD_STATS")) {
+        ReadCopies::Counts c = reads.counts();
+        std::fprintf(stderr,
+                     "rewind: reads of files: %llu by reference (%llu bytes) to %llu files shared, %llu leases "
+                     "broken\n",
+                     static_cast<unsigned long long>(c.reads_by_reference),
+                     static_cast<unsigned long long>(c.bytes_by_reference),
+                     static_cast<unsigned long long>(c.files_shared), static_cast<unsigned long long>(c.leases_broken));
+    }
     if (std::getenv("REWIND_RECORD_STATS") && options.parallel) {
         std::string unprobed;
         for (const auto& name : capture.unprobed_sync_calls())

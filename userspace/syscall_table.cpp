@@ -160,6 +160,16 @@ SyscallInfo fd_io(SyscallInfo info)
     return info;
 }
 
+// Reads a file into its first buffer, at args[offset_arg] or at the file
+// position (RW_OFFSET_FILE_POS): recorded by reference where the trace holds
+// the file (capture.bpf.c, read_by_reference).
+SyscallInfo reads_file(SyscallInfo info, uint8_t offset_arg)
+{
+    info.spec.flags |= RW_SYS_READS_FILE;
+    info.spec.offset_arg = offset_arg;
+    return info;
+}
+
 constexpr FdEffect kNewFd = FdEffect::NewFd;
 
 // Sizes of kernel structures on x86-64.
@@ -172,9 +182,9 @@ const std::vector<SyscallInfo>& table()
 {
     static const std::vector<SyscallInfo> t = {
         // ---- file I/O ------------------------------------------------------
-        fd_io(sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)})),
+        reads_file(fd_io(sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)})), RW_OFFSET_FILE_POS),
         fd_io(sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0)),
-        fd_io(sys(SYS_pread64, "pread64", "fpul", R::Emulate, {out_ret(1)})),
+        reads_file(fd_io(sys(SYS_pread64, "pread64", "fpul", R::Emulate, {out_ret(1)})), 3),
         fd_io(sys(SYS_pwrite64, "pwrite64", "fpul", R::Emulate, {in_ret(1)}, 0)),
         fd_io(sys(SYS_readv, "readv", "fpd", R::Emulate, {out_iovec(1, 2)})),
         fd_io(sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0)),

@@ -3,16 +3,15 @@
 
 #include <filesystem>
 #include <optional>
-#include <set>
+#include <memory>
 #include <string>
 
 #include "event_stream.h"
+#include "file_copies.h"
+#include "file_store.h"
 #include "trace_meta.h"
 
 namespace rw {
-
-// Whether `name` is a content hash as the file store writes it.
-bool is_content_hash(const std::string& name);
 
 class Trace {
 public:
@@ -37,7 +36,7 @@ private:
     std::filesystem::path dir_;
     TraceMeta meta_;
     std::optional<TraceEnd> end_;
-    mutable std::set<std::string> verified_;
+    std::shared_ptr<FileCopies> copies_;
 };
 
 } // namespace rw

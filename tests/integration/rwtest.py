@@ -228,6 +228,6 @@ def prepare_inputs(name, work):
         for entry in ["b.txt", "a.txt", "c.dir"]:
             open(os.path.join(data, entry), "w").close()
         return [data], {}
-    if name in ("file_io", "stat_files"):
+    if name in ("file_io", "stat_files", "file_rereads"):
         return [data], {}
     return [], {}

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "bytes.h"
+#include "event_codec.h"
 #include "event_stream.h"
 #include "file_store.h"
 #include "trace.h"
@@ -158,4 +159,86 @@ TEST_CASE("end.json or meta.json that is not a regular file is refused, not wait
     fs::remove(t.dir / trace_files::kMeta);
     REQUIRE(::mkfifo((t.dir / trace_files::kMeta).c_str(), 0600) == 0);
     CHECK_THROWS_AS(read_meta(t.dir), FormatError);
+}
+
+namespace {
+
+// A read of `length` bytes at `offset`, recorded by reference to `copy`.
+SyscallEvent read_from_copy(const std::string& copy, uint64_t offset, uint64_t length)
+{
+    SyscallEvent e;
+    e.nr = 17; // pread64
+    e.ret = static_cast<int64_t>(length);
+    MemoryRange m;
+    m.dir = Direction::Out;
+    m.length = length;
+    m.file_copy = copy;
+    m.file_offset = offset;
+    e.memory.push_back(m);
+    return e;
+}
+
+// What a trace reader makes of a stream holding one such read.
+StreamEnd read_back(const TempTrace& t, const SyscallEvent& e, std::vector<uint8_t>& bytes)
+{
+    {
+        fs::remove(t.dir / trace_files::kEvents);
+        EventStreamWriter w(t.dir / trace_files::kEvents);
+        w.append(e);
+        w.flush();
+    }
+    EventStreamReader reader = Trace(t.dir).events();
+    Event out;
+    if (reader.next(out))
+        bytes = std::get<SyscallEvent>(out).memory.at(0).bytes;
+    return reader.end();
+}
+
+} // namespace
+
+TEST_CASE("a read recorded by reference gets its bytes from the copy, and a bad copy ends the stream")
+{
+    TempTrace t;
+    std::string hash = t.store("0123456789abcdef");
+    std::vector<uint8_t> bytes;
+    StreamEnd end = read_back(t, read_from_copy(hash, 4, 6), bytes);
+    CHECK(end.kind == StreamEnd::Kind::Clean);
+    CHECK(std::string(bytes.begin(), bytes.end()) == "456789");
+
+    // Past the copy's end, or an absurd length: refused before anything is allocated.
+    for (auto [offset, length] : {std::pair<uint64_t, uint64_t>{12, 10}, {0, uint64_t(1) << 60}, {uint64_t(-1), 1}}) {
+        bytes.clear();
+        end = read_back(t, read_from_copy(hash, offset, length), bytes);
+        CHECK(end.kind == StreamEnd::Kind::Corrupt);
+        CHECK(end.reason.find("holds no") != std::string::npos);
+        CHECK(end.events == 0);
+    }
+
+    fs::path copy = t.dir / trace_files::kFiles / hash;
+    fs::permissions(copy, fs::perms::owner_write, fs::perm_options::add);
+    std::ofstream(copy, std::ios::binary) << "0123456789ABCDEF";
+    end = read_back(t, read_from_copy(hash, 4, 6), bytes);
+    CHECK(end.kind == StreamEnd::Kind::Corrupt);
+    CHECK(end.reason.find("has been altered") != std::string::npos);
+}
+
+TEST_CASE("a read by reference must name a content hash and be a plain output")
+{
+    auto decodes = [](const SyscallEvent& e) {
+        std::vector<uint8_t> buf;
+        encode_event(e, buf);
+        ByteReader r(buf);
+        try {
+            decode_event(r);
+            return true;
+        } catch (const FormatError&) {
+            return false;
+        }
+    };
+    std::string hash(32, 'a');
+    CHECK(decodes(read_from_copy(hash, 0, 4)));
+    CHECK_FALSE(decodes(read_from_copy("../../etc/passwd", 0, 4)));
+    SyscallEvent in = read_from_copy(hash, 0, 4);
+    in.memory[0].dir = Direction::In;
+    CHECK_FALSE(decodes(in));
 }

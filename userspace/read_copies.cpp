@@ -50,7 +50,14 @@ void ReadCopies::block_lease_signal()
 ReadCopies::ReadCopies(FileStore& store, BpfCapture& capture) : store_(store), capture_(capture)
 {
     block_lease_signal();
+    // The thread takes no signal but the lease's: the supervisor waits for
+    // SIGCHLD through a signalfd, and a process-directed signal goes to any
+    // thread that does not block it.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     lease_thread_ = std::thread([this] { take_broken_leases(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 ReadCopies::~ReadCopies()

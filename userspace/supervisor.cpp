@@ -420,6 +420,13 @@ void Supervisor::on_signal(Thread& t, int signo)
 
 void Supervisor::hold_signal(Thread& t, const siginfo_t& si)
 {
+    // A standard signal already pending is not queued twice: the kernel
+    // would merge the two, and so would the re-sent ones, which would then
+    // leave one re-sent signal that never arrives.
+    bool standard = si.si_signo < SIGRTMIN;
+    if (standard && std::any_of(t.deferred.begin(), t.deferred.end(),
+                                [&](const siginfo_t& d) { return d.si_signo == si.si_signo; }))
+        return;
     deferred_signals_++;
     if (t.deferred.empty()) {
         t.deadline = Clock::now() + options_.signal_fallback;

@@ -339,19 +339,6 @@ static __always_inline int stable_filesystem(unsigned long magic)
 	return 0;
 }
 
-/* Whether nothing but the current thread can move this file's position
- * during its read: a descriptor table of its own (not shared with other
- * threads) and the only reference to the open file. */
-static __always_inline int file_position_is_private(struct task_struct *task, struct file *file)
-{
-	if (BPF_CORE_READ(task, files, count.counter) != 1)
-		return 0;
-	if (!bpf_core_field_exists(file->f_ref))
-		return 0;
-	/* file_ref_t counts from zero: 0 is one reference. */
-	return BPF_CORE_READ(file, f_ref.refcnt.counter) == 0;
-}
-
 /* A read (RW_SYS_READS_FILE) of `ret` bytes from a file the trace holds:
  * fills the identity and offset and says so. A read of a file that could be
  * held is flagged RW_SC_FILE_CANDIDATE for the recorder to count. The bytes
@@ -360,36 +347,43 @@ static __always_inline int file_position_is_private(struct task_struct *task, st
  * which nobody can open the file for writing (or truncate it) without
  * breaking, and it removes the file from read_copies before it lets the
  * lease go; the writer count and the identity are checked here again. */
+/* A pointer read out of kernel memory, as a typed one whose fields are
+ * plain (fault-checked) loads rather than a bpf_probe_read_kernel each. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define TYPED(type, ptr) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+
 static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct files_struct *files = task->files;
+	struct fdtable *fdt = files->fdt;
 	__u64 fd = s->sc.args[0];
-	struct file **fds;
-	struct file *file = 0;
+	struct file *raw = 0;
+	struct file *file;
 	struct inode *inode;
+	struct super_block *sb;
 	struct rw_file_identity *copied;
 	struct file_key key;
 	__s64 offset;
 	__u8 offset_arg = spec->offset_arg;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd >= fdt->max_fds)
 		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+	if (bpf_probe_read_kernel(&raw, sizeof(raw), &fdt->fd[fd]) || !raw)
 		return 0;
-	inode = BPF_CORE_READ(file, f_inode);
-	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT_BITS) != S_IFREG_BITS)
+	file = TYPED(struct file, raw);
+	inode = file->f_inode;
+	if ((inode->i_mode & S_IFMT_BITS) != S_IFREG_BITS)
 		return 0;
-	if (!stable_filesystem(BPF_CORE_READ(inode, i_sb, s_magic)))
+	sb = inode->i_sb;
+	if (!stable_filesystem(sb->s_magic))
 		return 0;
-	if (BPF_CORE_READ(inode, i_writecount.counter) > 0)
+	if (inode->i_writecount.counter > 0)
 		return 0;
-	s->sc.file.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	s->sc.file.ino = BPF_CORE_READ(inode, i_ino);
-	s->sc.file.size = BPF_CORE_READ(inode, i_size);
-	s->sc.file.mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ll +
-			      BPF_CORE_READ(inode, i_mtime_nsec);
+	s->sc.file.dev = sb->s_dev;
+	s->sc.file.ino = inode->i_ino;
+	s->sc.file.size = inode->i_size;
+	s->sc.file.mtime_ns = inode->i_mtime_sec * 1000000000ll + inode->i_mtime_nsec;
 	key.dev = s->sc.file.dev;
 	key.ino = s->sc.file.ino;
 	copied = bpf_map_lookup_elem(&read_copies, &key);
@@ -400,9 +394,13 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
 	if (offset_arg < RW_MAX_ARGS) {
 		offset = (__s64)s->sc.args[offset_arg];
 	} else {
-		if (!file_position_is_private(task, file))
+		/* Nothing but this thread can move the position during its read:
+		 * a descriptor table of its own and the only reference to the
+		 * open file (file_ref_t counts from zero: 0 is one reference). */
+		if (files->count.counter != 1 || !bpf_core_field_exists(file->f_ref) ||
+		    file->f_ref.refcnt.counter != 0)
 			return 0;
-		offset = BPF_CORE_READ(file, f_pos) - ret;
+		offset = file->f_pos - ret;
 	}
 	if (offset < 0 || offset + ret > s->sc.file.size)
 		return 0;

@@ -11,6 +11,7 @@
 #include "bpf_capture.h"
 #include "file_store.h"
 #include "mapped_files.h"
+#include "unique_fd.h"
 
 namespace rw {
 
@@ -144,13 +145,17 @@ int ReadCopies::open_again(Tid tid, Tid tgid, int fd, const rw_file_identity& id
     if (auto it = opened_.find({tgid, fd}); it != opened_.end())
         paths.push_back(it->second);
     for (const auto& path : paths) {
-        int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (file < 0)
-            continue;
+        // Looked at before it is opened: opening a device can act on it.
+        UniqueFd where(::open(path.c_str(), O_PATH | O_CLOEXEC));
         struct stat st {};
-        if (::fstat(file, &st) == 0 && same_file(st, id))
+        if (!where || ::fstat(where.get(), &st) != 0 || !same_file(st, id))
+            continue;
+        std::string self = "/proc/self/fd/" + std::to_string(where.get());
+        int file = ::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (file >= 0 && ::fstat(file, &st) == 0 && same_file(st, id))
             return file;
-        ::close(file);
+        if (file >= 0)
+            ::close(file);
     }
     return -1;
 }

@@ -19,6 +19,11 @@ Trace::Trace(std::filesystem::path dir)
     end_ = read_end(dir_);
 }
 
+EventStreamReader Trace::events_as_stored() const
+{
+    return EventStreamReader(dir_ / trace_files::kEvents);
+}
+
 EventStreamReader Trace::events() const
 {
     EventStreamReader reader(dir_ / trace_files::kEvents);

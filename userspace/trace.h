@@ -25,6 +25,9 @@ public:
     const std::optional<TraceEnd>& end() const { return end_; }
 
     EventStreamReader events() const;
+    // The stream as stored: reads recorded by reference keep only the name
+    // of their copy and an offset (MemoryRange::file_copy), no bytes.
+    EventStreamReader events_as_stored() const;
     // The trace's copy of a file by its content hash. A name that is not a
     // content hash (a crafted trace: "../../x") is refused (FormatError).
     std::filesystem::path file_copy(const std::string& content_hash) const;

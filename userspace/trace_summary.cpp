@@ -27,7 +27,8 @@ std::string describe_unknown(const SyscallEvent& e)
 TraceSummary summarize(const Trace& trace)
 {
     TraceSummary s;
-    EventStreamReader reader = trace.events();
+    // The copies reads refer to are checked on their own (verify_file_copies).
+    EventStreamReader reader = trace.events_as_stored();
     Event event;
     while (reader.next(event)) {
         uint64_t index = s.events++;
@@ -46,8 +47,12 @@ TraceSummary summarize(const Trace& trace)
                         s.syscalls[syscall_name(e.nr)]++;
                     s.threads.insert(e.tid);
                     s.processes.insert(e.tgid);
-                    for (const auto& m : e.memory)
+                    for (const auto& m : e.memory) {
                         s.memory_bytes += m.length;
+                        if (!m.file_copy.empty())
+                            s.copies_named.try_emplace(m.file_copy,
+                                                       TraceSummary::CopyUse{"a file read by reference", index});
+                    }
                     if (e.flags & kSyscallRebuilt)
                         s.rebuilt++;
                     if (e.file && !e.file->content_hash.empty())

@@ -10,6 +10,7 @@ recording changed nothing and captured everything:
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -55,7 +56,7 @@ def check_read_payloads(events, expected_files):
 STABLE_FILESYSTEMS = {"ef53", "58465342", "9123683e", "1021994", "f2f52010", "73717368", "e0f5e1e2"}
 
 
-def check_reads_by_reference(events, work):
+def check_reads_by_reference(rewind, trace, events, work):
     """file_rereads reads one file over and over: once the recorder holds a
     copy, reads refer to it; each change to the file (a write that puts the
     mtime back, a write through a mapping) must lead to a new copy or to
@@ -73,6 +74,22 @@ def check_reads_by_reference(events, work):
             if "file_copy" in m:
                 check(len(bytes.fromhex(m["data_hex"])) == m["length"],
                       f"a read by reference at event {e['seq']} did not get its bytes from the copy")
+    # A damaged copy: `info --verify` names it, replay refuses to go past it.
+    damaged = os.path.join(work, "damaged")
+    shutil.copytree(trace, damaged)
+    copy = os.path.join(damaged, "files", sorted(copies)[0])
+    os.chmod(copy, 0o600)
+    with open(copy, "r+b") as f:
+        f.seek(100)
+        byte = f.read(1)
+        f.seek(100)
+        f.write(bytes([byte[0] ^ 0xff]))
+    verify = Run([rewind, "info", "--verify", damaged])
+    check(verify.status == 3 and b"a file read by reference" in verify.stdout and b"has been altered" in verify.stdout,
+          f"rewind info --verify on a damaged copy of a file read by reference:\n{verify.describe()}")
+    replay = Run([rewind, "replay", "--autopilot", "-q", damaged])
+    check(shell_status(replay.status) != 0 and b"has been altered" in replay.stderr,
+          f"replay of a trace whose copy of a file read by reference is damaged:\n{replay.describe()}")
 
 
 def main():
@@ -116,7 +133,7 @@ def main():
         events = dump_events(args.rewind, trace)
         check_read_payloads(events, expected_files)
         if name == "file_rereads":
-            check_reads_by_reference(events, work)
+            check_reads_by_reference(args.rewind, trace, events, work)
     except Failure as f:
         print(f"FAIL {name}: {f}\n\nnative:\n{native.describe()}\nrecorded:\n{recorded.describe()}")
         return 1

@@ -314,9 +314,9 @@ the read-heavy one; the table says where they stand.
   the window, then 4.87 s. On 2026-11-27 reads of a file the trace holds
   became references to its copy (the program reads its own executable,
   copied at exec, so from its first reads on): the 6.5 GB no longer pass
-  through the ring, and the trace is 8 MB. Side by
-  side, three runs each (native 0.68 to 0.87 s): 3.68 to 6.20 s before,
-  1.87 to 2.32 s after; then the kernel side's look at the file became
+  through the ring, and the trace is 8 MB. Runs beside native ones, the
+  same morning: 3.68 to 6.20 s before (three runs, native 0.54 to 0.98 s),
+  1.87 to 2.32 s after (three runs, native 0.68 to 0.87 s); then the kernel side's look at the file became
   typed loads instead of a probe read per field (it had been a fifth of
   all samples, a twentieth after): five runs, native 0.49 to 0.70 s,
   recorded 1.31 to 1.78 s. What is left is per event: 1.6 million

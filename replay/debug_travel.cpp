@@ -367,8 +367,10 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
     }
     Position end = p;
     for (;;) {
+        // Never into what the process ran before its history began (the
+        // former program of an exec): the snapshots taken there are kept.
         const Timeline::Entry* from = timeline_.strictly_before(end);
-        if (!from)
+        if (!from || from->pos.event < begin_.event)
             return std::nullopt;
         Position from_pos = from->pos;
         debug_log("collect %s -> %s", from_pos.describe().c_str(), end.describe().c_str());

@@ -396,6 +396,28 @@ def scenario_step_into_signalled_syscall(rw, work):
     return "stepped over kill's syscall into the delivery of SIGUSR1"
 
 
+def scenario_reverse_at_exec(rw, work):
+    """After an exec the history begins again: a reverse-continue at that
+    beginning stays there (it once went on into the former program, and the
+    next continue never came back)."""
+    data = os.path.join(work, "words.txt")
+    with open(data, "w") as f:
+        f.write("alpha\nbeta\n")
+    trace = os.path.join(work, "exec.trace")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", "/bin/sh", "-c", f"exec cat {data}"])
+    check(rec.status == 0 and rec.stdout == b"alpha\nbeta\n", f"recording failed\n{rec.describe()}")
+    try:
+        out = Session(rw, trace).run("continue", "reverse-continue", "info symbol $pc", "reverse-continue",
+                                     "info symbol $pc", "continue", timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("gdb did not come back within 60 s from a continue after two reverse-continues")
+    no_divergence(out)
+    expect(out, r"executing new program: /usr/bin/cat", r"No more reverse-execution history.\n.*_exit",
+           r"No more reverse-execution history.\n.*_start", r"_start in section", r"No more reverse-execution history",
+           r"_start in section", r"No more reverse-execution history.\n.*_exit")
+    return "reverse-continue twice at the new program's start, then continue to the end"
+
+
 def scenario_child_processes(rw, work):
     """rewind ps shows the recorded tree; --exec and --pid open gdb on a
     child (one that execs, one that only forks) while the rest replays."""
@@ -514,6 +536,8 @@ def main():
     tests.append(("scenario_child_processes",
                   lambda: scenario_child_processes(args.rewind, fresh_dir(os.path.join(work, "children")))))
     tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))
+    tests.append(("scenario_reverse_at_exec",
+                  lambda: scenario_reverse_at_exec(args.rewind, fresh_dir(os.path.join(work, "reverse_exec")))))
     tests.append(("scenario_step_into_signalled_syscall",
                   lambda: scenario_step_into_signalled_syscall(args.rewind, fresh_dir(os.path.join(work, "kill_self")))))
     tests.append(("scenario_threads",

@@ -806,15 +806,43 @@ int RestoredLandmark::wait_holder()
     while (holder_ > 0 && read_record(status_fd_, r))
         if (r.kind == 'X')
             status = r.value;
-    if (holder_ > 0)
-        while (waitpid(holder_, nullptr, 0) < 0 && errno == EINTR) {
-        }
+    // The holder, the namespace's init, ends only once every process in it
+    // is reaped, and a traced thread's exit is ours to collect first (a
+    // caller that waited for the copy's main thread may not have seen
+    // another thread's).
+    if (holder_ > 0 && !reap_until_holder_ends(std::chrono::seconds(10))) {
+        ::kill(holder_, SIGKILL);
+        reap_until_holder_ends(std::chrono::seconds(10));
+    }
     holder_ = 0;
     threads_.clear();
     if (status_fd_ >= 0)
         close(status_fd_);
     status_fd_ = -1;
     return status;
+}
+
+bool RestoredLandmark::reap_until_holder_ends(std::chrono::seconds limit)
+{
+    // The traced threads and every other traced process in the namespace
+    // (copies a replay made of the restored one, reparented to the holder
+    // as they lost their parents): the holder waits for them all to be
+    // reaped.
+    auto deadline = Clock::now() + limit;
+    for (;;) {
+        pid_t w = waitpid(holder_, nullptr, WNOHANG);
+        if (w == holder_ || (w < 0 && errno != EINTR))
+            return true;
+        for (const auto& t : threads_)
+            waitpid(t.tid, nullptr, __WALL | WNOHANG);
+        std::string h = std::to_string(holder_);
+        std::ifstream children("/proc/" + h + "/task/" + h + "/children");
+        for (pid_t child; children >> child;)
+            waitpid(child, nullptr, __WALL | WNOHANG);
+        if (Clock::now() > deadline)
+            return false; // (something else holds them: the holder stays a zombie of ours)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 void RestoredLandmark::kill()
@@ -828,22 +856,7 @@ void RestoredLandmark::kill()
             while (waitpid(t.tid, &status, __WALL) > 0 && !WIFEXITED(status) && !WIFSIGNALED(status)) {
             }
         }
-        // So are those of every other traced process in it (copies a replay
-        // made of the restored one, reparented to the holder as they lost
-        // their parents): the holder waits for them all to be reaped.
-        auto deadline = Clock::now() + std::chrono::seconds(10);
-        for (;;) {
-            pid_t w = waitpid(holder_, nullptr, WNOHANG);
-            if (w == holder_ || (w < 0 && errno != EINTR))
-                break;
-            std::string h = std::to_string(holder_);
-            std::ifstream children("/proc/" + h + "/task/" + h + "/children");
-            for (pid_t child; children >> child;)
-                waitpid(child, nullptr, __WALL | WNOHANG);
-            if (Clock::now() > deadline)
-                break; // (something else holds them: the holder stays a zombie of ours)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
+        reap_until_holder_ends(std::chrono::seconds(10));
         holder_ = 0;
     }
     threads_.clear();

@@ -114,9 +114,9 @@ public:
     pid_t holder() const { return holder_; }
     std::chrono::duration<double> criu_time() const { return criu_time_; }
 
-    // Waits for the holder, once the copy has exited and been reaped, and
-    // returns the copy's exit status (as waitpid). The caller must have
-    // waited for the traced threads' exits first.
+    // Waits for the holder, once the copy has exited, and returns the
+    // copy's exit status (as waitpid). Traced threads' exits the caller has
+    // not collected are collected here.
     int wait_holder();
 
     // Kills the copy and its namespace (the destructor does it too).
@@ -124,6 +124,9 @@ public:
 
 private:
     RestoredLandmark() = default;
+    // Collects traced exits in the namespace until the holder has ended;
+    // false if it has not within `limit`.
+    bool reap_until_holder_ends(std::chrono::seconds limit);
     pid_t holder_ = 0;
     int status_fd_ = -1; // the holder writes the copy's exit status there
     std::vector<Thread> threads_;

@@ -133,9 +133,10 @@ What the numbers mean:
   a recording runs) plus the capture program and its ring-buffer write
   (about 150 ns). `getppid` costs ~170 ns natively, so it is the worst case
   there is; a syscall that does real work amortises the fixed cost.
-- (b') reads one 4 KiB file over and over: from its third read on, the
-  reads are recorded by reference to the trace's copy of the file, not
-  by content (architecture.md, "Reads of files by reference"; 2.87 with
+- (b') reads one 4 KiB file over and over: once it has read it twice
+  over by content (and the recorder has seen that), its reads are
+  recorded by reference to the trace's copy of the file (983,970 of the
+  million here) (architecture.md, "Reads of files by reference"; 2.87 with
   3.1 trace bytes per event before, on 2026-11-26).
 - `gdb record full` single-steps every instruction in gdb; it is shown for
   scale, on a run 15,000 times shorter than (a).

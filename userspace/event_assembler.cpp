@@ -174,7 +174,8 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         reads_.on_read_by_content(e.tid, e.tgid, static_cast<int>(s.args[0]), s.file, static_cast<uint64_t>(s.ret));
     e.memory = std::move(memory);
     finalize_memory(e);
-    // A stalled call's memory was read by the supervisor: it holds the bytes.
+    // The bytes are the copy's, unless the supervisor rebuilt the call from
+    // the thread's memory (a stall): then its memory holds them.
     if ((s.h.flags & RW_SC_FILE_DATA) && s.ret > 0 && e.memory.empty())
         add_file_output(e, s);
     note_open(e);

@@ -190,6 +190,18 @@ trap rdtsc there) in 13.6 s against 12.7 s, a figure that varies from 12
 to 40 s between runs of either build."""
 
 
+def record_replay_medians(ctx, argv, trace):
+    """Medians of the native run, the recording (into `trace`) and its
+    --autopilot replay, ctx.runs of each, alternating."""
+    natives, records, replays = [], [], []
+    for _ in range(ctx.runs):
+        shutil.rmtree(trace, ignore_errors=True)
+        natives.append(wall(argv, ctx.env)[0])
+        records.append(wall([ctx.rewind, "record", "-q", "-o", trace, "--"] + argv, ctx.env)[0])
+        replays.append(wall([ctx.rewind, "replay", "--autopilot", "-q", trace], ctx.env)[0])
+    return tuple(statistics.median(v) for v in (natives, records, replays))
+
+
 def section_threads(ctx):
     """Multithreaded programs: threads of a process run one at a time while recording."""
     prog = os.path.join(ctx.build, "bench", "bench_threads")
@@ -199,15 +211,9 @@ def section_threads(ctx):
     rows = []
     for name, argv in cases:
         trace = os.path.join(ctx.tmp, "threads-trace")
-        natives, records, replays = [], [], []
-        for _ in range(ctx.runs):
-            shutil.rmtree(trace, ignore_errors=True)
-            natives.append(wall(argv, ctx.env)[0])
-            records.append(wall([ctx.rewind, "record", "-q", "-o", trace, "--"] + argv, ctx.env)[0])
-            replays.append(wall([ctx.rewind, "replay", "--autopilot", "-q", trace], ctx.env)[0])
+        native, record, replay = record_replay_medians(ctx, argv, trace)
         info = json.loads(subprocess.run([ctx.rewind, "info", "--json", trace], env=ctx.env,
                                          stdout=subprocess.PIPE).stdout)
-        native, record, replay = (statistics.median(v) for v in (natives, records, replays))
         rows.append([name, f"{native:.3f}", f"{record:.3f}", f"{record / native:.2f}", f"{replay:.3f}",
                      f"{replay / native:.2f}", f"{info['events']:,}"])
     return ("Threads", md_table(["workload", "native s", "record s", "record ÷ native", "replay s",
@@ -484,14 +490,7 @@ def section_signals(ctx):
              ("4 threads compute-bound, 300 MiB resident (serialized)", [threads, "compute", "30000000", "300"])]
     rows = []
     for name, argv in cases:
-        trace = os.path.join(ctx.tmp, "signals-trace")
-        natives, records, replays = [], [], []
-        for _ in range(ctx.runs):
-            shutil.rmtree(trace, ignore_errors=True)
-            natives.append(wall(argv, ctx.env)[0])
-            records.append(wall([ctx.rewind, "record", "-q", "-o", trace, "--"] + argv, ctx.env)[0])
-            replays.append(wall([ctx.rewind, "replay", "--autopilot", "-q", trace], ctx.env)[0])
-        native, record, replay = (statistics.median(v) for v in (natives, records, replays))
+        native, record, replay = record_replay_medians(ctx, argv, os.path.join(ctx.tmp, "signals-trace"))
         rows.append([name, f"{native:.3f}", f"{record:.3f}", f"{replay:.3f}"])
     return ("Signals in user code", md_table(["workload", "native s", "record s", "replay s"], rows) + "\n\n" +
             SIGNALS_NOTES)

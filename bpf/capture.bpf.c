@@ -259,25 +259,45 @@ static __always_inline void stall(struct scratch *s, __u32 reason)
 	bpf_send_signal_thread(RW_STALL_SIGNAL);
 }
 
-static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
+/* A pointer read out of kernel memory, as a typed one whose fields are
+ * plain (fault-checked) loads rather than a bpf_probe_read_kernel each. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define TYPED(type, ptr) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
+
+/* The current task's open file at descriptor `fd`; NULL if there is none,
+ * and *unreadable set if its descriptor table could not be read. */
+static __always_inline struct file *file_of_fd(__u64 fd, int *unreadable)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds;
-	struct file *file = 0;
-	struct inode *inode;
+	struct fdtable *fdt = task->files->fdt;
+	struct file *raw = 0;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	*unreadable = 0;
+	if (!fdt || fd >= fdt->max_fds)
+		return 0;
+	if (bpf_probe_read_kernel(&raw, sizeof(raw), &fdt->fd[fd])) {
+		*unreadable = 1;
+		return 0;
+	}
+	return raw ? TYPED(struct file, raw) : 0;
+}
+
+static __always_inline void fill_file_identity(struct scratch *s, struct inode *inode)
+{
+	s->sc.file.dev = inode->i_sb->s_dev;
+	s->sc.file.ino = inode->i_ino;
+	s->sc.file.size = inode->i_size;
+	s->sc.file.mtime_ns = inode->i_mtime_sec * 1000000000ll + inode->i_mtime_nsec;
+}
+
+static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
+{
+	int unreadable;
+	struct file *file = file_of_fd(fd, &unreadable);
+
+	if (!file)
 		return;
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return;
-	inode = BPF_CORE_READ(file, f_inode);
-	s->sc.file.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	s->sc.file.ino = BPF_CORE_READ(inode, i_ino);
-	s->sc.file.size = BPF_CORE_READ(inode, i_size);
-	s->sc.file.mtime_ns = BPF_CORE_READ(inode, i_mtime_sec) * 1000000000ll +
-			      BPF_CORE_READ(inode, i_mtime_nsec);
+	fill_file_identity(s, file->f_inode);
 	s->sc.h.flags |= RW_SC_FILE;
 }
 
@@ -295,28 +315,20 @@ static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
  * memory device, or a descriptor in non-blocking mode. */
 static __always_inline int fd_may_block(__u64 fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds;
-	struct file *file = 0;
+	int unreadable;
+	struct file *file = file_of_fd(fd, &unreadable);
 	struct inode *inode;
 	__u32 mode;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
-		return 0; /* EBADF at once */
-	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
-		return 1;
 	if (!file)
+		return unreadable; /* else EBADF at once */
+	if (file->f_flags & O_NONBLOCK_FLAG)
 		return 0;
-	if (BPF_CORE_READ(file, f_flags) & O_NONBLOCK_FLAG)
-		return 0;
-	inode = BPF_CORE_READ(file, f_inode);
-	mode = BPF_CORE_READ(inode, i_mode) & S_IFMT_BITS;
+	inode = file->f_inode;
+	mode = inode->i_mode & S_IFMT_BITS;
 	if (mode == S_IFREG_BITS || mode == S_IFDIR_BITS || mode == S_IFBLK_BITS)
 		return 0;
-	if (mode == S_IFCHR_BITS &&
-	    (BPF_CORE_READ(inode, i_rdev) >> KERNEL_MINOR_BITS) == MEM_MAJOR)
+	if (mode == S_IFCHR_BITS && (inode->i_rdev >> KERNEL_MINOR_BITS) == MEM_MAJOR)
 		return 0;
 	return 1;
 }
@@ -347,43 +359,27 @@ static __always_inline int stable_filesystem(unsigned long magic)
  * which nobody can open the file for writing (or truncate it) without
  * breaking, and it removes the file from read_copies before it lets the
  * lease go; the writer count and the identity are checked here again. */
-/* A pointer read out of kernel memory, as a typed one whose fields are
- * plain (fault-checked) loads rather than a bpf_probe_read_kernel each. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-#define TYPED(type, ptr) ((type *)bpf_rdonly_cast((ptr), bpf_core_type_id_kernel(type)))
-
 static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct files_struct *files = task->files;
-	struct fdtable *fdt = files->fdt;
-	__u64 fd = s->sc.args[0];
-	struct file *raw = 0;
-	struct file *file;
+	struct files_struct *files = bpf_get_current_task_btf()->files;
+	int unreadable;
+	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
 	struct inode *inode;
-	struct super_block *sb;
 	struct rw_file_identity *copied;
 	struct file_key key;
 	__s64 offset;
 	__u8 offset_arg = spec->offset_arg;
 
-	if (!fdt || fd >= fdt->max_fds)
+	if (!file)
 		return 0;
-	if (bpf_probe_read_kernel(&raw, sizeof(raw), &fdt->fd[fd]) || !raw)
-		return 0;
-	file = TYPED(struct file, raw);
 	inode = file->f_inode;
 	if ((inode->i_mode & S_IFMT_BITS) != S_IFREG_BITS)
 		return 0;
-	sb = inode->i_sb;
-	if (!stable_filesystem(sb->s_magic))
+	if (!stable_filesystem(inode->i_sb->s_magic))
 		return 0;
 	if (inode->i_writecount.counter > 0)
 		return 0;
-	s->sc.file.dev = sb->s_dev;
-	s->sc.file.ino = inode->i_ino;
-	s->sc.file.size = inode->i_size;
-	s->sc.file.mtime_ns = inode->i_mtime_sec * 1000000000ll + inode->i_mtime_nsec;
+	fill_file_identity(s, inode);
 	key.dev = s->sc.file.dev;
 	key.ino = s->sc.file.ino;
 	copied = bpf_map_lookup_elem(&read_copies, &key);

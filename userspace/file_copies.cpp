@@ -65,17 +65,18 @@ std::vector<uint8_t> FileCopies::read(const std::string& content_hash, uint64_t 
         if (copy.empty())
             throw FormatError("a read recorded from a file: " + why);
         UniqueFd fd(::open(copy.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-        if (!fd)
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0)
             throw FormatError("a read recorded from a file: the trace's copy " + content_hash +
                               " cannot be opened: " + std::strerror(errno));
-        it = open_.emplace(content_hash, std::move(fd)).first;
+        it = open_.emplace(content_hash, Open{std::move(fd), static_cast<uint64_t>(st.st_size)}).first;
     }
-    struct stat st {};
-    uint64_t size = ::fstat(it->second.get(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    // Sized when opened: a read per event should not cost an fstat too.
+    uint64_t size = it->second.size;
     std::vector<uint8_t> bytes;
     if (offset <= size && length <= size - offset) {
         bytes.resize(length);
-        if (pread_full(it->second.get(), bytes.data(), length, offset) == static_cast<ssize_t>(length))
+        if (pread_full(it->second.fd.get(), bytes.data(), length, offset) == static_cast<ssize_t>(length))
             return bytes;
     }
     throw FormatError("a read recorded from a file: the trace's copy " + content_hash + " holds no " +

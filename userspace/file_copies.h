@@ -34,7 +34,11 @@ private:
     std::filesystem::path dir_;
     std::mutex mutex_;
     std::set<std::string> verified_;
-    std::map<std::string, UniqueFd> open_;
+    struct Open {
+        UniqueFd fd;
+        uint64_t size = 0;
+    };
+    std::map<std::string, Open> open_;
 };
 
 } // namespace rw

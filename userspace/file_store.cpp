@@ -71,6 +71,11 @@ std::string copy_and_hash(int in, int out, uint64_t& copied)
 
 } // namespace
 
+FileStore::Identity FileStore::identity_of(const struct stat& st)
+{
+    return {st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
 bool FileStore::contains(const std::string& hash) const
 {
     return ::access(path_of(hash).c_str(), F_OK) == 0;
@@ -81,7 +86,7 @@ std::string FileStore::store_fd(int fd)
     struct stat st {};
     if (::fstat(fd, &st) != 0)
         throw std::system_error(errno, std::generic_category(), "fstat of a mapped file");
-    Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+    Identity id = identity_of(st);
     if (auto it = known_.find(id); it != known_.end())
         return it->second;
 
@@ -115,7 +120,7 @@ std::string FileStore::store_fd_rehashed(int fd)
     struct stat st {};
     if (::fstat(fd, &st) != 0)
         throw std::system_error(errno, std::generic_category(), "fstat of a file to copy");
-    Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+    Identity id = identity_of(st);
     if (auto it = known_.find(id); it != known_.end()) {
         uint64_t n = 0;
         if (copy_and_hash(fd, -1, n) == it->second && contains(it->second))

@@ -3,6 +3,8 @@
 // change or vanish.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -46,6 +48,7 @@ public:
 
 private:
     using Identity = std::tuple<uint64_t, uint64_t, int64_t, int64_t>;
+    static Identity identity_of(const struct stat& st);
     std::filesystem::path dir_;
     std::map<Identity, std::string> known_;
     uint64_t bytes_stored_ = 0;

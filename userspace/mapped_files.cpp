@@ -25,8 +25,6 @@ uint64_t user_dev_to_kernel(uint64_t dev)
     return (uint64_t(major(dev)) << 20) | minor(dev);
 }
 
-namespace {
-
 int64_t mtime_ns(const struct stat& st)
 {
     return st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
@@ -36,6 +34,8 @@ rw_file_identity kernel_identity(const struct stat& st)
 {
     return rw_file_identity{user_dev_to_kernel(st.st_dev), st.st_ino, st.st_size, mtime_ns(st)};
 }
+
+namespace {
 
 std::string read_link(const std::string& path)
 {

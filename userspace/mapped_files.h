@@ -2,6 +2,7 @@
 // them (stopped at exec, or stalled right after its mmap).
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <functional>
@@ -60,6 +61,11 @@ private:
     std::vector<std::string> problems_;
     std::vector<Watch> watches_;
 };
+
+// A file's modification time in nanoseconds, and its identity as the kernel
+// side sees it (dev_t in the kernel's encoding).
+int64_t mtime_ns(const struct stat& st);
+rw_file_identity kernel_identity(const struct stat& st);
 
 // dev_t as the kernel keeps it internally vs as stat() reports it.
 uint64_t kernel_dev_to_user(uint64_t kdev);

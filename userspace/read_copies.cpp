@@ -27,15 +27,11 @@ int lease_signal()
 // Files shared at once: each holds a descriptor in the recorder.
 constexpr size_t kMaxLeases = 512;
 
-int64_t mtime_ns(const struct stat& st)
-{
-    return st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-}
-
 bool same_file(const struct stat& st, const rw_file_identity& id)
 {
-    return S_ISREG(st.st_mode) && user_dev_to_kernel(st.st_dev) == id.dev && st.st_ino == id.ino &&
-           st.st_size == id.size && mtime_ns(st) == id.mtime_ns;
+    rw_file_identity now = kernel_identity(st);
+    return S_ISREG(st.st_mode) && now.dev == id.dev && now.ino == id.ino && now.size == id.size &&
+           now.mtime_ns == id.mtime_ns;
 }
 
 } // namespace
@@ -203,16 +199,18 @@ std::string ReadCopies::copy_of(const rw_file_identity& id, uint64_t bytes)
     auto it = copies_.find({id.dev, id.ino, id.size, id.mtime_ns});
     if (it == copies_.end())
         return "";
-    std::lock_guard lock(mutex_);
-    counts_.reads_by_reference++;
-    counts_.bytes_by_reference += bytes;
+    reads_by_reference_++;
+    bytes_by_reference_ += bytes;
     return it->second;
 }
 
 ReadCopies::Counts ReadCopies::counts() const
 {
     std::lock_guard lock(mutex_);
-    return counts_;
+    Counts c = counts_;
+    c.reads_by_reference = reads_by_reference_;
+    c.bytes_by_reference = bytes_by_reference_;
+    return c;
 }
 
 } // namespace rw

@@ -81,12 +81,14 @@ private:
     std::map<Key, Candidate> candidates_;
     std::map<Key, std::string> copies_;                 // every copy ever shared, by identity
     std::map<std::pair<Tid, int>, std::string> opened_; // (process, descriptor) -> the path it opened
+    uint64_t reads_by_reference_ = 0;                   // (the recorder's thread only: no lock per read)
+    uint64_t bytes_by_reference_ = 0;
 
     // Shared with the lease thread: the descriptors holding leases.
     mutable std::mutex mutex_;
     std::map<int, rw_file_identity> leased_;
     std::map<Key, int> lease_of_; // the descriptor holding each shared file's lease
-    Counts counts_;
+    Counts counts_;               // files shared, leases broken
     std::thread lease_thread_;
     std::atomic<bool> stopping_{false};
 };

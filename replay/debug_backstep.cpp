@@ -47,7 +47,7 @@ std::vector<uint64_t> DebugSession::candidates_before(const Segment& arrival, Ta
 }
 
 std::optional<Position> DebugSession::backstep(const Position& base, const Segment& arrival,
-                                               const std::vector<uint64_t>& candidates, const Registers& at_arrival,
+                                               const std::vector<uint64_t>& candidates, const Arrival& at_arrival,
                                                std::optional<uint64_t> slot)
 {
     if ((candidates.empty() && !slot) || (arrival.kind != Segment::Kind::Break && arrival.kind != Segment::Kind::Watch))
@@ -81,7 +81,7 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
 
 std::optional<Position> DebugSession::backstep_in_rounds(const Position& base, const Segment& arrival,
                                                          const std::vector<uint64_t>& candidates,
-                                                         const Registers& at_arrival)
+                                                         const Arrival& at_arrival)
 {
     for (size_t i = 0; i < candidates.size(); i += kCandidatesPerRound) {
         std::vector<uint64_t> round(candidates.begin() + static_cast<long>(i),
@@ -94,7 +94,7 @@ std::optional<Position> DebugSession::backstep_in_rounds(const Position& base, c
 }
 
 std::optional<uint64_t> DebugSession::callee_returning(const Position& base, const Segment& arrival,
-                                                       const Registers& at_arrival)
+                                                       const Arrival& at_arrival)
 {
     if (arrival.kind != Segment::Kind::Break)
         return std::nullopt;
@@ -111,7 +111,7 @@ std::optional<uint64_t> DebugSession::callee_returning(const Position& base, con
     if (!follows_call(decoder_, arrival.addr, read))
         return std::nullopt;
     after_slot_write_ = 0;
-    backstep(base, arrival, {}, at_arrival, at_arrival[Registers::RSP] - 8);
+    backstep(base, arrival, {}, at_arrival, at_arrival.regs[Registers::RSP] - 8);
     if (!after_slot_write_)
         return std::nullopt;
     return after_slot_write_;
@@ -152,10 +152,12 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
         b.verifying = false;
         Registers now = task.regs();
         uint64_t expected = b.arrival.kind == Segment::Kind::Break ? b.arrival.count - 1 : b.arrival.count;
-        bool same = now[Registers::RIP] == b.at_arrival[Registers::RIP] && arrivals == expected;
+        const Registers& want = b.at_arrival.regs;
+        bool same = now[Registers::RIP] == want[Registers::RIP] && arrivals == expected;
         for (size_t i = 0; same && i < Registers::kCount; i++)
-            if (i != Registers::EFLAGS && i != Registers::ORIG_RAX)
-                same = now.words[i] == b.at_arrival.words[i];
+            if (i != Registers::EFLAGS && i != Registers::ORIG_RAX &&
+                !(b.at_arrival.syscall_clobbered && (i == Registers::RCX || i == Registers::R11)))
+                same = now.words[i] == want.words[i];
         if (same)
             throw BackstepDone{b.chosen};
         return Then::Resume; // not it: go on (the counters saw that step)

@@ -387,10 +387,17 @@ StopReport DebugSession::execute()
         if (at_end_of_history()) {
             // The program's last stretch runs to just before its exit; the
             // replay never goes further while it is debugged.
-            if (position_.path.empty())
+            // From inside that stretch too (a snapshot restored there): the
+            // thread runs on to the exit call, stepping or stopping at
+            // breakpoints on its way.
+            if (!end_ || position_ != *end_)
                 if (auto insn = engine_.stop_before_exit_call()) {
-                    position_.extend(Segment::brk(*insn, 1));
-                    end_ = position_;
+                    if (position_.path.empty() || !end_)
+                        position_.extend(Segment::brk(*insn, 1));
+                    else
+                        position_ = *end_; // one name for one point
+                    if (!end_)
+                        end_ = position_;
                 }
             if (mode_ == Mode::Collect)
                 throw CollectDone{};

@@ -203,6 +203,10 @@ private:
     struct Arrival {
         Registers regs;
         std::vector<uint64_t> before; // instructions that may have run just before
+        // rcx and r11 are what a syscall instruction put there: the end of a
+        // recording stands on its exit call, its registers rebuilt from the
+        // call's entry, where the program's own rcx and r11 are lost.
+        bool syscall_clobbered = false;
     };
     struct Hit {
         Position pos;
@@ -215,7 +219,7 @@ private:
         Position base;
         Segment arrival;
         std::vector<uint64_t> candidates;
-        Registers at_arrival;
+        Arrival at_arrival;
         std::optional<perfclock::BreakpointCounter> arrival_counter;
         uint64_t arrival_offset = 0;
         std::vector<perfclock::BreakpointCounter> traps;
@@ -300,17 +304,17 @@ private:
     // Backstep (debug_backstep.cpp).
     std::vector<uint64_t> candidates_before(const Segment& arrival, Task& task);
     std::optional<Position> backstep(const Position& base, const Segment& arrival,
-                                     const std::vector<uint64_t>& candidates, const Registers& at_arrival,
+                                     const std::vector<uint64_t>& candidates, const Arrival& at_arrival,
                                      std::optional<uint64_t> slot = std::nullopt);
     uint64_t after_slot_write_ = 0; // what the last backstep with a slot found
     // Where the function that returned to the arrival (just after a call)
     // began: the call's push of the return address is the last write to its
     // slot before the arrival, and stops at the callee's first instruction.
     // For calls whose destination the registers no longer tell (call *%rax).
-    std::optional<uint64_t> callee_returning(const Position& base, const Segment& arrival, const Registers& at_arrival);
+    std::optional<uint64_t> callee_returning(const Position& base, const Segment& arrival, const Arrival& at_arrival);
     // backstep() over the candidates, as many at a time as debug registers allow.
     std::optional<Position> backstep_in_rounds(const Position& base, const Segment& arrival,
-                                               const std::vector<uint64_t>& candidates, const Registers& at_arrival);
+                                               const std::vector<uint64_t>& candidates, const Arrival& at_arrival);
     void begin_backstep();
     Then backstep_trap(Task& task, const siginfo_t& info, bool step);
     uint64_t search_steps(const Position& base, const Segment& arrival);

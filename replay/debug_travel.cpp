@@ -432,7 +432,7 @@ std::optional<DebugSession::Arrival> DebugSession::arrival_here()
     Task* t = runner();
     if (!t || position_.path.empty() || diversion_)
         return std::nullopt;
-    return Arrival{t->regs(), candidates_before(position_.path.back(), *t)};
+    return Arrival{t->regs(), candidates_before(position_.path.back(), *t), end_ && position_ == *end_};
 }
 
 std::optional<Position> DebugSession::previous_instruction(const Position& p, const std::optional<Arrival>& at)
@@ -494,10 +494,10 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
         }
         arrival.count = 1;
         if (at) {
-            if (auto found = backstep_in_rounds(base, arrival, at->before, at->regs))
+            if (auto found = backstep_in_rounds(base, arrival, at->before, *at))
                 return found;
             // Just returned from a call whose callee the candidates missed.
-            if (auto callee = callee_returning(base, arrival, at->regs)) {
+            if (auto callee = callee_returning(base, arrival, *at)) {
                 std::vector<uint64_t> rets;
                 if (Task* t = runner()) {
                     TraceeMemory mem = t->memory();
@@ -507,7 +507,7 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
                     rets = returns_of_function(decoder_, *callee, at->regs, read);
                 }
                 debug_log("  called 0x%llx: %zu returns", static_cast<unsigned long long>(*callee), rets.size());
-                if (auto found = backstep_in_rounds(base, arrival, rets, at->regs))
+                if (auto found = backstep_in_rounds(base, arrival, rets, *at))
                     return found;
             }
         }

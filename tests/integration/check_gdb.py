@@ -418,6 +418,30 @@ def scenario_reverse_at_exec(rw, work):
     return "reverse-continue twice at the new program's start, then continue to the end"
 
 
+def scenario_last_stretch(rw, programs, work):
+    """The stretch between a program's last event and its exit call, millions
+    of instructions long: reverse-stepi from the end finds the instruction
+    before the exit call at once (it once single-stepped the whole stretch),
+    and stepping forward inside the stretch after a snapshot was restored
+    there moves on (it once said the history had ended)."""
+    trace = os.path.join(work, "tail.trace")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "tail_compute")])
+    check(rec.stdout == b"computing 2000000 rounds\n", f"recording failed\n{rec.describe()}")
+    try:
+        out = Session(rw, trace).run("break tail_compute.c:18", "continue", "stepi", "reverse-stepi", "stepi",
+                                     "info symbol $pc", "continue", "reverse-stepi", "info symbol $pc",
+                                     "reverse-stepi", "stepi", "stepi", "stepi", "reverse-continue", timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("gdb did not come back within 60 s (a reverse-stepi from the end stepping the last stretch?)")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, main .*tail_compute.c:18", r"in section", r"No more reverse-execution history.\n.*_exit",
+           r"_exit \+ \d+ in section", r"No more reverse-execution history.\n.*_exit", r"Breakpoint 1, main")
+    # Inside the stretch, after a restore, neither stepi said the history had ended.
+    inside = out.split("Breakpoint 1, main", 1)[1].split("in section", 1)[0]
+    refute(inside, r"No more reverse-execution history")
+    return "reverse-stepi from the end of a 2,000,000-round last stretch, stepping on from inside it"
+
+
 def scenario_child_processes(rw, work):
     """rewind ps shows the recorded tree; --exec and --pid open gdb on a
     child (one that execs, one that only forks) while the rest replays."""
@@ -538,6 +562,8 @@ def main():
     tests.append(("scenario_signal_state", lambda: scenario_signal_state(args.rewind, fresh_dir(os.path.join(work, "signal_state")))))
     tests.append(("scenario_reverse_at_exec",
                   lambda: scenario_reverse_at_exec(args.rewind, fresh_dir(os.path.join(work, "reverse_exec")))))
+    tests.append(("scenario_last_stretch",
+                  lambda: scenario_last_stretch(args.rewind, args.programs, fresh_dir(os.path.join(work, "last_stretch")))))
     tests.append(("scenario_step_into_signalled_syscall",
                   lambda: scenario_step_into_signalled_syscall(args.rewind, fresh_dir(os.path.join(work, "kill_self")))))
     tests.append(("scenario_threads",

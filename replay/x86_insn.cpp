@@ -1,5 +1,7 @@
 #include "x86_insn.h"
 
+#include <string_view>
+
 #include <capstone/capstone.h>
 
 #include <algorithm>
@@ -112,6 +114,27 @@ struct X86Decoder::Impl {
         }
     };
 
+    // Whether operand i is memory the instruction writes. Capstone 4 marks
+    // the destination of many SIMD stores read-only (vmovdqu, vmovdqu64,
+    // movups, vmovq, vextracti128…): the stores of glibc's memcpy and
+    // memset. In Intel order a store's destination is operand 0.
+    static bool writes_operand(const Decoded& d, uint8_t i)
+    {
+        const cs_x86_op& op = d.x86().operands[i];
+        if (op.type != X86_OP_MEM)
+            return false;
+        if (op.access & CS_AC_WRITE)
+            return true;
+        if (i != 0)
+            return false;
+        std::string_view m = d.insn->mnemonic;
+        for (std::string_view store : {"mov", "vmov", "vpmov", "kmov", "extract", "vextract", "pextr", "vpextr",
+                                       "vcompress", "vpcompress", "vmaskmov", "vpmaskmov"})
+            if (m.starts_with(store))
+                return true;
+        return false;
+    }
+
     void decode(Decoded& d, uint64_t addr, std::span<const uint8_t> code) const
     {
         if (cs_disasm(handle, code.data(), code.size(), addr, 1, &d.insn) != 1)
@@ -209,7 +232,7 @@ std::optional<X86Decoder::Insn> X86Decoder::decode(uint64_t addr, std::span<cons
     out.text = std::string(d.insn->mnemonic) + (d.insn->op_str[0] ? " " : "") + d.insn->op_str;
     const cs_x86& x = d.x86();
     for (uint8_t i = 0; i < x.op_count; i++)
-        if (x.operands[i].type == X86_OP_MEM && (x.operands[i].access & CS_AC_WRITE))
+        if (Impl::writes_operand(d, i))
             out.writes_memory = true;
     unsigned id = d.insn->id;
     if (out.flow == Insn::Flow::Call || id == X86_INS_PUSH || id == X86_INS_PUSHFQ)
@@ -259,7 +282,7 @@ std::vector<MemoryWrite> X86Decoder::writes(uint64_t addr, std::span<const uint8
     bool rep = x.prefix[0] == X86_PREFIX_REP || x.prefix[0] == X86_PREFIX_REPNE;
     for (uint8_t i = 0; i < x.op_count; i++) {
         const cs_x86_op& op = x.operands[i];
-        if (op.type != X86_OP_MEM || !(op.access & CS_AC_WRITE))
+        if (!Impl::writes_operand(d, i))
             continue;
         auto ea = Impl::effective_address(d.insn, op, regs);
         if (!ea)

@@ -423,23 +423,33 @@ def scenario_last_stretch(rw, programs, work):
     of instructions long: reverse-stepi from the end finds the instruction
     before the exit call at once (it once single-stepped the whole stretch),
     and stepping forward inside the stretch after a snapshot was restored
-    there moves on (it once said the history had ended)."""
+    there moves on (it once said the history had ended). A watchpoint on
+    what memcpy's vector stores wrote there, found backwards, stops at the
+    store at once (the decoder once missed that such stores write)."""
     trace = os.path.join(work, "tail.trace")
     rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "tail_compute")])
     check(rec.stdout == b"computing 2000000 rounds\n", f"recording failed\n{rec.describe()}")
     try:
-        out = Session(rw, trace).run("break tail_compute.c:18", "continue", "stepi", "reverse-stepi", "stepi",
+        out = Session(rw, trace).run("break tail_compute.c:25", "continue", "stepi", "reverse-stepi", "stepi",
                                      "info symbol $pc", "continue", "reverse-stepi", "info symbol $pc",
                                      "reverse-stepi", "stepi", "stepi", "stepi", "reverse-continue", timeout=60)
     except subprocess.TimeoutExpired:
         raise Failure("gdb did not come back within 60 s (a reverse-stepi from the end stepping the last stretch?)")
     no_divergence(out)
-    expect(out, r"Breakpoint 1, main .*tail_compute.c:18", r"in section", r"No more reverse-execution history.\n.*_exit",
+    expect(out, r"Breakpoint 1, main .*tail_compute.c:25", r"in section", r"No more reverse-execution history.\n.*_exit",
            r"_exit \+ \d+ in section", r"No more reverse-execution history.\n.*_exit", r"Breakpoint 1, main")
     # Inside the stretch, after a restore, neither stepi said the history had ended.
     inside = out.split("Breakpoint 1, main", 1)[1].split("in section", 1)[0]
     refute(inside, r"No more reverse-execution history")
-    return "reverse-stepi from the end of a 2,000,000-round last stretch, stepping on from inside it"
+    try:
+        out = Session(rw, trace).run("break tail_compute.c:25", "continue", "watch -l copy[100]", "reverse-continue",
+                                     "bt 2", timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Failure("gdb did not come back within 60 s from a reverse-continue to memcpy's store")
+    no_divergence(out)
+    expect(out, r"Hardware watchpoint 2: -location copy\[100\]", r"Old value", r"#0 .*mem(cpy|move)",
+           r"#1 .*main .*tail_compute.c:24")
+    return "reverse-stepi from the end of a 2,000,000-round last stretch, stepping on from inside it, memcpy's store"
 
 
 def scenario_child_processes(rw, work):

@@ -102,6 +102,43 @@ TEST_CASE("x86: memory written, with rip-relative and stack operands")
     CHECK(d.writes(0x1200, code_at(m, 0x1200, 3), r).empty());
 }
 
+TEST_CASE("x86: SIMD stores write memory (memcpy's and memset's)")
+{
+    X86Decoder d;
+    FakeMemory m;
+    Registers r;
+    r[Registers::RDI] = 0x5000;
+    r[Registers::R8] = 0x6000;
+    struct Store {
+        std::initializer_list<uint8_t> code;
+        uint64_t addr, len;
+    };
+    const Store stores[] = {
+        {{0x62, 0xc1, 0xfe, 0x48, 0x7f, 0x00}, 0x6000, 64}, // vmovdqu64 %zmm16,(%r8)
+        {{0xc5, 0xfe, 0x7f, 0x07}, 0x5000, 32},             // vmovdqu %ymm0,(%rdi)
+        {{0x0f, 0x11, 0x07}, 0x5000, 16},                   // movups %xmm0,(%rdi)
+        {{0xc5, 0xf9, 0xd6, 0x07}, 0x5000, 8},              // vmovq %xmm0,(%rdi)
+        {{0xc4, 0xe3, 0x7d, 0x39, 0x07, 0x01}, 0x5000, 16}, // vextracti128 $1,%ymm0,(%rdi)
+    };
+    uint64_t at = 0x1000;
+    for (const Store& s : stores) {
+        m.put(at, s.code);
+        auto insn = d.decode(at, code_at(m, at, s.code.size()));
+        REQUIRE(insn);
+        CAPTURE(insn->text);
+        CHECK(insn->writes_memory);
+        auto w = d.writes(at, code_at(m, at, s.code.size()), r);
+        REQUIRE(w.size() == 1);
+        CHECK(w[0].addr == s.addr);
+        CHECK(w[0].len == s.len);
+        at += 0x100;
+    }
+    // Loads into the same registers write nothing.
+    m.put(0x2000, {0xc5, 0xfe, 0x6f, 0x07}); // vmovdqu (%rdi),%ymm0
+    CHECK_FALSE(d.decode(0x2000, code_at(m, 0x2000, 4))->writes_memory);
+    CHECK(d.writes(0x2000, code_at(m, 0x2000, 4), r).empty());
+}
+
 TEST_CASE("x86: candidates for the instruction before an arrival")
 {
     X86Decoder d;

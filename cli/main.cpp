@@ -4,6 +4,7 @@
 
 #include "bytes.h"
 #include "commands.h"
+#include "event_stream.h"
 #include "recorder.h"
 #include "signal_state.h"
 #include "trace_dir.h"
@@ -45,6 +46,9 @@ int main(int argc, char** argv)
     } catch (const rw::TraceDirError& e) {
         std::fprintf(stderr, "rewind: %s\n", e.what());
         return 2;
+    } catch (const rw::FormatVersionError& e) {
+        std::fprintf(stderr, "rewind: %s\n", e.what());
+        return 3;
     } catch (const rw::FormatError& e) {
         std::fprintf(stderr, "rewind: corrupt trace: %s\n", e.what());
         return 3;

@@ -78,6 +78,14 @@ struct EventStreamWriter::Compressor {
     ~Compressor() { ZSTD_freeCCtx(ctx); }
 };
 
+void require_readable_format(const std::string& what, uint32_t version)
+{
+    if (version < kOldestTraceFormatVersion || version > kTraceFormatVersion)
+        throw FormatVersionError(what + " has trace format version " + std::to_string(version) +
+                                 "; this rewind reads versions " + std::to_string(kOldestTraceFormatVersion) + " to " +
+                                 std::to_string(kTraceFormatVersion));
+}
+
 EventStreamWriter::EventStreamWriter(const std::filesystem::path& file, int zstd_level, size_t chunk_bytes)
     : level_(zstd_level), chunk_bytes_(chunk_bytes), zstd_(std::make_unique<Compressor>())
 {
@@ -173,10 +181,11 @@ EventStreamReader::EventStreamReader(const std::filesystem::path& file)
     }
     uint32_t version;
     std::memcpy(&version, header + 8, 4);
-    if (version != kTraceFormatVersion) {
+    try {
+        require_readable_format(file.string(), version);
+    } catch (const FormatError&) {
         ::close(fd_);
-        throw FormatError(file.string() + " has trace format version " + std::to_string(version) +
-                          "; this rewind reads version " + std::to_string(kTraceFormatVersion));
+        throw;
     }
     offset_ = sizeof(header);
     end_.file_offset = offset_;

@@ -16,13 +16,30 @@
 #include <string>
 #include <vector>
 
+#include "bytes.h"
 #include "event.h"
 
 namespace rw {
 
 class FileCopies;
 
-inline constexpr uint32_t kTraceFormatVersion = 1;
+// Version 2 added memory ranges that name a file copy instead of holding
+// bytes (range bit 8: reads of files by reference). A version 1 trace is a
+// version 2 trace without them, so both are read; a rewind that reads only
+// version 1 refuses a version 2 trace up front instead of stopping at its
+// first read by reference.
+inline constexpr uint32_t kTraceFormatVersion = 2;
+inline constexpr uint32_t kOldestTraceFormatVersion = 1;
+
+// A trace of a format version this rewind does not read: not corrupt, but
+// written by another rewind.
+struct FormatVersionError : FormatError {
+    using FormatError::FormatError;
+};
+
+// Throws FormatVersionError, naming `what` and the versions this rewind
+// reads, unless it reads `version`.
+void require_readable_format(const std::string& what, uint32_t version);
 
 class EventStreamWriter {
 public:

@@ -13,9 +13,7 @@ Trace::Trace(std::filesystem::path dir)
 {
     require_trace(dir_);
     meta_ = read_meta(dir_);
-    if (meta_.format_version != kTraceFormatVersion)
-        throw FormatError(dir_.string() + " has trace format version " + std::to_string(meta_.format_version) +
-                          "; this rewind reads version " + std::to_string(kTraceFormatVersion));
+    require_readable_format(dir_.string(), meta_.format_version);
     end_ = read_end(dir_);
 }
 

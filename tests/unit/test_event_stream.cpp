@@ -132,6 +132,18 @@ TEST_CASE("not a stream, or a future version, is refused up front")
     bytes[8] = 99; // version
     spit(dir.path / "v99", bytes, bytes.size());
     CHECK_THROWS_WITH_AS(EventStreamReader(dir.path / "v99"), doctest::Contains("version 99"), FormatError);
+    bytes[8] = 0;
+    spit(dir.path / "v0", bytes, bytes.size());
+    CHECK_THROWS_WITH_AS(EventStreamReader(dir.path / "v0"), doctest::Contains("reads versions 1 to"), FormatError);
+    // Version 1 (before reads by reference) is read as it is.
+    bytes[8] = 1;
+    spit(dir.path / "v1", bytes, bytes.size());
+    EventStreamReader v1(dir.path / "v1");
+    Event e;
+    int n = 0;
+    while (v1.next(e))
+        n++;
+    CHECK(n == 3);
 }
 
 TEST_CASE("seek returns to any event already read, and past it")

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "event.h"
+
 namespace rw::replay {
 
 class Task;
@@ -27,7 +29,7 @@ public:
 
     // The engine is about to deliver a recorded signal; `task` is at its
     // delivery stop, the signal not yet handed over.
-    virtual void on_signal(Task& task, int signo) = 0;
+    virtual void on_signal(Task& task, const SignalEvent& signal) = 0;
 
     // `task` has reached its next event's point, where nothing is delivered:
     // where the recording switched threads (a preempt event), or an rdrand/

@@ -588,8 +588,9 @@ void DebugSession::after_fork(Task& task)
         breakpoints_.apply(task);
 }
 
-void DebugSession::on_signal(Task& task, int signo)
+void DebugSession::on_signal(Task& task, const SignalEvent& signal)
 {
+    int signo = signal.signo;
     if (!is_debugged(task))
         return;
     current_tid_ = task.recorded_tid();
@@ -600,6 +601,7 @@ void DebugSession::on_signal(Task& task, int signo)
         position_.extend(Segment::to_event());
         StopReport r = stop(StopReport::Kind::Signal);
         r.signal = signo;
+        r.siginfo = signal.siginfo;
         step_pending_ = false;
         // The recording delivered this signal: whatever the debugger says,
         // it is delivered when the program resumes.

@@ -60,6 +60,9 @@ struct StopReport {
     uint8_t watch_access = 1; // 1 write, 2 read/write
     int exit_status = 0;
     std::string exec_path;
+    // Kind::Signal at a recorded signal: its siginfo as the kernel gave it
+    // (gdb's $_siginfo: a fault's address, a sender's pid).
+    std::optional<std::array<uint8_t, 128>> siginfo;
 };
 
 struct ResumeRequest {
@@ -177,7 +180,7 @@ public:
 
     // ---- DebugHook --------------------------------------------------------
     Then on_trap(Task& task, const siginfo_t& info) override;
-    void on_signal(Task& task, int signo) override;
+    void on_signal(Task& task, const SignalEvent& signal) override;
     void on_event_point(Task& task) override;
     void on_interrupt(Task& task) override;
     std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;

@@ -123,7 +123,7 @@ GdbServer::GdbServer(GdbConnection& connection, DebugSession& session, HostFiles
             told_no_reverse_ = true;
         }
         reply(std::string("PacketSize=10000;QStartNoAckMode+;qXfer:features:read+;qXfer:auxv:read+;"
-                          "qXfer:exec-file:read+;qXfer:threads:read+;QPassSignals+;") +
+                          "qXfer:exec-file:read+;qXfer:threads:read+;qXfer:siginfo:read+;QPassSignals+;") +
               (reverse ? "ReverseStep+;ReverseContinue+;" : "") +
               (packet.find("exec-events+") != std::string::npos ? "exec-events+;" : "") +
               "swbreak+;hwbreak+;vContSupported+");
@@ -442,6 +442,10 @@ void GdbServer::on_qxfer(const std::string& p)
         for (uint64_t v : session_.program().auxv)
             data.append(reinterpret_cast<const char*>(&v), 8);
         data.append(16, '\0'); // AT_NULL
+    } else if (object == "siginfo") {
+        if (!last_stop_.siginfo)
+            return reply("E01"); // not stopped by a recorded signal
+        data.assign(reinterpret_cast<const char*>(last_stop_.siginfo->data()), last_stop_.siginfo->size());
     } else if (object == "exec-file") {
         data = session_.program().executable;
     } else if (object == "threads") {

@@ -66,7 +66,7 @@ void Replayer::on_signal(const SignalEvent& e)
                            ", got " + describe_stop(t, s));
         check_registers(t, e.regs, "at " + signal_name(e.signo));
         if (hook_)
-            hook_->on_signal(t, e.signo);
+            hook_->on_signal(t, e);
         t.inject_signal = e.signo;
         return;
     }
@@ -113,7 +113,7 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     std::memcpy(&info, e.siginfo.data(), sizeof(info));
     set_siginfo(t.tid(), info);
     if (hook_)
-        hook_->on_signal(t, e.signo);
+        hook_->on_signal(t, e);
     t.inject_signal = e.signo;
     if (wait_mask)
         enter_handler_under_wait_mask(t, e.signo, own_mask);

@@ -378,6 +378,18 @@ def scenario_signal_state(rw, work):
         expect(out, r"Breakpoint 1, .*write", r"\$1 = 1", r"apple\nfig\npear")
 
 
+def scenario_fault_siginfo(rw, programs, work):
+    """At a recorded fault gdb's $_siginfo is the kernel's: the signal, the
+    faulting address, the reason."""
+    trace = os.path.join(work, "sigsegv.trace")
+    Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "sigsegv")])
+    out = Session(rw, trace).run("continue", "print $_siginfo.si_signo", "print $_siginfo._sifields._sigfault.si_addr",
+                                 "print $_siginfo.si_code", timeout=60)
+    no_divergence(out)
+    expect(out, r"Program received signal SIGSEGV", r"\$1 = 11", r"\$2 = \(void \*\) 0x10", r"\$3 = 1\b")
+    return "SIGSEGV at 0x10, SEGV_MAPERR"
+
+
 def scenario_step_into_signalled_syscall(rw, work):
     """python3 sends itself SIGUSR1; stepped instruction by instruction into
     kill's syscall, whose exit delivers the signal. The CPU saves the trap
@@ -574,6 +586,8 @@ def main():
                   lambda: scenario_reverse_at_exec(args.rewind, fresh_dir(os.path.join(work, "reverse_exec")))))
     tests.append(("scenario_last_stretch",
                   lambda: scenario_last_stretch(args.rewind, args.programs, fresh_dir(os.path.join(work, "last_stretch")))))
+    tests.append(("scenario_fault_siginfo",
+                  lambda: scenario_fault_siginfo(args.rewind, args.programs, fresh_dir(os.path.join(work, "siginfo")))))
     tests.append(("scenario_step_into_signalled_syscall",
                   lambda: scenario_step_into_signalled_syscall(args.rewind, fresh_dir(os.path.join(work, "kill_self")))))
     tests.append(("scenario_threads",

@@ -208,6 +208,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         options.at = a->at;
         options.from = a->from;
         options.prints = a->prints;
+        options.sysroot = support.sysroot();
         options.progress = [&](const std::string& s) { progress.show(s); };
         WatchSearch search(gdb, options);
         WatchReport report;

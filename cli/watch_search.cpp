@@ -99,6 +99,22 @@ double WatchSearch::running_time(const std::string& from, const std::string& to)
     return seconds;
 }
 
+void WatchSearch::load_current_program()
+{
+    // The search stays after the process's last exec (the history begins
+    // there), so the program at the bad end is the one EXPR is about: `sh -c
+    // 'exec prog'`, `env`, a script's interpreter, a version manager's shim.
+    std::string here = here_;
+    std::string program = nlohmann::json::parse(tool("rw-status")).value("program", "");
+    here_ = here; // (rw-status does not move the replay)
+    if (program.empty() || program == program_ || options_.sysroot.empty())
+        return;
+    MiResult r = gdb_.console("file " + options_.sysroot + program);
+    if (!r.ok())
+        throw std::runtime_error("gdb cannot load " + program + ", the program at " + here_ + ": " + r.error());
+    program_ = program;
+}
+
 WatchSearch::Value WatchSearch::probe(const std::string& position)
 {
     go(position);
@@ -239,6 +255,7 @@ WatchReport WatchSearch::run()
     if (!at)
         throw std::runtime_error("--at " + options_.at + " is not a position of this recording");
     std::string bad_position = go(*at);
+    load_current_program();
     gdb_.console("sharedlibrary");
     Value end = probe(bad_position);
     if (!end.ok) {

@@ -32,6 +32,7 @@ struct WatchOptions {
     std::string from;       // "": the start; else an event number or "PCT%" where EXPR differs from its value at `at`
     std::vector<std::string> prints; // also shown where the change happens, from the innermost frame that knows them
     std::function<void(const std::string&)> progress; // one-line status updates
+    std::string sysroot; // gdb's sysroot: where the trace's files are, at their recorded paths
 };
 
 struct WatchReport {
@@ -89,6 +90,9 @@ private:
     double running_time(const std::string& from, const std::string& to); // seconds from `from` to `to`; goes to `to`
 
     std::optional<std::string> end_position();
+    // gdb holds the symbols of the program the process runs at the replay's
+    // position (an exec the search went through is not reported to gdb).
+    void load_current_program();
     // Replays up to `event` in steps, leaving a snapshot at each.
     void walk_to(uint64_t begin, uint64_t event);
     std::optional<uint64_t> event_at(const std::string& spec, uint64_t begin, uint64_t end_event); // an event or PCT%
@@ -132,6 +136,7 @@ private:
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
     std::map<uint64_t, FunctionCalls> function_calls_;        // by any address in the function (cache)
     std::string here_;                                        // where the replay is, when known
+    std::string program_;                                     // the program gdb holds the symbols of
     std::vector<uint64_t> marks_;                             // events the first pass stopped at
     std::map<std::pair<std::string, std::string>, double> running_times_; // measured runs (from, to)
     std::vector<double> lateness_; // seconds each sampling alarm landed after its aim

@@ -131,6 +131,9 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         j["events"] = session.total_events();
         j["thread"] = session.current_thread();
         j["diverted"] = session.diverted();
+        // The program the debugged process runs here (after its last exec):
+        // a tool that moved the replay with rw-goto loads its symbols.
+        j["program"] = session.program().executable;
         // How executions are counted: tools judge a count's "seconds" by it
         // (int3s stop at each execution, so their time is mostly traps).
         j["counting"] = perfclock::breakpoints_work() ? "debug registers" : "int3";

@@ -71,6 +71,18 @@ def scenario_list(rw, programs, graph, work):
     return f"{j['source'].strip()} in {j['probes']} probes"
 
 
+def scenario_after_exec(rw, programs, graph, work):
+    # The recorded command is a shell that execs the program (as env, a
+    # script's interpreter or a version manager's shim do): the expression
+    # is about the program, whose symbols gdb must hold at the positions
+    # the search looks at (it once still held the shell's).
+    trace, _ = record(rw, work, "exec", ["/bin/sh", "-c", f"exec {os.path.join(programs, 'list_bound')}"])
+    r, j = watch(rw, trace, "list_len(head) > 300")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check(j["function"] == "push" and "push-line" in j["source"], f"not a push that crosses the bound: {j}")
+    return f"{j['source'].strip()} in {j['probes']} probes, after sh's exec"
+
+
 def scenario_memcpy(rw, programs, graph, work):
     trace, rec = record(rw, work, "memcpy", [os.path.join(programs, "memcpy_overflow")])
     out = rec.stdout.decode()
@@ -141,7 +153,7 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
-SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_memcpy, scenario_never_changes,
+SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_memcpy, scenario_never_changes,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb]
 
 

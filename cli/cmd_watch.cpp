@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "json_bytes.h"
 #include "gdb_launch.h"
+#include "expression_check.h"
 #include "gdb_mi.h"
 #include "nlohmann/json.hpp"
 #include "recorder.h"
@@ -50,21 +51,15 @@ private:
 };
 
 // A syntax error is the user's whatever the recording holds: it is said
-// before anything replays. (gdb parses EXPR against the program's symbols;
-// a name it cannot resolve yet is no error here: locals exist only where
-// the search looks.)
+// before anything replays.
 void check_expression_syntax(const std::string& gdb_path, const Trace& t, const std::string& expr)
 {
     GdbSupport support(t);
     GdbMi gdb(gdb_path, {});
     gdb.console("set sysroot " + support.sysroot());
     gdb.console("file " + support.sysroot() + t.meta().program);
-    MiResult r = gdb.console("ptype " + expr);
-    if (!r.ok() &&
-        (r.error().find("syntax error") != std::string::npos ||
-         r.error().find("Invalid character") != std::string::npos ||
-         r.error().find("Invalid number") != std::string::npos || r.error().find("Unmatched") != std::string::npos))
-        throw UsageError("cannot parse the expression " + expr + ": " + r.error());
+    if (auto why = parse_error(gdb, expr))
+        throw UsageError("cannot parse the expression " + expr + ": " + *why);
 }
 
 void print_human(const std::string& expr, const WatchReport& r)

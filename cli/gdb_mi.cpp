@@ -31,6 +31,25 @@ std::string MiValue::str(const std::string& name, const std::string& otherwise) 
     return v && v->kind == Kind::String ? v->text : otherwise;
 }
 
+std::string mi_quote(const std::string& s)
+{
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+bool is_parse_error(const std::string& e)
+{
+    for (const char* parse : {"syntax error", "Invalid character", "Invalid number", "Unmatched"})
+        if (e.find(parse) != std::string::npos)
+            return true;
+    return false;
+}
+
 std::string parse_mi_cstring(const std::string& s, size_t& pos)
 {
     if (pos >= s.size() || s[pos] != '"')

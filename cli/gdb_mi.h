@@ -34,6 +34,11 @@ struct MiResult {
 MiValue parse_mi_results(const std::string& text, size_t& pos);
 // Parses a C string at `pos` (which is on the opening quote).
 std::string parse_mi_cstring(const std::string& text, size_t& pos);
+// `s` as an MI C string argument, quoted and escaped.
+std::string mi_quote(const std::string& s);
+// Whether gdb's error says it could not parse an expression (rather than
+// evaluate it).
+bool is_parse_error(const std::string& gdb_error);
 
 class GdbMi {
 public:

@@ -9,24 +9,15 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "expression_check.h"
 #include "nlohmann/json.hpp"
+#include "recorder.h"
 #include "steady_now.h"
 #include "watch_positions.h"
 
 namespace rw::cli {
 using namespace watch_text;
 namespace {
-
-std::string quote(const std::string& s)
-{
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
 
 struct NotDivisible {};
 
@@ -122,7 +113,7 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         return it->second; // the replay is deterministic: same place, same value
     probes_++;
     status("at " + position);
-    MiResult r = gdb_.command("-data-evaluate-expression " + quote(options_.expr));
+    MiResult r = gdb_.command("-data-evaluate-expression " + mi_quote(options_.expr));
     if (!r.ok()) {
         // Names resolve in the scope of the selected frame; inside a library
         // the program's globals may be hidden. Try from the program's main.
@@ -133,7 +124,7 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
             if (f.str("func") != "main" || i == 0)
                 continue;
             gdb_.command("-stack-select-frame " + f.str("level"));
-            MiResult again = gdb_.command("-data-evaluate-expression " + quote(options_.expr));
+            MiResult again = gdb_.command("-data-evaluate-expression " + mi_quote(options_.expr));
             gdb_.command("-stack-select-frame 0");
             if (again.ok())
                 r = again;
@@ -258,6 +249,11 @@ WatchReport WatchSearch::run()
     load_current_program();
     gdb_.console("sharedlibrary");
     Value end = probe(bad_position);
+    if (!end.ok)
+        // (The check before the replay could not tell: the program had no
+        // symbols there, or only the one exec'd since has the names.)
+        if (auto why = parse_error(gdb_, options_.expr))
+            throw UsageError("cannot parse the expression " + options_.expr + ": " + *why);
     if (!end.ok) {
         report.outcome = WatchReport::Outcome::Unevaluable;
         report.message = "cannot evaluate " + options_.expr + " at " + bad_position + ": " + end.text;
@@ -738,7 +734,7 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
         for (int level = 0; level < 16; level++) {
             if (!gdb_.command("-stack-select-frame " + std::to_string(level)).ok())
                 break;
-            MiResult v = gdb_.command("-data-evaluate-expression " + quote(e));
+            MiResult v = gdb_.command("-data-evaluate-expression " + mi_quote(e));
             if (v.ok()) {
                 value = v.values.str("value");
                 break;

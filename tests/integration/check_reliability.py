@@ -108,6 +108,17 @@ def check_exit_codes_and_messages(rw, work, progs):
     expect(["record", "--", "no-such-program-xyz"], 127, "program not found")
     program_with_symbols = record(rw, work, "list_bound", [os.path.join(progs, "list_bound")])
     expect(["watch", program_with_symbols, "head->next =="], 2, "cannot parse the expression head->next ==")
+    # A name gdb does not know before the syntax error (a local, only in scope where the search looks).
+    expect(["watch", program_with_symbols, "it->value =="], 2, "cannot parse the expression it->value ==")
+    expect(["watch", program_with_symbols, "list_len(head) > (1"], 2, "cannot parse the expression")
+    # A trace path given as the expression (the expression forgotten): EXPR on the latest trace.
+    env = dict(os.environ, REWIND_DIR=fresh_dir(os.path.join(work, "latest-traces")))
+    r = Run([rw, "record", "-q", "--", os.path.join(progs, "list_bound")], env=env)
+    check(r.status == 0, f"recording into REWIND_DIR\n{r.describe()}")
+    expect(["watch", program_with_symbols], 2, "cannot parse the expression " + program_with_symbols, env=env)
+    # A program without symbols at the start (a shell that execs the program): said before the search.
+    exec_trace = record(rw, work, "exec_list", ["/bin/sh", "-c", "exec " + os.path.join(progs, "list_bound")])
+    expect(["watch", exec_trace, "it->value =="], 2, "cannot parse the expression it->value ==")
     expect(["recrod"], 2, "unknown command 'recrod'; did you mean 'record'?")
     expect([], 2, "which command?")
     expect(["replay", "--no-such-option"], 2, "--no-such-option")
@@ -116,7 +127,7 @@ def check_exit_codes_and_messages(rw, work, progs):
         r = Run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", rw, "info", trace])
         check(r.status == 2 and b"permission denied" in r.stderr and b"belongs to root" in r.stderr,
               f"another user's trace\n{r.describe()}")
-    return "10 command lines"
+    return "14 command lines"
 
 
 def check_serve_ends_with_gdb(rw, work, progs):

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/core.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -118,10 +119,17 @@ int run_gdb(const std::string& gdb, const Trace& trace, const std::vector<std::s
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGINT, &ignore, &old_int);
     ::sigaction(SIGQUIT, &ignore, &old_quit);
+    pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid == 0) {
         ::sigaction(SIGINT, &old_int, nullptr);
         ::sigaction(SIGQUIT, &old_quit, nullptr);
+        // gdb goes with rewind: killed outright, rewind would leave it
+        // holding the terminal and its replay server running. (The server
+        // ends when gdb closes its pipe.)
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent)
+            ::_exit(127); // rewind died before the line above
         ::execv(gdb.c_str(), cargv.data());
         fmt::print(stderr, "rewind: cannot run {}: {}\n", gdb, std::strerror(errno));
         ::_exit(127);

@@ -155,6 +155,47 @@ def check_serve_ends_with_gdb(rw, work, progs):
     return "serve ended with its gdb"
 
 
+def check_gdb_ends_with_replay(rw, work, progs):
+    """A `rewind replay` killed outright takes its gdb along, and gdb its
+    server (once, a test's timeout killed the launcher and left both)."""
+    trace = record(rw, work, "short", ["/bin/true"])
+    launcher = subprocess.Popen([rw, "replay", "--gdb", GDB, trace, "--", "-nx", "-batch", "-ex",
+                                 "python import time; time.sleep(60)"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def left():
+        """gdb and the server: the processes whose command line names the trace."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == launcher.pid:
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if trace.encode() in f.read():
+                        found.append(int(entry))
+            except OSError:
+                pass
+        return found
+
+    def wait_until(done, seconds):
+        deadline = time.time() + seconds
+        while not done() and time.time() < deadline:
+            time.sleep(0.1)
+
+    try:
+        wait_until(lambda: len(left()) >= 2, 30)
+        check(len(left()) >= 2, f"gdb and its server did not start: {left()}")
+    finally:
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait()
+    wait_until(lambda: not left(), 10)
+    remaining = left()
+    for pid in remaining:
+        os.kill(pid, signal.SIGKILL)
+    check(not remaining, f"rewind replay was killed and these went on: {remaining}")
+    return "gdb and its server ended with the killed rewind replay"
+
+
 def check_scrub_env(rw, work, progs):
     secret = "hunter2-do-not-keep"
     env = dict(os.environ, API_TOKEN=secret, OTHER="kept")
@@ -490,7 +531,7 @@ def main():
     work = fresh_dir(args.work)
     checks = []
     for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
-               check_serve_ends_with_gdb, check_scrub_env, check_disk_full, check_info_says_what_replay_does,
+               check_serve_ends_with_gdb, check_gdb_ends_with_replay, check_scrub_env, check_disk_full, check_info_says_what_replay_does,
                check_recorder_killed_anywhere, check_stuck_replay_says_where]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))

@@ -10,6 +10,7 @@
 #include "expression_check.h"
 #include "gdb_mi.h"
 #include "nlohmann/json.hpp"
+#include "process_tree.h"
 #include "recorder.h"
 #include "trace.h"
 #include "event_stream.h"
@@ -60,6 +61,22 @@ void check_expression_syntax(const std::string& gdb_path, const Trace& t, const 
     gdb.console("file " + support.sysroot() + t.meta().program);
     if (auto why = parse_error(gdb, expr))
         throw UsageError("cannot parse the expression " + expr + ": " + *why);
+}
+
+// For an EXPR that cannot be evaluated at `at`: the programs the recorded
+// process execs after it, where EXPR may make sense ("" if none).
+std::string later_programs(const Trace& t, const std::string& at)
+{
+    uint64_t event = std::strtoull(at.c_str(), nullptr, 10);
+    std::string out;
+    auto tree = process_tree(t);
+    if (tree.empty())
+        return out;
+    for (const auto& x : tree.front().execs)
+        if (x.event > event)
+            out += fmt::format("\n  the process execs {} at event {}: --at a position after it looks there", x.filename,
+                               x.event);
+    return out;
 }
 
 void print_human(const std::string& expr, const WatchReport& r)
@@ -216,6 +233,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
             throw;
         }
         progress.erase();
+        if (report.outcome == WatchReport::Outcome::Unevaluable)
+            report.message += later_programs(t, report.at);
         if (a->json)
             fmt::print("{}\n", dump_for_display(to_json(expr, report), 2));
         else

@@ -246,6 +246,7 @@ WatchReport WatchSearch::run()
     if (!at)
         throw std::runtime_error("--at " + options_.at + " is not a position of this recording");
     std::string bad_position = go(*at);
+    report.at = bad_position;
     load_current_program();
     gdb_.console("sharedlibrary");
     Value end = probe(bad_position);
@@ -256,7 +257,8 @@ WatchReport WatchSearch::run()
             throw UsageError("cannot parse the expression " + options_.expr + ": " + *why);
     if (!end.ok) {
         report.outcome = WatchReport::Outcome::Unevaluable;
-        report.message = "cannot evaluate " + options_.expr + " at " + bad_position + ": " + end.text;
+        report.message = "cannot evaluate " + options_.expr + " at " + bad_position +
+                         (program_.empty() ? "" : " (the process runs " + program_ + " there)") + ": " + end.text;
         return finish();
     }
     bad_ = end.text;

@@ -38,6 +38,7 @@ struct WatchOptions {
 struct WatchReport {
     enum class Outcome { Found, NoChange, Unevaluable } outcome = Outcome::NoChange;
     std::string message; // for NoChange and Unevaluable: what was seen
+    std::string at;      // the position EXPR was first evaluated at (--at's)
 
     // Found: the last state where EXPR was good, and the next one.
     std::string before, after; // positions

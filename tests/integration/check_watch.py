@@ -80,6 +80,12 @@ def scenario_after_exec(rw, programs, graph, work):
     r, j = watch(rw, trace, "list_len(head) > 300")
     check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
     check(j["function"] == "push" and "push-line" in j["source"], f"not a push that crosses the bound: {j}")
+    # At a position before the exec the process runs the shell: the message says so, and where the program begins.
+    r, k = watch(rw, trace, "list_len(head) > 300", "--at", "5")
+    check(r.status == 5 and k["outcome"] == "unevaluable", f"expected exit 5 before the exec\n{r.describe()}")
+    check("(the process runs " in k["message"], f"the message does not say which program runs there: {k}")
+    check(re.search(r"execs \S*list_bound at event \d+: --at a position after it", k["message"]) is not None,
+          f"the message does not say where the program begins: {k}")
     return f"{j['source'].strip()} in {j['probes']} probes, after sh's exec"
 
 

@@ -10,6 +10,7 @@
 #include "expression_check.h"
 #include "gdb_mi.h"
 #include "nlohmann/json.hpp"
+#include "process_choice.h"
 #include "process_tree.h"
 #include "recorder.h"
 #include "trace.h"
@@ -63,19 +64,23 @@ void check_expression_syntax(const std::string& gdb_path, const Trace& t, const 
         throw UsageError("cannot parse the expression " + expr + ": " + *why);
 }
 
-// For an EXPR that cannot be evaluated at `at`: the programs the recorded
-// process execs after it, where EXPR may make sense ("" if none).
-std::string later_programs(const Trace& t, const std::string& at)
+// For an EXPR that cannot be evaluated at `at`: where else it may make
+// sense, the programs the watched process (0: the recorded program) execs
+// after `at` and the other processes ("" if none).
+std::string where_else(const Trace& t, Tid pid, const std::string& at)
 {
     uint64_t event = std::strtoull(at.c_str(), nullptr, 10);
     std::string out;
     auto tree = process_tree(t);
-    if (tree.empty())
+    const RecordedProcess* p = pid ? find_process(tree, pid) : tree.empty() ? nullptr : &tree.front();
+    if (!p)
         return out;
-    for (const auto& x : tree.front().execs)
+    for (const auto& x : p->execs)
         if (x.event > event)
             out += fmt::format("\n  the process execs {} at event {}: --at a position after it looks there", x.filename,
                                x.event);
+    if (tree.size() > 1)
+        out += "\n  --pid PID or --exec NAME looks in another process of the recording: " + list_processes(tree);
     return out;
 }
 
@@ -172,6 +177,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         std::string connect;
         std::vector<std::string> prints;
         bool no_landmarks = false;
+        ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
     cmd->add_option("trace_expr", a->positional, "[TRACE] EXPR: a trace (default: latest) and a gdb expression")
@@ -183,6 +189,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
     cmd->add_option("--from", a->from,
                     "Search after this event or PCT% only: a start where the expression differs from its value at "
                     "--at (when it has that value at the start too)");
+    a->process.add_options(cmd);
     cmd->add_flag("--json", a->json, "Print the result as JSON");
     cmd->add_flag("--no-landmarks", a->no_landmarks,
                   "Replay from the start, not from the trace's landmarks (rewind landmark)");
@@ -195,7 +202,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
                 "throwaway copies. A probe where it cannot be evaluated counts as before the change.\n"
                 "Exit status: 0 found, 4 the expression never changes, 5 it cannot be evaluated at --at,\n"
                 "1 the search failed (the message says why). Examples:\n"
-                "  rewind watch latest 'has_cycle(g)'\n  rewind watch 'list_len(head) > 1000' --at 50%");
+                "  rewind watch latest 'has_cycle(g)'\n  rewind watch 'list_len(head) > 1000' --at 50%\n"
+                "  rewind watch --exec tr latest 'n > 3'    (a child process; `rewind ps` lists them)");
     cmd->callback([a, &outcome] {
         std::string trace_arg = a->positional.size() == 2 ? a->positional[0] : "";
         std::string expr = a->positional.back();
@@ -204,8 +212,16 @@ void add_watch(CLI::App& app, Outcome& outcome)
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
         check_gdb(a->gdb);
         check_expression_syntax(a->gdb, t, expr);
-        GdbSupport support(t,
-                           a->no_landmarks ? std::vector<std::string>{"--no-landmarks"} : std::vector<std::string>{});
+        if (!a->connect.empty() && (a->process.pid || !a->process.exec.empty()))
+            throw UsageError("--pid and --exec choose the process of a replay rewind starts; a replay served with "
+                             "rewind serve (--connect) debugs the process it was given");
+        std::vector<std::string> serve_options;
+        Tid pid = a->process.resolve(t);
+        if (pid)
+            serve_options = {"--pid", std::to_string(pid)};
+        if (a->no_landmarks)
+            serve_options.push_back("--no-landmarks");
+        GdbSupport support(t, serve_options);
         GdbMi gdb(a->gdb, {});
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
         for (const std::string& setup :
@@ -234,7 +250,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         }
         progress.erase();
         if (report.outcome == WatchReport::Outcome::Unevaluable)
-            report.message += later_programs(t, report.at);
+            report.message += where_else(t, pid, report.at);
         if (a->json)
             fmt::print("{}\n", dump_for_display(to_json(expr, report), 2));
         else

@@ -111,9 +111,11 @@ std::string list_processes(const std::vector<RecordedProcess>& tree)
 {
     std::string out;
     for (const auto& p : tree) {
+        // The program by its file name, as --exec takes it: a long path
+        // would leave no room for the rest.
         std::string cmd;
         for (const auto& a : p.command())
-            cmd += (cmd.empty() ? "" : " ") + a;
+            cmd += cmd.empty() ? a.substr(a.rfind('/') + 1) : " " + a;
         if (cmd.size() > 40)
             cmd = cmd.substr(0, 37) + "...";
         out += (out.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p.pid) + " (" + cmd + ")";

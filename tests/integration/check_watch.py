@@ -89,6 +89,22 @@ def scenario_after_exec(rw, programs, graph, work):
     return f"{j['source'].strip()} in {j['probes']} probes, after sh's exec"
 
 
+def scenario_child_process(rw, programs, graph, work):
+    # The program of interest is a child of the recorded command (a
+    # pipeline): --exec (or --pid) watches it; without, the message says
+    # which processes there are.
+    trace, _ = record(rw, work, "pipe", ["/bin/sh", "-c", f"{os.path.join(programs, 'list_bound')} | cat"])
+    r, j = watch(rw, trace, "list_len(head) > 300", "--exec", "list_bound")
+    check(r.status == 0 and j["outcome"] == "found", f"not found in the child\n{r.describe()}")
+    check(j["function"] == "push" and "push-line" in j["source"], f"not a push that crosses the bound: {j}")
+    r, k = watch(rw, trace, "list_len(head) > 300")
+    check(r.status == 5 and "--exec NAME looks in another process" in k["message"] and "list_bound" in k["message"],
+          f"the message does not name the other processes\n{r.describe()}")
+    r = Run([rw, "watch", trace, "list_len(head) > 300", "--pid", "999999"])
+    check(r.status == 2 and b"has no process 999999" in r.stderr, f"--pid of no process\n{r.describe()}")
+    return f"{j['source'].strip()} in the pipeline's list_bound, {j['probes']} probes"
+
+
 def scenario_memcpy(rw, programs, graph, work):
     trace, rec = record(rw, work, "memcpy", [os.path.join(programs, "memcpy_overflow")])
     out = rec.stdout.decode()
@@ -159,7 +175,7 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
-SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_memcpy, scenario_never_changes,
+SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process, scenario_memcpy, scenario_never_changes,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb]
 
 

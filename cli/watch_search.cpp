@@ -90,14 +90,11 @@ double WatchSearch::running_time(const std::string& from, const std::string& to)
     return seconds;
 }
 
-void WatchSearch::load_current_program()
+void WatchSearch::load_program(const std::string& program)
 {
     // The search stays after the process's last exec (the history begins
     // there), so the program at the bad end is the one EXPR is about: `sh -c
     // 'exec prog'`, `env`, a script's interpreter, a version manager's shim.
-    std::string here = here_;
-    std::string program = nlohmann::json::parse(tool("rw-status")).value("program", "");
-    here_ = here; // (rw-status does not move the replay)
     if (program.empty() || program == program_ || options_.sysroot.empty())
         return;
     MiResult r = gdb_.console("file " + options_.sysroot + program);
@@ -247,15 +244,16 @@ WatchReport WatchSearch::run()
         throw std::runtime_error("--at " + options_.at + " is not a position of this recording");
     std::string bad_position = go(*at);
     report.at = bad_position;
-    load_current_program();
+    auto status_json = nlohmann::json::parse(tool("rw-status"));
+    here_ = bad_position; // (rw-status does not move the replay)
+    load_program(status_json.value("program", ""));
     gdb_.console("sharedlibrary");
     Value end = probe(bad_position);
-    if (!end.ok)
+    if (!end.ok) {
         // (The check before the replay could not tell: the program had no
         // symbols there, or only the one exec'd since has the names.)
         if (auto why = parse_error(gdb_, options_.expr))
             throw UsageError("cannot parse the expression " + options_.expr + ": " + *why);
-    if (!end.ok) {
         report.outcome = WatchReport::Outcome::Unevaluable;
         report.message = "cannot evaluate " + options_.expr + " at " + bad_position +
                          (program_.empty() ? "" : " (the process runs " + program_ + " there)") + ": " + end.text;
@@ -264,7 +262,6 @@ WatchReport WatchSearch::run()
     bad_ = end.text;
     report.value_after = bad_;
 
-    auto status_json = nlohmann::json::parse(tool("rw-status"));
     soft_counting_ = status_json.value("counting", "") == "int3";
     uint64_t begin = event_of(status_json["begin"].get<std::string>());
     uint64_t bad_event = event_of(bad_position);

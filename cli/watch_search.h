@@ -91,9 +91,10 @@ private:
     double running_time(const std::string& from, const std::string& to); // seconds from `from` to `to`; goes to `to`
 
     std::optional<std::string> end_position();
-    // gdb holds the symbols of the program the process runs at the replay's
-    // position (an exec the search went through is not reported to gdb).
-    void load_current_program();
+    // gdb holds the symbols of `program`, which the process runs at the
+    // replay's position (an exec the search went through is not reported
+    // to gdb).
+    void load_program(const std::string& program);
     // Replays up to `event` in steps, leaving a snapshot at each.
     void walk_to(uint64_t begin, uint64_t event);
     std::optional<uint64_t> event_at(const std::string& spec, uint64_t begin, uint64_t end_event); // an event or PCT%

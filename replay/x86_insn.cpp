@@ -1,13 +1,12 @@
 #include "x86_insn.h"
 
-#include <string_view>
-
 #include <capstone/capstone.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 namespace rw::replay {
 namespace {

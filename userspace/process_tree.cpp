@@ -113,9 +113,10 @@ std::string list_processes(const std::vector<RecordedProcess>& tree)
     for (const auto& p : tree) {
         // The program by its file name, as --exec takes it: a long path
         // would leave no room for the rest.
-        std::string cmd;
-        for (const auto& a : p.command())
-            cmd += cmd.empty() ? a.substr(a.rfind('/') + 1) : " " + a;
+        const auto& argv = p.command();
+        std::string cmd = argv.empty() ? "" : argv[0].substr(argv[0].rfind('/') + 1);
+        for (size_t i = 1; i < argv.size(); i++)
+            cmd += " " + argv[i];
         if (cmd.size() > 40)
             cmd = cmd.substr(0, 37) + "...";
         out += (out.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p.pid) + " (" + cmd + ")";

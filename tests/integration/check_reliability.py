@@ -39,6 +39,13 @@ def scratch_dirs():
     return found
 
 
+def wait_until(done, seconds):
+    """Polls `done` until it holds or `seconds` have passed."""
+    deadline = time.time() + seconds
+    while not done() and time.time() < deadline:
+        time.sleep(0.1)
+
+
 def record(rw, work, name, argv, env=None):
     trace = os.path.join(work, name + ".trace")
     r = Run([rw, "record", "-q", "-o", trace, "--", *argv], cwd=work, env=env)
@@ -84,12 +91,10 @@ def check_no_scratch_left(rw, work, progs):
     # A scratch directory lives for the milliseconds a replay takes to set
     # up its mounts: one that appeared meanwhile may be another replay's
     # (tests run side by side) and goes away; one left behind stays.
-    left = scratch_dirs() - before
-    deadline = time.time() + 10
-    while left and time.time() < deadline:
-        time.sleep(0.5)
-        left = {d for d in left if os.path.exists(d)}
-    check(not left, f"replays left scratch directories behind: {sorted(left)}")
+    new = scratch_dirs() - before
+    still_there = lambda: {d for d in new if os.path.exists(d)}
+    wait_until(lambda: not still_there(), 10)
+    check(not still_there(), f"replays left scratch directories behind: {sorted(still_there())}")
     return "none left after 1 replay and 5 killed ones"
 
 
@@ -176,11 +181,6 @@ def check_gdb_ends_with_replay(rw, work, progs):
             except OSError:
                 pass
         return found
-
-    def wait_until(done, seconds):
-        deadline = time.time() + seconds
-        while not done() and time.time() < deadline:
-            time.sleep(0.1)
 
     try:
         wait_until(lambda: len(left()) >= 2, 30)

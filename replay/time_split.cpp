@@ -23,16 +23,19 @@ uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::option
     uint64_t middle = lo + (hi - lo) / 2;
     if (hi - lo < 2)
         return middle;
-    // The time at an index: the first syscall's at or after it (before hi).
-    auto time_from = [&](uint64_t i) -> std::optional<uint64_t> {
-        for (uint64_t j = i; j < hi && j < i + kNearby; j++)
+    // Position i follows i events: its time is the exit of event i - 1, the
+    // last one replayed there. Taken from event i instead, every boundary
+    // looked one stretch later than it is, and a stretch holding most of the
+    // time (a computation between two syscalls) was split past, a probe on
+    // the wrong side of it.
+    auto time_from = [&](uint64_t i) -> std::optional<uint64_t> { // the first syscall's at or after position i
+        for (uint64_t j = i == 0 ? 0 : i - 1; j < hi && j < i + kNearby; j++)
             if (auto t = time_of(event_at(j)))
                 return t;
         return std::nullopt;
     };
-    // The latest at or before hi.
-    auto time_until = [&](uint64_t i) -> std::optional<uint64_t> {
-        for (uint64_t j = i + 1; j > lo && j + kNearby > i + 1; j--)
+    auto time_until = [&](uint64_t i) -> std::optional<uint64_t> { // the last syscall's at or before position i
+        for (uint64_t j = i; j > lo && j + kNearby > i; j--)
             if (auto t = time_of(event_at(j - 1)))
                 return t;
         return std::nullopt;
@@ -42,8 +45,9 @@ uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::option
     if (!t_lo || !t_hi || *t_hi < *t_lo + 2)
         return middle;
     uint64_t want = *t_lo + (*t_hi - *t_lo) / 2;
-    // The first index in (lo, hi) whose time reaches `want`; indices whose
-    // neighbourhood has no syscall count as early (the search goes on right).
+    // The first position in (lo, hi) whose time reaches `want`; positions
+    // whose neighbourhood has no syscall count as early (the search goes on
+    // right).
     uint64_t a = lo + 1, b = hi - 1;
     while (a < b) {
         uint64_t m = a + (b - a) / 2;

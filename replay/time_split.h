@@ -14,10 +14,11 @@
 
 namespace rw::replay {
 
-// An event index strictly between lo and hi (hi - lo >= 2): the first whose
-// recorded time reaches the middle of the times at lo and hi, or the middle
-// index where the times do not tell the two apart (syscalls carry the
-// kernel's coarse clock at their exit; other events none).
+// A boundary strictly between positions lo and hi (hi - lo >= 2): the first
+// whose recorded time (the exit of the event before it) reaches the middle
+// of the times at lo and hi, or the middle one where the times do not tell
+// the two apart (syscalls carry the kernel's coarse clock at their exit;
+// other events none).
 uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at);
 
 } // namespace rw::replay

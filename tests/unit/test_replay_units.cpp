@@ -168,7 +168,12 @@ TEST_CASE("split_by_time halves the recorded time, else the events")
     std::vector<uint64_t> ticks(40, 100);
     for (int i = 0; i < 10; i++)
         ticks.push_back(400 + static_cast<uint64_t>(i));
-    CHECK(split_by_time(0, 49, at_ticks(ticks)) == 40);
+    // Position 41 follows event 40, the first syscall after the computation:
+    // the split puts the computation on the left, and the next split (the
+    // change in it) isolates its stretch, 40..41.
+    CHECK(split_by_time(0, 49, at_ticks(ticks)) == 41);
+    CHECK(split_by_time(0, 41, at_ticks(ticks)) == 40);
+    CHECK(split_by_time(40, 49, at_ticks(ticks)) == 41);
     // Equal times: the middle index.
     CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7))) == 20);
     // No times at all (events without a clock): the middle index.

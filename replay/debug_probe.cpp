@@ -383,8 +383,9 @@ DebugHook::Then DebugSession::label_trap(Task& task)
     // must be compared): an anchor a hot instruction reaches only after
     // many is not worth naming. The search gallops over those executions
     // instead, where a debug register counts them without a stop.
-    if (l.hits > kLabelMost)
-        throw NoSuchPosition(fmt_count_cap(l.rip, kLabelMost));
+    uint64_t most = l.trap && l.trap->by_debug_register() ? kLabelMostByDebugRegister : kLabelMost;
+    if (l.hits > most)
+        throw NoSuchPosition(fmt_count_cap(l.rip, most));
     Registers now = task.regs();
     for (size_t i = 0; i < Registers::kCount; i++)
         if (i != Registers::EFLAGS && i != Registers::ORIG_RAX && now.words[i] != l.want.words[i])

@@ -262,10 +262,14 @@ private:
     // search that asked looks for a cheaper way.
     static constexpr uint64_t kSoftCountMost = 20000;
     // A label stops the thread at each execution to compare its registers
-    // (a ptrace round trip, about 60 us on our VMs, against 5 to 15 us for
-    // an execution a debug register counts in the kernel): past this many,
-    // galloping over the executions costs less than naming.
+    // (a ptrace round trip: about 25 us where a debug register fires, 60 us
+    // and more where an int3 and a step over it stand in): past this many,
+    // the search gallops over the executions instead, at about log2(count /
+    // limit) probes more than naming would have cost it. A probe (a restore,
+    // a run, an evaluation) costs 10 ms and more: with debug registers a
+    // few hundred milliseconds of naming at most save probes.
     static constexpr uint64_t kLabelMost = 2000;
+    static constexpr uint64_t kLabelMostByDebugRegister = 8192;
     static std::string fmt_count_cap(uint64_t addr, uint64_t most = kSoftCountMost);
     // Where int3s count, the replay needs its own int3 on the instruction
     // where the recording switched threads next: a counter there is refused

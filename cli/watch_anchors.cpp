@@ -111,8 +111,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // vary too, by a few percent of their length (15 ms runs landed
         // 0.4 ms apart for the same plan): once the interval is narrower
         // than an eighth of its start's time, the latest good anchor
-        // becomes the base, and a run twice the interval's width from there
-        // looks for a bad anchor close to it (doubling while it finds none).
+        // becomes the base, and a run a little longer than the interval's
+        // width from there looks for a bad anchor close to it (doubling
+        // while it finds none).
         std::string base = good;
         double lo_t = 0, hi_t = span;
         // What hi_t is: the bad end's time (measured, or where a run met it
@@ -120,8 +121,18 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         enum class Bound { ToEnd, Guessed, BadAnchor } bound = Bound::ToEnd;
         while ((bound == Bound::Guessed || hi_t - lo_t > kFinest) && stalls < 3) {
             if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
+                // The first sample from the new base goes where the bad
+                // anchor is expected from there: about the interval's width
+                // away, a little more for the pages a run copies first
+                // after a restore. Bad, it bounds the bisection at once;
+                // good (runs from the new base slower than that, a program
+                // writing all over its heap), the guess doubles. (At twice
+                // the width, the first sample was bad and halved nothing
+                // nearly every time: two probes lost per change of base.
+                // Bisecting under the estimate without that sample lost
+                // fifteen where runs were much slower.)
                 base = good;
-                hi_t = 2 * (hi_t - lo_t) + kFinest;
+                hi_t = (hi_t - lo_t) * 5 / 4 + kFinest;
                 lo_t = 0;
                 bound = Bound::Guessed;
             }
@@ -240,6 +251,12 @@ std::string WatchSearch::settle(const std::string& anchor, const std::vector<Fra
     if (frames.size() < 2 || live.empty() || frames.back().function != live.front().function)
         return anchor;                  // no shared caller, or the anchor is in that function itself
     uint64_t resume = frames.back().pc; // where its callee returns
+    // Functions inlined into it are frames of gdb's at the same pc: the
+    // anchor is in its own code then, and `resume` the instruction it
+    // stopped at (a loop's, run thousands of times before the state
+    // comes again, which naming the anchor would count one by one).
+    if (resume == frames.front().pc)
+        return anchor;
     std::string settled = with_segment(anchor, "b" + addr_text(resume) + "x1");
     try {
         go(settled);

@@ -119,6 +119,10 @@ private:
     std::pair<uint64_t, uint64_t> bisect(uint64_t lo, uint64_t hi, const std::function<std::string(uint64_t)>& at,
                                          const std::function<std::string(uint64_t, uint64_t)>& progress,
                                          const std::function<uint64_t(uint64_t, uint64_t)>& split = {});
+    // The same over executions of an instruction, trying both ends first.
+    std::pair<uint64_t, uint64_t> bisect_executions(uint64_t lo, uint64_t hi,
+                                                    const std::function<std::string(uint64_t)>& at,
+                                                    const std::function<std::string(uint64_t, uint64_t)>& progress);
     // From `first` executions of y on (a count known to lie before the bad
     // anchor the search could not name).
     Interval gallop(const std::string& good, uint64_t y, const std::string& bad, uint64_t first = 1);

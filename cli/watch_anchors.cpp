@@ -23,9 +23,18 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     bool portable = b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2 && m == 1);
     if (!portable)
         return in;
+    // An alarm on the thread's running time lands 20 to 100 us late: finer
+    // spans are not told apart (the counted levels take over there).
+    constexpr double kFinest = 50e-6;
+    // Below this, samples gain less than a bit each: a run restored from a
+    // snapshot spends its first tens of microseconds copying the pages it
+    // writes, so no alarm lands early in it (a 134 us stretch: anchors aimed
+    // at 23 and 67 us both landed near 90, and naming one from the other
+    // counted 27,000 executions). Counting divides such a stretch instead.
+    constexpr double kCountable = 4 * kFinest;
     double seconds = running_time(in.good, in.bad);
-    if (seconds < 100e-6)
-        return in; // short enough to count in
+    if (seconds < kCountable)
+        return in;
     auto relative_bad = [&](const std::string& from) { return with_segment(from, b); };
 
     // Bisection in running time: run from the good end for half the time
@@ -85,9 +94,6 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     double span = seconds;
     Interval left = in, previous = in;
     constexpr int kRounds = 3;
-    // An alarm on the thread's running time lands 20 to 100 us late: finer
-    // spans are not told apart (the counted levels take over there).
-    constexpr double kFinest = 50e-6;
     // A round that ends above this has stalled (its anchors kept landing
     // late): another round, from the good anchor towards the named bad
     // end, may get closer. Below it, counting costs less than sampling.
@@ -95,8 +101,17 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     // Below this much left to the bad end, a good anchor does not become the
     // base: runs from one base cost at most this, and their times compare.
     constexpr double kKeepBase = 20e-3;
+    // Where the bad anchor turned out to be from the last new base, in
+    // widths of the interval when the base changed: runs restored from a
+    // new base are slower by the pages they copy first, by a factor the
+    // program's writes set (0.3 to 0.6 widths on most shapes, about 2 where
+    // the program writes all over its heap). The first sample from the next
+    // new base aims that far, and a quarter more.
+    double expected_widths = 1.25;
     for (int round = 0; round < kRounds; round++) {
         int stalls = 0;
+        std::optional<double> rebased_width; // the width at the last change of base
+        double since_rebase = 0;             // the base's time from the base before that change
         // Times are the thread's running time from `base`, the good end the
         // samples start from. Until an anchor is bad, each good anchor
         // becomes the base, and the time left to the bad end is measured
@@ -123,16 +138,21 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
                 // The first sample from the new base goes where the bad
                 // anchor is expected from there: about the interval's width
-                // away, a little more for the pages a run copies first
-                // after a restore. Bad, it bounds the bisection at once;
+                // away, more for the pages a run copies first after a
+                // restore (expected_widths). Bad, it bounds the bisection at once;
                 // good (runs from the new base slower than that, a program
                 // writing all over its heap), the guess doubles. (At twice
                 // the width, the first sample was bad and halved nothing
                 // nearly every time: two probes lost per change of base.
                 // Bisecting under the estimate without that sample lost
                 // fifteen where runs were much slower.)
+                double width = hi_t - lo_t;
+                if (rebased_width)
+                    expected_widths = std::clamp((since_rebase + (lo_t + hi_t) / 2) / *rebased_width * 1.25, 1.25, 8.0);
+                rebased_width = width;
+                since_rebase = 0;
                 base = good;
-                hi_t = (hi_t - lo_t) * 5 / 4 + kFinest;
+                hi_t = width * expected_widths + kFinest;
                 lo_t = 0;
                 bound = Bound::Guessed;
             }
@@ -174,6 +194,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                     // hot instruction for a million executions. Look for a
                     // bad anchor near this one instead.
                     double width = std::max(hi_t - lo_t, 2 * kFinest);
+                    since_rebase += ran;
                     base = good;
                     lo_t = 0;
                     hi_t = width;
@@ -182,6 +203,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                     stalls = ran <= lo_t ? stalls + 1 : 0;
                     lo_t = std::max(lo_t, ran);
                 } else if (bound == Bound::Guessed) {
+                    since_rebase += ran;
                     base = good;
                     hi_t *= 2;
                 } else if (hi_t - ran < kKeepBase) {
@@ -218,7 +240,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         if (soft_counting_ || span < kRoundAgain)
             break;
         span = running_time(left.good, left.bad);
-        if (span < 100e-6)
+        if (span < kCountable)
             break;
         good = left.good;
     }

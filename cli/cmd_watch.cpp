@@ -101,8 +101,10 @@ void print_human(const std::string& expr, const WatchReport& r)
             fmt::print(" in thread {}, at\n", r.thread);
         else
             fmt::print(" by the {} in thread {}, at\n", r.what, r.thread);
-        fmt::print("  {:#x} in {} ({}:{}): {}\n", r.pc, r.function.empty() ? "??" : r.function, r.file, r.line,
-                   r.instruction);
+        std::string where = !r.file.empty()     ? fmt::format(" ({}:{})", r.file, r.line)
+                            : !r.object.empty() ? " from " + r.object
+                                                : "";
+        fmt::print("  {:#x} in {}{}: {}\n", r.pc, r.function.empty() ? "??" : r.function, where, r.instruction);
         if (!r.source_line.empty())
             fmt::print("  {:>5}  {}\n", r.line, r.source_line);
         for (const auto& f : r.backtrace)
@@ -144,6 +146,7 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r)
         j["function"] = r.function;
         j["file"] = r.file;
         j["line"] = r.line;
+        j["object"] = r.object;
         j["source"] = r.source_line;
         j["backtrace"] = r.backtrace;
         nlohmann::json printed = nlohmann::json::object();

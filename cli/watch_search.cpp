@@ -742,6 +742,7 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
         report.pc = std::stoull(f->str("addr", "0"), nullptr, 16);
         report.function = f->str("func");
         report.file = f->str("file");
+        report.object = f->str("from");
         report.line = std::stoi(f->str("line", "0"));
         std::ifstream src(f->str("fullname"));
         std::string text;

@@ -48,6 +48,7 @@ struct WatchReport {
     uint64_t pc = 0;
     std::string instruction;    // disassembled
     std::string function, file; // file as in the debug info
+    std::string object;         // the program or library, where there is no debug info for the line
     int line = 0;
     std::string source_line;
     std::vector<std::string> backtrace; // frames, innermost first

@@ -282,6 +282,21 @@ WatchReport WatchSearch::run()
             return finish();
         }
     }
+    if (options_.from.empty()) {
+        // The change asked for is the last one before --at. An expression
+        // that goes back and forth (a buffer filled and flushed, a flag set
+        // and cleared) changes many times, and a bisection between the
+        // start and --at finds any one of them. Looking back from --at
+        // first, at an eighth, a quarter and half of the recorded time,
+        // puts the good end after all changes but the last ones where it
+        // can (and a change in the last eighth costs one probe for three
+        // bits).
+        for (uint64_t e : looking_back(begin, bad_event))
+            if (!is_bad(probe(std::to_string(e)))) {
+                good_event = e;
+                break;
+            }
+    }
     Value first = probe(std::to_string(good_event));
     if (options_.from.empty() && is_bad(first)) {
         std::optional<uint64_t> latest_good;
@@ -353,27 +368,49 @@ WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std:
         if (bad_event == good_event || !is_bad(probe(std::to_string(bad_event))))
             return {std::to_string(bad_event), bad};
     }
+    std::tie(lo, hi) = bisect(
+        lo, hi, [](uint64_t k) { return std::to_string(k); },
+        [](uint64_t l, uint64_t h) { return fmt::format("events {}..{}", l, h); },
+        [this](uint64_t l, uint64_t h) { return time_split(l, h); });
+    return {std::to_string(lo), std::to_string(hi)};
+}
+
+uint64_t WatchSearch::time_split(uint64_t l, uint64_t h, bool* by_time)
+{
     // Split where the recorded time is halved, not the event count: a probe
     // then halves the program's running time, where the change is as likely
     // as anywhere, instead of its events (rw-split does not move the replay).
     // A mark of the first pass near that split is taken instead: the
     // server kept a snapshot there, so probing it replays nothing. Near
     // enough (a quarter of the range) that the halving costs no probes.
-    auto by_time = [this](uint64_t l, uint64_t h) {
-        std::string here = here_;
-        auto split = nlohmann::json::parse(tool(fmt::format("rw-split {} {}", l, h)))["event"].get<uint64_t>();
-        here_ = here;
-        auto distance = [split](uint64_t m) { return m > split ? m - split : split - m; };
-        uint64_t best = split;
-        for (uint64_t m : marks_)
-            if (m > l && m < h && distance(m) <= (h - l) / 4 && (best == split || distance(m) < distance(best)))
-                best = m;
-        return best;
-    };
-    std::tie(lo, hi) = bisect(
-        lo, hi, [](uint64_t k) { return std::to_string(k); },
-        [](uint64_t l, uint64_t h) { return fmt::format("events {}..{}", l, h); }, by_time);
-    return {std::to_string(lo), std::to_string(hi)};
+    std::string here = here_;
+    auto reply = nlohmann::json::parse(tool(fmt::format("rw-split {} {}", l, h)));
+    here_ = here;
+    auto split = reply["event"].get<uint64_t>();
+    if (by_time)
+        *by_time = reply.value("by_time", false);
+    auto distance = [split](uint64_t m) { return m > split ? m - split : split - m; };
+    uint64_t best = split;
+    for (uint64_t m : marks_)
+        if (m > l && m < h && distance(m) <= (h - l) / 4 && (best == split || distance(m) < distance(best)))
+            best = m;
+    return best;
+}
+
+std::vector<uint64_t> WatchSearch::looking_back(uint64_t begin, uint64_t end)
+{
+    // (Where the recorded times no longer tell the boundaries apart, as in
+    // the events after a computation that ends in a burst of syscalls, the
+    // split is the middle event: a probe there says nothing about time.)
+    std::vector<uint64_t> out; // nearest the end first
+    bool by_time = true;
+    for (uint64_t lo = begin; out.size() < 3 && end - lo >= 2;) {
+        lo = time_split(lo, end, &by_time);
+        if (!by_time)
+            break;
+        out.insert(out.begin(), lo);
+    }
+    return out;
 }
 
 std::vector<WatchSearch::Frame> WatchSearch::frames_at(const std::string& position)
@@ -692,8 +729,11 @@ WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, c
             break;
         lo = hi;
     }
-    std::tie(lo, hi) =
-        bisect(lo, hi, at, [&](uint64_t l, uint64_t h) { return fmt::format("executions {}..{} of {:#x}", l, h, y); });
+    auto progress = [&](uint64_t l, uint64_t h) { return fmt::format("executions {}..{} of {:#x}", l, h, y); };
+    // Bad at the first try: the change is among the executions from the
+    // good end, which run as any others do (both ends first). Past a
+    // doubling, it lies in the last one's second half.
+    std::tie(lo, hi) = lo == 0 ? bisect_executions(lo, hi, at, progress) : bisect(lo, hi, at, progress);
     return {at(lo), with_segment(at(lo), "b" + addr_text(y) + "x1")};
 }
 

@@ -100,6 +100,12 @@ private:
     void walk_to(uint64_t begin, uint64_t event);
     std::optional<uint64_t> event_at(const std::string& spec, uint64_t begin, uint64_t end_event); // an event or PCT%
     Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);
+    // A boundary between them that halves the recorded time, or the middle
+    // one where the times do not tell them apart (`by_time` false).
+    uint64_t time_split(uint64_t lo, uint64_t hi, bool* by_time = nullptr);
+    // Boundaries at an eighth, a quarter and half of the recorded time
+    // before `end`, the nearest first.
+    std::vector<uint64_t> looking_back(uint64_t begin, uint64_t end);
     Interval search_code(Interval in);
     Interval search_anchors(Interval in);
     std::string settle(const std::string& anchor, const std::vector<Frame>& live); // live: outermost first

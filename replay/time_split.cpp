@@ -18,8 +18,11 @@ std::optional<uint64_t> time_of(const std::optional<Event>& e)
 
 } // namespace
 
-uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at)
+uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at,
+                       bool* by_time)
 {
+    if (by_time)
+        *by_time = false;
     uint64_t middle = lo + (hi - lo) / 2;
     if (hi - lo < 2)
         return middle;
@@ -44,6 +47,8 @@ uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::option
     // Two ticks apart at least: one tick may be no time at all.
     if (!t_lo || !t_hi || *t_hi < *t_lo + 2)
         return middle;
+    if (by_time)
+        *by_time = true;
     uint64_t want = *t_lo + (*t_hi - *t_lo) / 2;
     // The first position in (lo, hi) whose time reaches `want`; positions
     // whose neighbourhood has no syscall count as early (the search goes on

@@ -19,6 +19,8 @@ namespace rw::replay {
 // of the times at lo and hi, or the middle one where the times do not tell
 // the two apart (syscalls carry the kernel's coarse clock at their exit;
 // other events none).
-uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at);
+// `by_time`, if given, says which of the two it is.
+uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at,
+                       bool* by_time = nullptr);
 
 } // namespace rw::replay

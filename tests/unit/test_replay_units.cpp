@@ -174,8 +174,12 @@ TEST_CASE("split_by_time halves the recorded time, else the events")
     CHECK(split_by_time(0, 49, at_ticks(ticks)) == 41);
     CHECK(split_by_time(0, 41, at_ticks(ticks)) == 40);
     CHECK(split_by_time(40, 49, at_ticks(ticks)) == 41);
-    // Equal times: the middle index.
-    CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7))) == 20);
+    bool by_time = false;
+    CHECK(split_by_time(0, 49, at_ticks(ticks), &by_time) == 41);
+    CHECK(by_time);
+    // Equal times: the middle index, and it says so.
+    CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7)), &by_time) == 20);
+    CHECK_FALSE(by_time);
     // No times at all (events without a clock): the middle index.
     auto none = [](uint64_t) -> std::optional<rw::Event> { return rw::Event{rw::RdtscEvent{}}; };
     CHECK(split_by_time(10, 20, none) == 15);

@@ -105,6 +105,17 @@ def scenario_child_process(rw, programs, graph, work):
     return f"{j['source'].strip()} in the pipeline's list_bound, {j['probes']} probes"
 
 
+def scenario_last_of_many_changes(rw, programs, graph, work):
+    # "flag == 1" became 1 twice, and is 1 in the middle of the run too: the
+    # change asked for is the last one before --at, not the one a bisection
+    # from the start finds by probing the middle first.
+    trace, _ = record(rw, work, "flips", [os.path.join(programs, "flag_flips")])
+    r, j = watch(rw, trace, "flag == 1")
+    check(r.status == 0 and j["outcome"] == "found", f"not found\n{r.describe()}")
+    check("LAST-SET" in j["source"], f"not the last change: {j['source'].strip()} ({j['file']}:{j['line']})")
+    return f"{j['source'].strip()}, {j['probes']} probes"
+
+
 def scenario_memcpy(rw, programs, graph, work):
     trace, rec = record(rw, work, "memcpy", [os.path.join(programs, "memcpy_overflow")])
     out = rec.stdout.decode()
@@ -175,7 +186,8 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
-SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process, scenario_memcpy, scenario_never_changes,
+SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
+             scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb]
 
 

@@ -96,11 +96,20 @@ void print_human(const std::string& expr, const WatchReport& r)
             fmt::print("{} was last seen as {} {}{}; after that it could not be evaluated until the change:\n", expr,
                        r.last_evaluable_value, r.last_evaluable_where,
                        r.last_evaluable_position.empty() ? "" : " at " + r.last_evaluable_position);
-        fmt::print("{} changed from {} to {}", expr, r.value_before, r.value_after);
-        if (r.what == "instruction")
-            fmt::print(" in thread {}, at\n", r.thread);
-        else
-            fmt::print(" by the {} in thread {}, at\n", r.what, r.thread);
+        std::string by = r.what == "instruction" ? fmt::format("in thread {}", r.thread)
+                                                 : fmt::format("by the {} in thread {}", r.what, r.thread);
+        if (r.no_other_value_seen) {
+            // (A value that only became evaluable, as getenv before libc is
+            // relocated: not a change of value the search can vouch for.)
+            std::string why = r.value_before;
+            if (why.rfind("<cannot be evaluated: ", 0) == 0 && why.back() == '>')
+                why = why.substr(22, why.size() - 23);
+            fmt::print("{} is {} from here on ({}); just before, it could not be evaluated ({}), and the search saw "
+                       "no other value before it:\n",
+                       expr, r.value_after, by, why);
+        } else {
+            fmt::print("{} changed from {} to {} {}, at\n", expr, r.value_before, r.value_after, by);
+        }
         std::string where = !r.file.empty()     ? fmt::format(" ({}:{})", r.file, r.line)
                             : !r.object.empty() ? " from " + r.object
                                                 : "";
@@ -155,6 +164,8 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r)
         j["printed"] = printed;
         if (!r.later_change.empty())
             j["same_value_at_start"] = true;
+        if (r.no_other_value_seen)
+            j["no_other_value_seen"] = true;
         if (!r.last_evaluable_value.empty())
             j["last_evaluable"] = {{"position", r.last_evaluable_position},
                                    {"where", r.last_evaluable_where},

@@ -760,6 +760,7 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
         throw std::runtime_error("the change did not reproduce at " + found.good + " / " + found.bad +
                                  " (the expression depends on something outside the recording?)");
     report.value_before = before.text;
+    report.no_other_value_seen = !before.ok && !last_evaluable_;
     if (!before.ok && last_evaluable_) {
         // Anchored positions name snapshots of this search only: say where
         // the program was instead.

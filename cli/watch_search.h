@@ -57,7 +57,10 @@ struct WatchReport {
     // position where the search saw it evaluated (not bad), and its value.
     std::string last_evaluable_position, last_evaluable_value; // position: "" if it names a snapshot of the search
     std::string last_evaluable_where;                          // "in FUNCTION (FILE:LINE)"
-    std::vector<std::pair<std::string, std::string>> printed;  // --print expressions and their values
+    // Found, EXPR not evaluable just before the change, and no probe of the
+    // search saw it evaluated with another value before it.
+    bool no_other_value_seen = false;
+    std::vector<std::pair<std::string, std::string>> printed; // --print expressions and their values
 
     int probes = 0;
     int unevaluable = 0; // probes that could not evaluate EXPR (classified by where main gets control back)

@@ -43,6 +43,14 @@ def scenario_graph(rw, programs, graph, work):
           f"the value is unevaluable before the change and the last value seen is not reported: {j}")
     check(j["printed"] == {"i": index, "from": frm, "to": to},
           f"rewind watch names edge {j['printed']}, the program logged {index}: {frm} -> {to}")
+    check(not j.get("no_other_value_seen"), f"a change from 0 reported as a first evaluation: {j}")
+    # g is NULL until graph_new (inlined into main) returns, with n_nodes set:
+    # "g->n_nodes > 0" only becomes evaluable, it never changes value. Said so.
+    r, k = watch(rw, trace, "g->n_nodes > 0")
+    check(r.status == 0 and k.get("no_other_value_seen") is True and k["function"] == "main",
+          f"becoming evaluable at g = graph_new(n) is not told apart from a change\n{r.describe()}")
+    r = Run([rw, "watch", trace, "g->n_nodes > 0"])
+    check(b"is 1 from here on" in r.stdout and b"saw no other value" in r.stdout, f"unclear report\n{r.describe()}")
     return f"edge {index} ({frm} -> {to}) in {j['probes']} probes, {j['seconds']:.1f} s"
 
 

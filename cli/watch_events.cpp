@@ -2,6 +2,7 @@
 // reaches cheaply, bisected in recorded time (see WatchSearch).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,10 +48,11 @@ std::optional<uint64_t> WatchSearch::event_at(const std::string& spec, uint64_t 
     return std::nullopt;
 }
 
-WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event)
+WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event,
+                                                 uint64_t known_bad)
 {
-    uint64_t lo = good_event, hi = bad_event;
-    if (bad.find(':') != std::string::npos) {
+    uint64_t lo = good_event, hi = std::min(bad_event, known_bad);
+    if (hi == bad_event && bad.find(':') != std::string::npos) {
         // The bad position is inside a stretch: is its boundary already bad?
         if (bad_event == good_event || !is_bad(probe(std::to_string(bad_event))))
             return {std::to_string(bad_event), bad};

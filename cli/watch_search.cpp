@@ -234,6 +234,7 @@ WatchReport WatchSearch::run()
 
     // The left end: the beginning (or --from), or the latest landmark where EXPR was good.
     uint64_t good_event = begin;
+    uint64_t known_bad = bad_event; // the earliest boundary after good_event seen bad
     if (!options_.from.empty()) {
         auto from = event_at(options_.from, begin, bad_event);
         if (!from)
@@ -257,11 +258,13 @@ WatchReport WatchSearch::run()
         // puts the good end after all changes but the last ones where it
         // can (and a change in the last eighth costs one probe for three
         // bits).
-        for (uint64_t e : looking_back(begin, bad_event))
+        for (uint64_t e : looking_back(begin, bad_event)) {
             if (!is_bad(probe(std::to_string(e)))) {
                 good_event = e;
                 break;
             }
+            known_bad = e; // the bisection need not look past it
+        }
     }
     Value first = probe(std::to_string(good_event));
     if (options_.from.empty() && is_bad(first)) {
@@ -285,10 +288,12 @@ WatchReport WatchSearch::run()
         }
         report.later_change = std::to_string(*latest_good);
         good_event = *latest_good;
+        if (known_bad <= good_event)
+            known_bad = bad_event;
     }
 
     // Event boundaries, then the code of one stretch.
-    Interval in = search_events(good_event, bad_position, bad_event);
+    Interval in = search_events(good_event, bad_position, bad_event, known_bad);
     if (in.bad.find(':') == std::string::npos && event_of(in.bad) == event_of(in.good) + 1) {
         // The event between them made the change (in.good is its boundary).
         auto ev = nlohmann::json::parse(tool("rw-event " + in.good));

@@ -102,7 +102,9 @@ private:
     // Replays up to `event` in steps, leaving a snapshot at each.
     void walk_to(uint64_t begin, uint64_t event);
     std::optional<uint64_t> event_at(const std::string& spec, uint64_t begin, uint64_t end_event); // an event or PCT%
-    Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event);
+    // Between the boundary good_event and the bad position, at event
+    // bad_event; known_bad: an earlier boundary already seen bad, if any.
+    Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event, uint64_t known_bad);
     // A boundary between them that halves the recorded time, or the middle
     // one where the times do not tell them apart (`by_time` false).
     uint64_t time_split(uint64_t lo, uint64_t hi, bool* by_time = nullptr);

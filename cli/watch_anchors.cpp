@@ -104,9 +104,10 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     // Where the bad anchor turned out to be from the last new base, in
     // widths of the interval when the base changed: runs restored from a
     // new base are slower by the pages they copy first, by a factor the
-    // program's writes set (0.3 to 0.6 widths on most shapes, about 2 where
-    // the program writes all over its heap). The first sample from the next
-    // new base aims that far, and a quarter more.
+    // program's writes set (0.3 to 0.6 widths on most shapes, 3 and more
+    // where the program writes all over its heap: the copies cost 1 to 4 ms
+    // whatever the width). The first sample from the next new base aims that
+    // far, and a quarter more (at most 8 widths).
     double expected_widths = 1.25;
     for (int round = 0; round < kRounds; round++) {
         int stalls = 0;

@@ -101,12 +101,9 @@ void print_human(const std::string& expr, const WatchReport& r)
         if (r.no_other_value_seen) {
             // (A value that only became evaluable, as getenv before libc is
             // relocated: not a change of value the search can vouch for.)
-            std::string why = r.value_before;
-            if (why.rfind("<cannot be evaluated: ", 0) == 0 && why.back() == '>')
-                why = why.substr(22, why.size() - 23);
             fmt::print("{} is {} from here on ({}); just before, it could not be evaluated ({}), and the search saw "
                        "no other value before it:\n",
-                       expr, r.value_after, by, why);
+                       expr, r.value_after, by, r.unevaluable_why);
         } else {
             fmt::print("{} changed from {} to {} {}, at\n", expr, r.value_before, r.value_after, by);
         }

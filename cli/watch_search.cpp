@@ -138,6 +138,7 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         if (why.find("signaled while in a function called from GDB") != std::string::npos)
             why = "a function it calls crashed";
         v.text = "<cannot be evaluated: " + why + ">";
+        v.why = why;
         unevaluable_++;
         // Inside a call EXPR's own functions cannot run through (malloc
         // holding its lock, a half-done update): which side of the change
@@ -679,6 +680,8 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
                                  " (the expression depends on something outside the recording?)");
     report.value_before = before.text;
     report.no_other_value_seen = !before.ok && !last_evaluable_;
+    if (report.no_other_value_seen)
+        report.unevaluable_why = before.why;
     if (!before.ok && last_evaluable_) {
         // Anchored positions name snapshots of this search only: say where
         // the program was instead.

@@ -60,6 +60,7 @@ struct WatchReport {
     // Found, EXPR not evaluable just before the change, and no probe of the
     // search saw it evaluated with another value before it.
     bool no_other_value_seen = false;
+    std::string unevaluable_why; // no_other_value_seen: why it could not be evaluated just before
     std::vector<std::pair<std::string, std::string>> printed; // --print expressions and their values
 
     int probes = 0;
@@ -75,7 +76,8 @@ public:
 private:
     struct Value {
         bool ok = false;
-        std::string text; // the value, or why it could not be evaluated
+        std::string text; // the value, or "<cannot be evaluated: WHY>"
+        std::string why;  // not ok: WHY
         // Unevaluable, but after the change where main gets control back.
         bool after_change = false;
     };

@@ -93,6 +93,7 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     if (wait_mask) {
         own_mask = thread_sigmask(t.tid());
         set_thread_sigmask(t.tid(), *wait_mask);
+        t.mask_changed();
     }
     if (syscall(SYS_tgkill, t.group().tgid, t.tid(), e.signo) != 0)
         diverge(t, "cannot send " + signal_name(e.signo) + ": " + strerror(errno));
@@ -124,6 +125,7 @@ void Replayer::enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_ma
     if (!has_handler(t.tid(), signo)) {
         // No frame: the wait's mask ends with the syscall, as in the kernel.
         set_thread_sigmask(t.tid(), own_mask);
+        t.mask_changed();
         return;
     }
     // The kernel builds the frame with the wait's mask and runs the handler

@@ -47,11 +47,19 @@ void Task::resume(Resume how, bool step)
     reblock_sigtrap(); // in case the last stop was taken past Replayer::wait_stop
     bool user_code_only = !(at == At::SyscallEntry && how != Resume::Emulate) && inject_signal == 0;
     if (user_code_only) {
-        auto mask = get_sigmask(tid_);
+        // Read once per run of resumes that only ran the thread's own code:
+        // nothing between them could change it (mask_changed() says when
+        // replay itself does), and the read is a sixth of the tracer's
+        // syscalls per emulated syscall.
+        if (!known_mask_)
+            known_mask_ = get_sigmask(tid_);
+        auto mask = known_mask_;
         if (mask && (*mask & signal_bit(SIGTRAP)) != 0) {
             set_sigmask(tid_, *mask & ~signal_bit(SIGTRAP));
             mask_to_restore_ = *mask;
         }
+    } else {
+        known_mask_.reset(); // a syscall runs or a signal is delivered: either may change it
     }
     int sig = inject_signal;
     inject_signal = 0;

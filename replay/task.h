@@ -63,6 +63,8 @@ public:
     // the program's own mask must not change because replay or a debugger
     // trapped it (its next rt_sigprocmask would show it).
     void reblock_sigtrap();
+    // Replay set the thread's signal mask itself (PTRACE_SETSIGMASK).
+    void mask_changed() { known_mask_.reset(); }
     // Resumes a thread the replay stopped for a moment of its own (an
     // interrupt), with nothing else changed: to its next syscall stop.
     void resume_untouched();
@@ -103,6 +105,8 @@ private:
     std::optional<Registers> regs_;
     // The program's mask, with SIGTRAP blocked, while resume() lets SIGTRAP through.
     std::optional<uint64_t> mask_to_restore_;
+    // The program's mask as read at the last resume into its own code only.
+    std::optional<uint64_t> known_mask_;
 };
 
 } // namespace rw::replay

@@ -88,6 +88,7 @@ void add_landmark(CLI::App& app, Outcome& outcome)
         Progress progress(t.end()->events);
         replay::ReplayOptions opts;
         opts.one_cpu = true;
+        opts.notify_syscalls = false; // CRIU would dump the filter without its listener
         opts.echo_output = false;
         opts.progress = [&](uint64_t e) { progress.update(e); };
         opts.watchdog = std::chrono::seconds(a->watchdog);

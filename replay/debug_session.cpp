@@ -434,7 +434,13 @@ StopReport DebugSession::execute()
         bool watching = mode_ == Mode::Forward && !sampling_;
         if (Task* t = watching ? engine_.find_task(event_thread) : nullptr)
             engine_.interrupt_after(*t, kLookForDebuggerEvery);
-        bool stepped = engine_.step();
+        // Seeking, nothing looks at the boundaries before the target but
+        // the boundary snapshots, taken as often as before.
+        bool through = mode_ == Mode::Seek && !costly && !new_program && position_.path.empty() &&
+                       position_.event + 1 < target_.event;
+        bool stepped = through
+                           ? engine_.step_through(target_.event - 1, last_boundary_snapshot_ + kBoundarySnapshotEvery)
+                           : engine_.step();
         if (watching)
             engine_.cancel_interrupt();
         if (!stepped)

@@ -385,6 +385,11 @@ void Replayer::kill_world()
 
 void Replayer::restore(const ReplaySnapshot& snap)
 {
+    if (notified_task_) {
+        notified_task_ = nullptr;
+        notifier_->release();
+        waiter_.forget_call();
+    }
     kill_world();
     std::vector<std::shared_ptr<ThreadGroup>> groups;
     for (const auto& g : snap.groups) {

@@ -129,6 +129,11 @@ void Replayer::on_syscall(const SyscallEvent& e)
 
 void Replayer::emulate(Task& t, const SyscallEvent& e)
 {
+    emulated_calls_++;
+    if (serve_by_notification(t, e)) {
+        notified_calls_++;
+        return;
+    }
     collect_fresh(t);
     run_to_syscall_entry(t, e, Resume::Emulate);
     t.emulated_entry = true;
@@ -138,7 +143,10 @@ void Replayer::emulate(Task& t, const SyscallEvent& e)
 
 void Replayer::run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how)
 {
-    resume(t, how);
+    if (t.stop_pending)
+        t.stop_pending = false; // a notified run ended with the thread on its way (replay_notified.cpp)
+    else
+        resume(t, how);
     restartable_ = true;
     StopInfo s = wait_stop(t, syscall_name(e.nr) + "()");
     for (int waits = 0; how == Resume::Emulate && s.kind == StopInfo::Kind::SyscallStop && unrecorded_wait(t, e);
@@ -461,6 +469,7 @@ void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
         temp_files_.push_back(tmpl);
         path = tmpl;
     }
+    OwnCalls own(injecting_); // (openat and close go through the seccomp listener)
     RemoteSyscalls remote(t, waiter_);
     uint64_t path_addr = remote.push_string(path);
     int64_t fd = remote.call(SYS_openat, static_cast<uint64_t>(AT_FDCWD), path_addr,

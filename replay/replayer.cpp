@@ -45,6 +45,8 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
 {
     if (parallel_trace())
         source_.order_by_seq();
+    if (const char* v = std::getenv("REWIND_NOTIFY_SYSCALLS"); v && std::string(v) == "0")
+        options_.notify_syscalls = false; // every syscall a ptrace stop (for comparisons)
     // Copies of replayed processes outlive their parents: keep them ours.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     // Before any tracee exists: they inherit it.
@@ -61,6 +63,10 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
 
 Replayer::~Replayer()
 {
+    if (std::getenv("REWIND_DEBUG"))
+        std::fprintf(stderr, "[replay] %llu of %llu emulated syscalls served by seccomp notification\n",
+                     static_cast<unsigned long long>(notified_calls_),
+                     static_cast<unsigned long long>(emulated_calls_));
     if (own_rdtsc_trap_ && std::getenv("REWIND_DEBUG"))
         std::fprintf(stderr, "[replay] %llu rdtsc of the tracer emulated\n",
                      static_cast<unsigned long long>(own_rdtsc_emulated()));
@@ -118,7 +124,7 @@ bool Replayer::step()
 
 ExitStatus Replayer::run_to_end()
 {
-    while (step()) {
+    while (step_through(UINT64_MAX, std::chrono::steady_clock::time_point::max())) {
     }
     const TraceEnd& end = *trace_.end();
     auto it = finished_.find(initial_tid_);
@@ -135,6 +141,13 @@ ExitStatus Replayer::run_to_end()
 
 void Replayer::dispatch(const IndexedEvent& ie)
 {
+    if (notified_task_) {
+        // Only its next syscall may come while a thread runs between
+        // notified calls (may_serve_by_notification).
+        const auto* call = std::get_if<SyscallEvent>(&ie.event);
+        if (!call || call->tid != notified_task_->recorded_tid())
+            settle_notified_run();
+    }
     std::visit(
         [&](const auto& e) {
             using T = std::decay_t<decltype(e)>;
@@ -197,6 +210,11 @@ Task& Replayer::add_task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGrou
 
 void Replayer::remove_task(Task& t)
 {
+    if (notified_task_ == &t) {
+        notified_task_ = nullptr;
+        notifier_->release();
+        waiter_.forget_call();
+    }
     t.at = Task::At::Gone;
     waiter_.forget(t.tid());
     auto& tasks = t.group().tasks;
@@ -275,24 +293,22 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
     for (;;) {
         bool interrupting = interrupt_deadline_ && interrupt_tid_ == t.tid() && !interrupt_sent_;
         stop = waiter_.wait_until(t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog);
+        if (notifier_ && notifier_->refused)
+            throw ReplayError(ReplayErrorKind::Divergence, current_, t.recorded_tid(),
+                              "a replayed " + *notifier_->refused + " (refused: rewind does not run it unseen)");
         if (!stop && interrupting && steady_now() < watchdog) {
             interrupt_deadline_.reset();
             interrupt_delay_.reset();
             interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
             continue;
         }
-        if (!stop) {
-            std::string doing = what_thread_does(t.tid());
-            if (doing == "it is running") {
-                // Where: a loop that never ends says more than "running".
-                ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP);
-                if (waiter_.wait_until(t.tid(), steady_now() + std::chrono::seconds(1)))
-                    doing += " at " + hex(t.regs()[Registers::RIP]);
-            }
-            throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
-                              "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for +
-                                  " within " + std::to_string(options_.watchdog.count()) + " s (" + doing + ")",
-                              stuck_details(t.recorded_tid()));
+        if (!stop)
+            report_stuck(t, waiting_for);
+        if (stop->kind == StopInfo::Kind::GroupStop && t.interrupt_stop_due) {
+            // The PTRACE_INTERRUPT that ended a notified run, after a signal's stop.
+            t.interrupt_stop_due = false;
+            t.resume(t.last_resume);
+            continue;
         }
         if (interrupt_sent_ && stop->kind == StopInfo::Kind::SignalDelivery && stop->signal == SIGSTOP &&
             t.tid() == interrupt_tid_) {
@@ -360,6 +376,21 @@ StopInfo Replayer::wait_stop(Task& t, const std::string& waiting_for)
         break;
     }
     return *stop;
+}
+
+void Replayer::report_stuck(Task& t, const std::string& waiting_for)
+{
+    std::string doing = what_thread_does(t.tid());
+    if (doing == "it is running") {
+        // Where: a loop that never ends says more than "running".
+        ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP);
+        if (waiter_.wait_until(t.tid(), steady_now() + std::chrono::seconds(1)))
+            doing += " at " + hex(t.regs()[Registers::RIP]);
+    }
+    throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
+                      "thread " + std::to_string(t.recorded_tid()) + " did not reach " + waiting_for + " within " +
+                          std::to_string(options_.watchdog.count()) + " s (" + doing + ")",
+                      stuck_details(t.recorded_tid()));
 }
 
 void Replayer::interrupt_after(Task& task, std::chrono::nanoseconds after)

@@ -34,6 +34,7 @@
 #include "snapshot.h"
 #include "stop_waiter.h"
 #include "sync_call_state.h"
+#include "syscall_notifier.h"
 #include "syscall_table.h"
 #include "task.h"
 #include "trace.h"
@@ -54,6 +55,11 @@ struct ReplayOptions {
     // session's searches (rewind watch) varied too much from run to run,
     // pinned or not, to show a gain, and some runs were slower pinned.
     bool one_cpu = false;
+    // Serve runs of recorded syscalls through seccomp user notifications
+    // (syscall_notifier.h) in step_through(). Off where the replayed
+    // processes are dumped with CRIU (a landmark image would keep a filter
+    // whose listener is gone).
+    bool notify_syscalls = true;
 };
 
 // The clone flags of a fork-like syscall event.
@@ -80,6 +86,12 @@ public:
 
     // Replays one event; false once the trace is fully replayed.
     bool step();
+    // Replays events up to index `last` at most, one at least, and stops
+    // after one that left its thread stopped where step() leaves it. Runs
+    // of one thread's syscalls before `last` and before `deadline` are
+    // served through seccomp notifications, the thread running between
+    // them (nothing can look at it there). False at the end of the trace.
+    bool step_through(uint64_t last, std::chrono::steady_clock::time_point deadline);
     uint64_t next_event_index() { return source_.next_index(); }
     // The next event, without replaying it (nullptr at the end of the trace).
     const IndexedEvent* peek_next_event() { return source_.peek(); }
@@ -263,6 +275,15 @@ private:
 
     // Syscalls.
     void emulate(Task& t, const SyscallEvent& e);
+    // Syscalls served through seccomp notifications (replay_notified.cpp).
+    bool serve_by_notification(Task& t, const SyscallEvent& e);
+    bool may_serve_by_notification(Task& t, const SyscallEvent& e) const;
+    bool notification_matches(Task& t, const SyscallNotification& call, const SyscallEvent& e);
+    void install_notifier(Task& t);
+    void leave_notified_run(Task& t);
+    void hand_over(Task& t);
+    [[noreturn]] void report_stuck(Task& t, const std::string& waiting_for);
+    void settle_notified_run();
     void execute(Task& t, const SyscallEvent& e, ReplayAction action);
     void replay_mmap(Task& t, const SyscallEvent& e);
     void finish_executing_call(Task& t, const SyscallEvent& e);
@@ -334,8 +355,24 @@ private:
     EventSource source_;
     const bool parallel_; // recorded with --parallel
     bool injecting_ = false;
+    // While it lives, the syscalls tasks make are rewind's own.
+    struct OwnCalls {
+        bool& flag;
+        bool was;
+        explicit OwnCalls(bool& f) : flag(f), was(f) { flag = true; }
+        ~OwnCalls() { flag = was; }
+        OwnCalls(const OwnCalls&) = delete;
+        OwnCalls& operator=(const OwnCalls&) = delete;
+    };
     std::optional<OwnRdtscTrap> own_rdtsc_trap_; // constructed before any tracee exists
     StopWaiter waiter_;
+    std::unique_ptr<SyscallNotifier> notifier_;
+    bool notifier_tried_ = false;
+    Task* notified_task_ = nullptr; // running between syscalls served by notification
+    bool stepping_through_ = false;
+    uint64_t emulated_calls_ = 0, notified_calls_ = 0; // for REWIND_DEBUG's summary
+    uint64_t through_last_ = 0;
+    std::chrono::steady_clock::time_point through_deadline_{};
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended
     std::vector<std::string> temp_files_;        // private copies of shared writable mappings

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <string>
 #include <system_error>
+#include <utility>
 
 #include "steady_now.h"
 
@@ -113,8 +115,57 @@ std::optional<StopInfo> StopWaiter::wait_until(pid_t tid, std::chrono::steady_cl
         auto wait = std::min<std::chrono::nanoseconds>(left, std::chrono::milliseconds(100));
         struct timespec ts = {static_cast<time_t>(wait.count() / 1000000000),
                               static_cast<long>(wait.count() % 1000000000)};
-        struct pollfd p = {sigchld_.get(), POLLIN, 0};
-        ::ppoll(&p, 1, &ts, nullptr);
+        struct pollfd p[2] = {{sigchld_.get(), POLLIN, 0}, {notifier_ ? notifier_->fd() : -1, POLLIN, 0}};
+        if (::ppoll(p, 2, &ts, nullptr) > 0 && (p[1].revents & POLLIN))
+            take_notification();
+    }
+}
+
+void StopWaiter::take_notification()
+{
+    auto call = notifier_->receive();
+    if (!call)
+        return;
+    if (call->tid == notifier_->claimed() && call->tid != 0) {
+        held_ = call;
+    } else if (!notifier_->may_run || notifier_->may_run(call->tid)) {
+        notifier_->let_run(call->id); // an injected call, a throwaway copy's
+    } else {
+        notifier_->refuse(call->id);
+        if (!notifier_->refused)
+            notifier_->refused = "thread " + std::to_string(call->tid) + " made syscall " + std::to_string(call->nr) +
+                                 " where replay expected it to stay stopped";
+    }
+}
+
+StopWaiter::Arrival StopWaiter::wait_call_or_stop(pid_t tid, std::chrono::steady_clock::time_point deadline)
+{
+    // The thread's stops since it was resumed raise SIGCHLD after the last
+    // drain: the descriptor says when one may have come.
+    for (;;) {
+        if (held_ && held_->tid == tid) {
+            Arrival a;
+            a.call = std::exchange(held_, std::nullopt);
+            return a;
+        }
+        if (auto s = take_collected(tid))
+            return Arrival{s, std::nullopt};
+        // The deadline (seconds away) is looked at only when nothing came
+        // for a while: a clock read per call would be a syscall more.
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        struct pollfd p[2] = {{notifier_->fd(), POLLIN, 0}, {sigchld_.get(), POLLIN, 0}};
+        if (::ppoll(p, 2, &ts, nullptr) <= 0) {
+            if (coarse_now() >= deadline)
+                return {};
+            continue;
+        }
+        if (p[0].revents & POLLIN)
+            take_notification();
+        if (p[1].revents & POLLIN) {
+            drain_sigchld();
+            while (reap_one()) {
+            }
+        }
     }
 }
 

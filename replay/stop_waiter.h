@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "syscall_notifier.h"
 #include "tracee.h"
 #include "unique_fd.h"
 
@@ -40,14 +41,30 @@ public:
         discarded_.insert(tid);
     }
 
+    // Syscall notifications come while waiting: the claimed thread's are
+    // kept for wait_call_or_stop, the others' calls run.
+    void serve_notifications(SyscallNotifier* notifier) { notifier_ = notifier; }
+    // The claimed thread's next syscall notification or its next stop,
+    // whichever comes first; neither if nothing came by `deadline`.
+    struct Arrival {
+        std::optional<StopInfo> stop;
+        std::optional<SyscallNotification> call;
+    };
+    Arrival wait_call_or_stop(pid_t tid, std::chrono::steady_clock::time_point deadline);
+    // A kept notification of a thread that is gone or no longer claimed.
+    void forget_call() { held_.reset(); }
+
 private:
     // Collects one stop of any task, without waiting; false if none.
     bool reap_one();
+    void take_notification();
     std::optional<StopInfo> take_collected(pid_t tid);
     void drain_sigchld();
     UniqueFd sigchld_;
     std::unordered_map<pid_t, std::deque<StopInfo>> pending_;
     std::unordered_set<pid_t> discarded_;
+    SyscallNotifier* notifier_ = nullptr;
+    std::optional<SyscallNotification> held_; // the claimed thread's, not yet taken
 };
 
 } // namespace rw::replay

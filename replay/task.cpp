@@ -45,7 +45,9 @@ void Task::resume(Resume how, bool step)
     // until the stop; a forced SIGTRAP (int3, single step) unblocks it by
     // itself. The stop blocks it again (reblock_sigtrap).
     reblock_sigtrap(); // in case the last stop was taken past Replayer::wait_stop
-    bool user_code_only = !(at == At::SyscallEntry && how != Resume::Emulate) && inject_signal == 0;
+    // (From an emulated entry, a notified run skips the syscall too.)
+    bool skips_syscall = how == Resume::Emulate || (how == Resume::Notified && emulated_entry);
+    bool user_code_only = !(at == At::SyscallEntry && !skips_syscall) && inject_signal == 0;
     if (user_code_only) {
         // Read once per run of resumes that only ran the thread's own code:
         // nothing between them could change it (mask_changed() says when

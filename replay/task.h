@@ -11,6 +11,7 @@
 
 #include "event.h"
 #include "stdio_fds.h"
+#include "syscall_notifier.h"
 #include "tracee.h"
 
 namespace rw::replay {
@@ -36,6 +37,10 @@ enum class Resume {
     Emulate, // PTRACE_SYSEMU: the next syscall stops at entry and is not run
     Syscall, // PTRACE_SYSCALL: syscalls stop at entry and exit and do run
     Cont,    // PTRACE_CONT
+    // PTRACE_CONT under the replay's seccomp filter: a served syscall
+    // stops the thread in its notification (syscall_notifier.h), not in a
+    // ptrace stop; only the thread's own code runs until then.
+    Notified,
 };
 
 class Task {
@@ -96,6 +101,11 @@ public:
     bool step_on_resume = false;          // a debugger asked for one instruction
     bool single_stepping = false;         // every resume is a single step (a debugger counts instructions)
     std::optional<StopInfo> final_status; // how it ended, once it has
+    // Serving syscalls by notification (replay_notified.cpp):
+    std::optional<SyscallNotification> call; // received, not answered
+    bool stop_pending = false;               // running; its next stop has come or is coming
+    bool interrupt_stop_due = false;         // a PTRACE_INTERRUPT's stop is still to come
+    std::optional<bool> filtered;            // runs under the replay's filter
 
 private:
     pid_t tid_;

@@ -104,6 +104,37 @@ def scenario_tampered(rw, progs, work, tamper):
     check(b"diverged" in rep.stderr and b"event #" in rep.stderr, f"no divergence report: {rep.stderr!r}")
 
 
+def scenario_notified_runs(rw, progs, work, tamper):
+    """Runs of syscalls served through seccomp notifications (the thread runs
+    on between them): the same output as with a ptrace stop at every call, and
+    a divergence inside such a run reported at its own event."""
+    import re
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, [os.path.join(progs, "syscall_runs")], work)
+    check(rec.status == 0, f"recording syscall_runs\n{rec.describe()}")
+    summary = re.compile(rb"\[replay\] (\d+) of (\d+) emulated syscalls served by seccomp notification")
+    served = {}
+    for mode, extra in (("notified", {}), ("ptrace", {"REWIND_NOTIFY_SYSCALLS": "0"})):
+        rep = Run([rw, "replay", "--autopilot", trace], env=dict(os.environ, REWIND_DEBUG="1", **extra), timeout=600)
+        check(rep.status == 0 and rep.stdout == rec.stdout, f"replay ({mode})\n{rep.describe()}")
+        m = summary.search(rep.stderr)
+        check(m is not None, f"no summary of served syscalls ({mode}):\n{rep.stderr.decode(errors='replace')[-2000:]}")
+        served[mode] = (int(m[1]), int(m[2]))
+    notified, emulated = served["notified"]
+    # 3,000 rounds of write, read and getppid; the calls around each mprotect
+    # and at the program's start and end take the ptrace path.
+    check(emulated >= 9000 and notified >= 0.95 * emulated, f"served by notification: {served}")
+    check(served["ptrace"][0] == 0, f"REWIND_NOTIFY_SYSCALLS=0 still served some: {served}")
+    t = Run([tamper, trace, "--write-data", "1500"])
+    check(t.status == 0, f"trace_tamper failed: {t.describe()}")
+    index = int(t.stdout.strip())
+    for mode, extra in (("notified", {}), ("ptrace", {"REWIND_NOTIFY_SYSCALLS": "0"})):
+        rep = Run([rw, "replay", "--autopilot", trace], env=dict(os.environ, **extra), timeout=600)
+        check(rep.status == DIVERGENCE and f"event #{index} ".encode() in rep.stderr and b"differs" in rep.stderr,
+              f"the 1,500th write changed (event #{index}), {mode}\n{rep.describe()}")
+    return f"{notified} of {emulated} calls by notification; divergence at event #{index} found"
+
+
 def scenario_unknown_syscall(rw, progs, work):
     trace = os.path.join(work, "trace")
     record(rw, trace, [os.path.join(progs, "unknown_syscall")], work)
@@ -142,6 +173,7 @@ def scenario_unfinished(rw, progs, work):
 
 
 SCENARIOS = [scenario_inputs_and_binary_change, scenario_pipeline, scenario_corrupt, scenario_tampered,
+             scenario_notified_runs,
              scenario_unknown_syscall, scenario_unfinished]
 
 
@@ -172,7 +204,7 @@ def main():
             return 1
     def scenario(s):
         work = fresh_dir(os.path.join(args.work, s.__name__))
-        if s is scenario_tampered:
+        if s in (scenario_tampered, scenario_notified_runs):
             return s(args.rewind, args.programs, work, args.tamper)
         return s(args.rewind, args.programs, work)
 

@@ -12,6 +12,8 @@
 //                                        N in files/ (a crafted name)
 //   trace_tamper TRACE_DIR --hash-only-input N  the first syscall input kept
 //                                        as a hash only, claiming N bytes
+//   trace_tamper TRACE_DIR --write-data K  the data of the K-th write()
+//                                        changed (one byte, hash and all)
 //   trace_tamper TRACE_DIR --group-exit-last  the exits of the threads an
 //                                        exit_group killed put before that
 //                                        call's own exit, as the kernel may
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "event_stream.h"
+#include "syscall_memory.h"
 
 using namespace rw;
 
@@ -105,7 +108,10 @@ int main(int argc, char** argv)
     bool rename_copy = argc > 3 && std::string(argv[2]) == "--copy-name";
     bool renumber = argc > 3 && std::string(argv[2]) == "--syscall-nr";
     bool hash_only = argc > 3 && std::string(argv[2]) == "--hash-only-input";
-    int64_t min_bytes = argc > 2 && !preempt && !rename_copy && !renumber && !hash_only ? std::atoll(argv[2]) : 2;
+    bool write_data = argc > 3 && std::string(argv[2]) == "--write-data";
+    long writes_left = write_data ? std::atol(argv[3]) : 0;
+    int64_t min_bytes =
+        argc > 2 && !preempt && !rename_copy && !renumber && !hash_only && !write_data ? std::atoll(argv[2]) : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -147,7 +153,16 @@ int main(int argc, char** argv)
                         m.length = std::strtoull(argv[3], nullptr, 0);
                         done = true;
                     }
-            auto* sc = preempt || rename_copy || renumber || hash_only ? nullptr : std::get_if<SyscallEvent>(&e);
+            if (auto* c = std::get_if<SyscallEvent>(&e); write_data && c && !done && c->nr == SYS_write &&
+                                                         !c->memory.empty() && !c->memory[0].bytes.empty() &&
+                                                         --writes_left == 0) {
+                c->memory[0].bytes[0] ^= 1;
+                c->memory[0].hash = hash_bytes(c->memory[0].bytes.data(), c->memory[0].bytes.size());
+                done = true;
+                std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
+            }
+            auto* sc =
+                preempt || rename_copy || renumber || hash_only || write_data ? nullptr : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
             if (!done && sc && sc->nr == SYS_read && sc->ret >= min_bytes && !sc->memory.empty() &&
                 sc->memory[0].bytes.size() == static_cast<size_t>(sc->ret)) {
@@ -172,6 +187,8 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "trace_tamper: no syscall\n");
         else if (hash_only)
             std::fprintf(stderr, "trace_tamper: no syscall input\n");
+        else if (write_data)
+            std::fprintf(stderr, "trace_tamper: fewer write() calls with data\n");
         else if (rename_copy)
             std::fprintf(stderr, "trace_tamper: no exec with a file copy\n");
         else

@@ -1,0 +1,279 @@
+// Serving runs of recorded syscalls through seccomp user notifications
+// (syscall_notifier.h).
+//
+// Only inside step_through(), and only for a syscall whose thread's next
+// event is another syscall the filter notifies: once answered, the thread
+// runs on by itself, so nothing else may need it stopped before it makes
+// that call (another thread's event, a signal, an rdtsc, the caller looking
+// at it). Where the next call is not served that way, the thread, blocked
+// in its notification, is interrupted and put back just before its syscall
+// instruction, the state from which the ptrace path goes on: nothing of
+// the program ran in between. Every check of the ptrace path is made on
+// the notification (the call and its arguments, the data it is passed);
+// where one fails, the ptrace path makes it again and reports the
+// divergence with the registers at hand.
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "debug_session.h"
+#include "replayer.h"
+#include "steady_now.h"
+#include "syscall_memory.h"
+
+namespace rw::replay {
+namespace {
+
+constexpr int64_t kErestartSys = -512;
+
+bool restarts(int64_t ret)
+{
+    return ret <= -512 && ret >= -516; // ERESTARTSYS .. ERESTART_RESTARTBLOCK
+}
+
+// Scratch memory for the filter program: below the stack, clear of the red
+// zone and of anything the interrupted code could still be using.
+constexpr uint64_t kScratchBelowStack = 16384;
+
+} // namespace
+
+bool Replayer::step_through(uint64_t last, std::chrono::steady_clock::time_point deadline)
+{
+    through_last_ = last;
+    through_deadline_ = deadline;
+    stepping_through_ = true;
+    struct Done {
+        bool& flag;
+        ~Done() { flag = false; }
+    } done{stepping_through_};
+    bool stepped = false;
+    do {
+        if (!step())
+            return stepped;
+        stepped = true;
+    } while (notified_task_);
+    return true;
+}
+
+bool Replayer::may_serve_by_notification(Task& t, const SyscallEvent& e) const
+{
+    if (!notifier_ || !stepping_through_ || parallel_)
+        return false;
+    // After this call the thread runs on to its next one: the caller
+    // must not want it stopped after this event, nor a debugger see it
+    // pass a point in between.
+    if (current_ >= through_last_ || coarse_now() >= through_deadline_)
+        return false;
+    if (interrupt_delay_ || interrupt_deadline_ || t.single_stepping || t.step_on_resume || t.inject_signal)
+        return false;
+    if (!SyscallNotifier::notifies(e.nr) || restarts(e.ret) || (e.flags & kSyscallChildReturn))
+        return false;
+    const IndexedEvent* next = const_cast<EventSource&>(source_).peek();
+    const auto* call = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
+    return call && call->tid == e.tid && SyscallNotifier::notifies(call->nr) && !(call->flags & kSyscallChildReturn);
+}
+
+bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
+{
+    if (notified_task_ != &t) {
+        if (!options_.notify_syscalls || !stepping_through_ || parallel_)
+            return false;
+        // Started from where emulate() leaves a thread: stopped at the
+        // entry of a syscall it skipped, its result in place.
+        if (t.at != Task::At::SyscallEntry || !t.emulated_entry || t.stop_pending)
+            return false;
+        if (!notifier_ && !notifier_tried_ && t.group().tasks.size() == 1)
+            install_notifier(t);
+        if (!may_serve_by_notification(t, e))
+            return false;
+        if (!t.filtered)
+            t.filtered = notifier_->filters(t.tid());
+        if (!*t.filtered)
+            return false;
+        notifier_->claim(t.tid());
+        notified_task_ = &t;
+        t.resume(Resume::Notified);
+    }
+    auto arrival = waiter_.wait_call_or_stop(t.tid(), coarse_now() + options_.watchdog);
+    if (arrival.stop) {
+        // A breakpoint, a signal, the end of a program that diverged: the
+        // ptrace path takes the stop as if it had resumed the thread.
+        waiter_.put_back(t.tid(), *arrival.stop);
+        leave_notified_run(t);
+        t.stop_pending = true;
+        return false;
+    }
+    if (!arrival.call) {
+        leave_notified_run(t); // (a call it makes later is refused: may_run)
+        report_stuck(t, syscall_name(e.nr) + "()");
+    }
+    t.call = arrival.call;
+    if (!may_serve_by_notification(t, e) || !notification_matches(t, *t.call, e)) {
+        hand_over(t);
+        return false;
+    }
+    if (!notifier_->answer(t.call->id, e.ret)) {
+        // A signal interrupted the wait: the thread stops for it, and the
+        // call starts again when it resumes (its output, already written,
+        // is written again the same).
+        t.call.reset();
+        leave_notified_run(t);
+        t.stop_pending = true;
+        return false;
+    }
+    t.call.reset();
+    t.at = Task::At::Running;
+    after_syscall(t, e);
+    return true;
+}
+
+bool Replayer::notification_matches(Task& t, const SyscallNotification& call, const SyscallEvent& e)
+{
+    if (!call.native || call.nr != e.nr)
+        return false;
+    const SyscallInfo* info = find_syscall(e.nr);
+    size_t nargs = info ? info->arg_formats.size() : 6;
+    for (size_t i = 0; i < nargs; i++)
+        if (call.args[i] != e.args[i])
+            return false;
+    TraceeMemory mem = t.memory();
+    for (const auto& m : e.memory) {
+        if (m.dir != Direction::In || m.unreadable)
+            continue;
+        if (m.hashed_only)
+            return false; // long: the ptrace path reads it a piece at a time
+        std::vector<uint8_t> actual(m.bytes.size());
+        if (!mem.read(RemoteAddr(m.addr), actual) || hash_bytes(actual.data(), actual.size()) != m.hash)
+            return false;
+    }
+    for (const auto& m : e.memory) {
+        if (m.dir != Direction::Out)
+            continue;
+        if (m.unreadable || !mem.write(RemoteAddr(m.addr), m.bytes))
+            return false;
+    }
+    return true;
+}
+
+void Replayer::leave_notified_run(Task& t)
+{
+    notified_task_ = nullptr;
+    notifier_->release();
+    waiter_.forget_call();
+    t.last_resume = Resume::Emulate; // resumed again by the ptrace path, the next syscall stops at its entry
+    t.at = Task::At::Running;
+}
+
+void Replayer::hand_over(Task& t)
+{
+    leave_notified_run(t);
+    t.call.reset();
+    if (::ptrace(PTRACE_INTERRUPT, t.tid(), nullptr, nullptr) != 0)
+        diverge(t, std::string("cannot interrupt the thread in its syscall: ") + strerror(errno));
+    auto s = waiter_.wait_for(t.tid(), options_.watchdog);
+    if (!s)
+        throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
+                          "thread " + std::to_string(t.recorded_tid()) + " did not stop when interrupted in a syscall");
+    if (s->kind != StopInfo::Kind::GroupStop) {
+        // A signal came first: the ptrace path takes it; the interrupt's
+        // stop comes later and is nothing of the program's.
+        waiter_.put_back(t.tid(), *s);
+        t.stop_pending = true;
+        t.interrupt_stop_due = true;
+        return;
+    }
+    // The interrupted wait returned ERESTARTSYS from the syscall; the
+    // thread is put back before the syscall instruction, which runs again
+    // when it resumes, and the kernel's restart is turned off.
+    Registers r = t.regs();
+    if (static_cast<int64_t>(r[Registers::RAX]) == kErestartSys && static_cast<int64_t>(r[Registers::ORIG_RAX]) >= 0) {
+        r[Registers::RIP] -= 2;
+        r[Registers::RAX] = r[Registers::ORIG_RAX];
+        r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+        t.set_regs(r);
+    }
+    t.reblock_sigtrap();
+    t.at = Task::At::EventStop;
+}
+
+void Replayer::settle_notified_run()
+{
+    if (!notified_task_)
+        return;
+    Task& t = *notified_task_;
+    auto arrival = waiter_.wait_call_or_stop(t.tid(), coarse_now() + options_.watchdog);
+    if (arrival.call) {
+        t.call = arrival.call;
+        hand_over(t);
+        return;
+    }
+    if (arrival.stop)
+        waiter_.put_back(t.tid(), *arrival.stop);
+    leave_notified_run(t);
+    t.stop_pending = true;
+}
+
+void Replayer::install_notifier(Task& t)
+{
+    notifier_tried_ = true;
+    uint32_t cookie = std::random_device{}();
+    std::vector<struct sock_filter> program = SyscallNotifier::filter_program(cookie);
+    // The program and its struct sock_fprog, in scratch memory put back after.
+    size_t code_bytes = program.size() * sizeof(struct sock_filter);
+    uint64_t at = (t.regs()[Registers::RSP] - kScratchBelowStack - code_bytes - 64) & ~uint64_t(15);
+    uint64_t fprog_at = at + ((code_bytes + 15) & ~size_t(15));
+    struct {
+        uint16_t len;
+        uint8_t pad[6];
+        uint64_t filter;
+    } fprog = {static_cast<uint16_t>(program.size()), {}, at};
+    std::vector<uint8_t> saved(fprog_at + sizeof fprog - at);
+    TraceeMemory mem = t.memory();
+    if (!mem.read(RemoteAddr(at), saved))
+        return;
+    std::vector<uint8_t> bytes(saved.size());
+    std::memcpy(bytes.data(), program.data(), code_bytes);
+    std::memcpy(bytes.data() + (fprog_at - at), &fprog, sizeof fprog);
+    if (!mem.write(RemoteAddr(at), bytes))
+        return;
+    // The listener is taken from the program's descriptor table (pidfd_getfd):
+    // without a pidfd, no filter (one without its listener fails every call it notifies).
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, t.group().tgid, 0)));
+    if (!pidfd) {
+        debug_log("replay: no seccomp notifications (pidfd_open: %s)", strerror(errno));
+        return;
+    }
+    int64_t fd =
+        inject_syscall(t, SYS_seccomp, {SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, fprog_at, 0, 0, 0});
+    mem.write(RemoteAddr(at), saved);
+    if (fd < 0) {
+        debug_log("replay: no seccomp notifications (%s): every syscall is a ptrace stop",
+                  strerror(static_cast<int>(-fd)));
+        return;
+    }
+    int ours = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(fd), 0));
+    if (ours < 0)
+        refuse(t.recorded_tid(), std::string("cannot take the seccomp listener of the replayed program: ") +
+                                     strerror(errno) + " (REWIND_NOTIFY_SYSCALLS=0 replays without it)");
+    notifier_ = std::make_unique<SyscallNotifier>(UniqueFd(ours), cookie);
+    notifier_->may_run = [this](pid_t tid) {
+        if (injecting_)
+            return true;
+        for (const auto& [recorded, task] : tasks_)
+            if (task->tid() == tid && task->at != Task::At::Gone)
+                return false;
+        return true;
+    };
+    waiter_.serve_notifications(notifier_.get());
+    // The program's descriptor table as it was (the waiter lets this close run).
+    inject_syscall(t, SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
+    debug_log("replay: syscalls served by seccomp notification from event %llu", (unsigned long long)current_);
+}
+
+} // namespace rw::replay

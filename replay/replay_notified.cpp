@@ -168,6 +168,7 @@ void Replayer::leave_notified_run(Task& t)
     waiter_.forget_call();
     t.last_resume = Resume::Emulate; // resumed again by the ptrace path, the next syscall stops at its entry
     t.at = Task::At::Running;
+    t.mask_changed(); // (a call the filter let through may have, in a program that diverged)
 }
 
 void Replayer::hand_over(Task& t)

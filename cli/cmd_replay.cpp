@@ -71,10 +71,7 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
             replayer.restore(*timeline.best_for(replay::Position{begin, {}})->snapshot);
         }
     }
-    while (replayer.next_event_index() < target)
-        if (!replayer.step())
-            break;
-    return replayer.run_to_end();
+    return replayer.run_to_end(); // (the output shows from `target` on: echo_from)
 }
 
 } // namespace

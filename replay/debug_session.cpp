@@ -438,9 +438,11 @@ StopReport DebugSession::execute()
         // the boundary snapshots, taken as often as before.
         bool through = mode_ == Mode::Seek && !costly && !new_program && position_.path.empty() &&
                        position_.event + 1 < target_.event;
-        bool stepped = through
-                           ? engine_.step_through(target_.event - 1, last_boundary_snapshot_ + kBoundarySnapshotEvery)
-                           : engine_.step();
+        // (Where no snapshot could be taken, the next try is as far away.)
+        auto snapshot_due = last_boundary_snapshot_ + kBoundarySnapshotEvery;
+        if (snapshot_due <= coarse_now())
+            snapshot_due = coarse_now() + kBoundarySnapshotEvery;
+        bool stepped = through ? engine_.step_through(target_.event - 1, snapshot_due) : engine_.step();
         if (watching)
             engine_.cancel_interrupt();
         if (!stepped)

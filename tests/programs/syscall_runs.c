@@ -23,7 +23,7 @@ int main(void)
             return 2;
         for (int k = 0; k < n; k++)
             sum = sum * 31 + (unsigned char)in[k];
-        sum += (unsigned long)getppid() & 1;
+        sum += getppid() > 0; /* (its value depends on who runs the program) */
         if (i % 500 == 499)
             mprotect(page, sizeof page, (i / 500) % 2 ? PROT_READ : PROT_READ | PROT_WRITE);
     }

@@ -94,6 +94,14 @@ const IndexedEvent* EventSource::peek()
     return i ? &buffer_[*i] : nullptr;
 }
 
+const IndexedEvent* EventSource::peek_ahead(size_t ahead)
+{
+    while (buffer_.size() <= ahead)
+        if (!fill_one())
+            return nullptr;
+    return &buffer_[ahead];
+}
+
 std::optional<IndexedEvent> EventSource::next()
 {
     auto i = front();

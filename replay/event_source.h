@@ -33,6 +33,9 @@ public:
 
     // The next event in stream order, or nothing at the end of the stream.
     const IndexedEvent* peek();
+    // The event `ahead` places after peek()'s in stream order (not for a
+    // trace ordered by seq); nothing past the end of the stream.
+    const IndexedEvent* peek_ahead(size_t ahead);
     std::optional<IndexedEvent> next();
     // The first event not yet taken by next() that belongs to `tid` (by
     // event_tid; a fork belongs to its parent), skipping `skip` of them;

@@ -32,6 +32,16 @@ namespace {
 
 constexpr int64_t kErestartSys = -512;
 
+// A run of calls ends with a hand-over (an interrupt, a stop, the call
+// again through ptrace): about two round trips. A run is begun only where
+// this many calls of the thread, one after another, can be served.
+constexpr size_t kLeastRun = 4;
+
+bool notified_call(const SyscallEvent& e)
+{
+    return SyscallNotifier::notifies(e.nr, e.args) && !(e.flags & kSyscallChildReturn);
+}
+
 bool restarts(int64_t ret)
 {
     return ret <= -512 && ret >= -516; // ERESTARTSYS .. ERESTART_RESTARTBLOCK
@@ -61,7 +71,7 @@ bool Replayer::step_through(uint64_t last, std::chrono::steady_clock::time_point
     return true;
 }
 
-bool Replayer::may_serve_by_notification(Task& t, const SyscallEvent& e) const
+bool Replayer::may_serve_by_notification(Task& t, const SyscallEvent& e, bool beginning)
 {
     if (!notifier_ || !stepping_through_ || parallel_)
         return false;
@@ -72,11 +82,18 @@ bool Replayer::may_serve_by_notification(Task& t, const SyscallEvent& e) const
         return false;
     if (interrupt_delay_ || interrupt_deadline_ || t.single_stepping || t.step_on_resume || t.inject_signal)
         return false;
-    if (!SyscallNotifier::notifies(e.nr) || restarts(e.ret) || (e.flags & kSyscallChildReturn))
+    if (!notified_call(e) || restarts(e.ret))
         return false;
-    const IndexedEvent* next = const_cast<EventSource&>(source_).peek();
-    const auto* call = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
-    return call && call->tid == e.tid && SyscallNotifier::notifies(call->nr) && !(call->flags & kSyscallChildReturn);
+    size_t ahead = beginning ? kLeastRun - 1 : 1;
+    if (beginning && current_ + ahead > through_last_)
+        return false;
+    for (size_t i = 0; i < ahead; i++) {
+        const IndexedEvent* next = source_.peek_ahead(i);
+        const auto* call = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
+        if (!call || call->tid != e.tid || !notified_call(*call))
+            return false;
+    }
+    return true;
 }
 
 bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
@@ -84,13 +101,15 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
     if (notified_task_ != &t) {
         if (!options_.notify_syscalls || !stepping_through_ || parallel_)
             return false;
-        // Started from where emulate() leaves a thread: stopped at the
-        // entry of a syscall it skipped, its result in place.
-        if (t.at != Task::At::SyscallEntry || !t.emulated_entry || t.stop_pending)
+        // Begun from where a syscall event leaves a thread: stopped at the
+        // entry of a call it skipped, its result in place, or at the exit
+        // of one that ran.
+        bool after_call = (t.at == Task::At::SyscallEntry && t.emulated_entry) || t.at == Task::At::SyscallExit;
+        if (!after_call || t.stop_pending)
             return false;
         if (!notifier_ && !notifier_tried_ && t.group().tasks.size() == 1)
             install_notifier(t);
-        if (!may_serve_by_notification(t, e))
+        if (!may_serve_by_notification(t, e, true))
             return false;
         if (!t.filtered)
             t.filtered = notifier_->filters(t.tid());
@@ -114,7 +133,7 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
         report_stuck(t, syscall_name(e.nr) + "()");
     }
     t.call = arrival.call;
-    if (!may_serve_by_notification(t, e) || !notification_matches(t, *t.call, e)) {
+    if (!may_serve_by_notification(t, e, false) || !notification_matches(t, *t.call, e)) {
         hand_over(t);
         return false;
     }

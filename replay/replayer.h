@@ -277,7 +277,8 @@ private:
     void emulate(Task& t, const SyscallEvent& e);
     // Syscalls served through seccomp notifications (replay_notified.cpp).
     bool serve_by_notification(Task& t, const SyscallEvent& e);
-    bool may_serve_by_notification(Task& t, const SyscallEvent& e) const;
+    // `beginning`: a run of them, which must be long enough to pay.
+    bool may_serve_by_notification(Task& t, const SyscallEvent& e, bool beginning);
     bool notification_matches(Task& t, const SyscallNotification& call, const SyscallEvent& e);
     void install_notifier(Task& t);
     void leave_notified_run(Task& t);

@@ -4,6 +4,7 @@
 #include <linux/filter.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -37,8 +38,10 @@ SyscallNotifier::SyscallNotifier(UniqueFd listener, uint32_t cookie) : listener_
     (void)::ioctl(listener_.get(), kNotifSetFlags, kSyncWakeUp);
 }
 
-bool SyscallNotifier::notifies(int nr)
+bool SyscallNotifier::notifies(int nr, const std::array<uint64_t, 6>& args)
 {
+    if (nr == SYS_rt_sigprocmask)
+        return args[1] == 0; // a query (replay_action): served from the log
     const SyscallInfo* info = find_syscall(nr);
     return !info || !runs_for_real(*info);
 }
@@ -47,23 +50,32 @@ std::vector<struct sock_filter> SyscallNotifier::filter_program(uint32_t cookie)
 {
     std::vector<int> passed;
     for (const SyscallInfo& info : all_syscalls())
-        if (runs_for_real(info))
+        if (runs_for_real(info) && info.nr != SYS_rt_sigprocmask)
             passed.push_back(info.nr);
-    // Layout: [cookie] [arch check] [nr load] [-1 check] [x32 check] [one
-    // jump per passed nr] [notify] [allow]. Jump offsets count from the
-    // next instruction.
+    // Layout: [cookie] [arch check] [nr load] [-1 check] [x32 check]
+    // [rt_sigprocmask: its set, both halves] [one jump per passed nr]
+    // [notify] [allow]. Jump offsets count from the next instruction.
     std::vector<struct sock_filter> p;
     // Never read: it names this replay's filter (filters()).
     p.push_back(BPF_STMT(BPF_LD | BPF_IMM, cookie));
     p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
     size_t n = passed.size();
+    auto off = [](size_t o) { return static_cast<uint8_t>(o); };
     // Not x86-64 (int 0x80): to the listener, which does not serve it.
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, static_cast<uint8_t>(n + 3)));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, off(n + 8)));
     p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
     // -1: a call replay skipped at its entry stop (the filter runs after
     // it); the kernel runs nothing and leaves rax as replay set it.
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, static_cast<uint8_t>(n + 2), 0));
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kX32Bit, static_cast<uint8_t>(n), 0));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, off(n + 7), 0));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kX32Bit, off(n + 5), 0));
+    // rt_sigprocmask without a new set only reads the mask: served
+    // (replay_action); with one it runs.
+    uint32_t set_arg = offsetof(struct seccomp_data, args) + sizeof(uint64_t);
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 0, 4));
+    p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, set_arg));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, off(n + 3)));
+    p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, set_arg + 4));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, off(n), off(n + 1)));
     for (size_t i = 0; i < n; i++)
         p.push_back(
             BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(passed[i]), static_cast<uint8_t>(n - i), 0));

@@ -41,8 +41,8 @@ class SyscallNotifier {
 public:
     // The filter program: served syscalls notify, the others pass.
     static std::vector<struct sock_filter> filter_program(uint32_t cookie);
-    // Whether the filter sends `nr` to the listener.
-    static bool notifies(int nr);
+    // Whether the filter sends this call to the listener.
+    static bool notifies(int nr, const std::array<uint64_t, 6>& args);
 
     SyscallNotifier(UniqueFd listener, uint32_t cookie);
     int fd() const { return listener_.get(); }

@@ -758,6 +758,8 @@ ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MA
     constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
     if (info.nr == SYS_madvise && (args[2] == kMadvDontfork || args[2] == kMadvWipeonfork))
         return ReplayAction::Emulate;
+    if (info.nr == SYS_rt_sigprocmask && args[1] == 0)
+        return ReplayAction::Emulate;
     return info.replay;
 }
 

@@ -79,11 +79,16 @@ struct SubcommandInfo {
 // The descriptor effect of one call (resolving fcntl's commands).
 FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 
-// What replay does with one call: the table's action, but for madvise
-// advice that acts only on fork children (MADV_DONTFORK, MADV_WIPEONFORK),
-// which is not applied. The replay's snapshots are forks and must copy
-// every page (V8 keeps node's heap out of its children so); the program's
-// own children map what they map at the recorded addresses.
+// What replay does with one call: the table's action, but
+// - for madvise advice that acts only on fork children (MADV_DONTFORK,
+//   MADV_WIPEONFORK), which is not applied. The replay's snapshots are
+//   forks and must copy every page (V8 keeps node's heap out of its
+//   children so); the program's own children map what they map at the
+//   recorded addresses.
+// - for an rt_sigprocmask that only reads the mask (no new set): served
+//   from the log. Every call that changes the mask runs for real and its
+//   old mask is checked, so a replayed mask that went astray shows there
+//   (bash reads its mask at every line a `read` loop reads).
 ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MAX_ARGS]);
 
 // Whether one call may block (resolving subcommands; unknown calls and

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -21,14 +22,16 @@ using rw::replay::SyscallNotifier;
 
 TEST_CASE("the replay's seccomp filter notifies the syscalls replay serves, not those it runs for real")
 {
-    CHECK(SyscallNotifier::notifies(SYS_write));
-    CHECK(SyscallNotifier::notifies(SYS_getppid));
-    CHECK(SyscallNotifier::notifies(SYS_openat));
-    CHECK(SyscallNotifier::notifies(999)); // not in the table: never run unseen
-    CHECK_FALSE(SyscallNotifier::notifies(SYS_mmap));
-    CHECK_FALSE(SyscallNotifier::notifies(SYS_rt_sigprocmask));
-    CHECK_FALSE(SyscallNotifier::notifies(SYS_exit_group));
-    CHECK_FALSE(SyscallNotifier::notifies(SYS_execve));
+    std::array<uint64_t, 6> none{}, set_mask{0, 0x7ffc0100, 0, 8, 0, 0};
+    CHECK(SyscallNotifier::notifies(SYS_write, none));
+    CHECK(SyscallNotifier::notifies(SYS_getppid, none));
+    CHECK(SyscallNotifier::notifies(SYS_openat, none));
+    CHECK(SyscallNotifier::notifies(999, none)); // not in the table: never run unseen
+    CHECK_FALSE(SyscallNotifier::notifies(SYS_mmap, none));
+    CHECK(SyscallNotifier::notifies(SYS_rt_sigprocmask, none)); // reads the mask: served
+    CHECK_FALSE(SyscallNotifier::notifies(SYS_rt_sigprocmask, set_mask));
+    CHECK_FALSE(SyscallNotifier::notifies(SYS_exit_group, none));
+    CHECK_FALSE(SyscallNotifier::notifies(SYS_execve, none));
 }
 
 TEST_CASE("a process under the filter: served calls are answered by the listener, the others run")
@@ -50,7 +53,10 @@ TEST_CASE("a process under the filter: served calls are answered by the listener
         long parent = syscall(SYS_getppid); // notified: answered from "the log"
         void* page = reinterpret_cast<void*>(
             syscall(SYS_mmap, nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)); // runs
-        long skipped = syscall(-1); // runs: nothing, ENOSYS
+        uint64_t mask = 0, block = 1ull << (SIGUSR1 - 1);
+        syscall(SYS_rt_sigprocmask, SIG_BLOCK, nullptr, &mask, 8);  // only reads: notified
+        syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, nullptr, 8); // sets: runs
+        long skipped = syscall(-1);                                 // runs: nothing, ENOSYS
         long results[3] = {parent, page == MAP_FAILED ? 0 : 1, skipped == -1 && errno == ENOSYS ? 1 : 0};
         syscall(SYS_write, info[1], results, sizeof results); // notified: let run
         syscall(SYS_exit_group, 0);
@@ -97,6 +103,7 @@ TEST_CASE("a process under the filter: served calls are answered by the listener
     notifier.let_run(next().id); // read
     SyscallNotification getppid = next();
     CHECK(notifier.answer(getppid.id, 4242));
+    notifier.let_run(next().id); // rt_sigprocmask reading the mask
     notifier.let_run(next().id); // write of the results
     long results[3] = {};
     REQUIRE(read(info[0], results, sizeof results) == sizeof results);
@@ -105,7 +112,7 @@ TEST_CASE("a process under the filter: served calls are answered by the listener
     reaper.reaped = true;
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
-    CHECK(seen == std::vector<int>{SYS_read, SYS_getppid, SYS_write});
+    CHECK(seen == std::vector<int>{SYS_read, SYS_getppid, SYS_rt_sigprocmask, SYS_write});
     CHECK(results[0] == 4242); // served, not run
     CHECK(results[1] == 1);    // mmap ran for real
     CHECK(results[2] == 1);    // -1: nothing run, nothing notified

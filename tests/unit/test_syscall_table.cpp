@@ -80,6 +80,15 @@ TEST_CASE("madvise advice that acts only on fork children is not replayed")
     CHECK(replay_action(*madvise, dontneed) == madvise->replay);
 }
 
+TEST_CASE("an rt_sigprocmask that only reads the mask is served from the log, one that sets it runs")
+{
+    const SyscallInfo* sigprocmask = find_syscall(SYS_rt_sigprocmask);
+    REQUIRE(sigprocmask != nullptr);
+    uint64_t query[RW_MAX_ARGS] = {0, 0, 0x7ffc0000, 8}, block[RW_MAX_ARGS] = {0, 0x7ffc0100, 0x7ffc0000, 8};
+    CHECK(replay_action(*sigprocmask, query) == ReplayAction::Emulate);
+    CHECK(replay_action(*sigprocmask, block) == ReplayAction::ExecuteCheck);
+}
+
 TEST_CASE("buffer descriptions of representative syscalls")
 {
     const auto* read = find_syscall(SYS_read);

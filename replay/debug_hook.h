@@ -40,6 +40,11 @@ public:
     // (Replayer::interrupt_after); it resumes as before. May throw.
     virtual void on_interrupt(Task& task) = 0;
 
+    // Replayer::step_through went on to event `index` without returning
+    // (the one before it was served by seccomp notification): a stop from
+    // here on is in the stretch before that event.
+    virtual void on_event_passed(uint64_t index) = 0;
+
     // Around a fork of `task`'s process (a recorded fork, or a snapshot).
     virtual void before_fork(Task& task) = 0;
     // The byte under the debugger's int3 at `addr`, if it has one there

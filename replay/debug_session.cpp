@@ -434,15 +434,20 @@ StopReport DebugSession::execute()
         bool watching = mode_ == Mode::Forward && !sampling_;
         if (Task* t = watching ? engine_.find_task(event_thread) : nullptr)
             engine_.interrupt_after(*t, kLookForDebuggerEvery);
-        // Seeking, nothing looks at the boundaries before the target but
-        // the boundary snapshots, taken as often as before.
-        bool through = mode_ == Mode::Seek && !costly && !new_program && position_.path.empty() &&
-                       position_.event + 1 < target_.event;
+        // Runs of syscalls served by notification: seeking, nothing looks
+        // at the boundaries before the target but the boundary snapshots,
+        // taken as often as before; going forward, a stop in a run is named
+        // from the last boundary passed (on_event_passed), and the debugger
+        // is looked for at least as often.
+        bool through = !costly && !new_program && position_.path.empty() &&
+                       ((mode_ == Mode::Seek && position_.event + 1 < target_.event) ||
+                        (mode_ == Mode::Forward && !step_pending_ && !sampling_));
+        uint64_t through_last = mode_ == Mode::Seek ? target_.event - 1 : UINT64_MAX;
         // (Where no snapshot could be taken, the next try is as far away.)
         auto snapshot_due = last_boundary_snapshot_ + kBoundarySnapshotEvery;
         if (snapshot_due <= coarse_now())
             snapshot_due = coarse_now() + kBoundarySnapshotEvery;
-        bool stepped = through ? engine_.step_through(target_.event - 1, snapshot_due) : engine_.step();
+        bool stepped = through ? engine_.step_through(through_last, snapshot_due) : engine_.step();
         if (watching)
             engine_.cancel_interrupt();
         if (!stepped)
@@ -512,6 +517,14 @@ bool DebugSession::at_end_of_history()
     bool group_exit = exit->pending_nr == SYS_exit_group && !WIFSIGNALED(exit->exit_code);
     // The kernel may report the killed threads' exits before the caller's.
     return exit->group_dead || group_exit || engine_.killed_by_group_exit_ahead(next) != nullptr;
+}
+
+void DebugSession::on_event_passed(uint64_t index)
+{
+    // What the loop in execute() does after each event.
+    position_ = Position{index, {}};
+    hit_counts_.clear();
+    resting_on_ = 0;
 }
 
 void DebugSession::maybe_snapshot_boundary()

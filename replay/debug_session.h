@@ -183,6 +183,7 @@ public:
     void on_signal(Task& task, const SignalEvent& signal) override;
     void on_event_point(Task& task) override;
     void on_interrupt(Task& task) override;
+    void on_event_passed(uint64_t index) override;
     std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;

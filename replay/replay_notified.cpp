@@ -18,7 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <random>
 
@@ -36,6 +38,9 @@ constexpr int64_t kErestartSys = -512;
 // again through ptrace): about two round trips. A run is begun only where
 // this many calls of the thread, one after another, can be served.
 constexpr size_t kLeastRun = 4;
+
+// Deadlines here are read from the coarse clock (a few ms behind).
+constexpr std::chrono::milliseconds kLeastInterrupt{20};
 
 bool notified_call(const SyscallEvent& e)
 {
@@ -64,6 +69,8 @@ bool Replayer::step_through(uint64_t last, std::chrono::steady_clock::time_point
     } done{stepping_through_};
     bool stepped = false;
     do {
+        if (stepped && hook_)
+            hook_->on_event_passed(source_.next_index());
         if (!step())
             return stepped;
         stepped = true;
@@ -80,7 +87,10 @@ bool Replayer::may_serve_by_notification(Task& t, const SyscallEvent& e, bool be
     // pass a point in between.
     if (current_ >= through_last_ || coarse_now() >= through_deadline_)
         return false;
-    if (interrupt_delay_ || interrupt_deadline_ || t.single_stepping || t.step_on_resume || t.inject_signal)
+    // An interrupt to look for the debugger now and then is sent as on the
+    // ptrace path; a short one (a search's sample) is not for a run.
+    if ((interrupt_delay_ && *interrupt_delay_ < kLeastInterrupt) || t.single_stepping || t.step_on_resume ||
+        t.inject_signal)
         return false;
     if (!notified_call(e) || restarts(e.ret))
         return false;
@@ -117,9 +127,11 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
             return false;
         notifier_->claim(t.tid());
         notified_task_ = &t;
+        if (interrupt_delay_ && !interrupt_deadline_ && t.tid() == interrupt_tid_)
+            interrupt_deadline_ = steady_now() + *interrupt_delay_; // running from now (as Replayer::resume)
         t.resume(Resume::Notified);
     }
-    auto arrival = waiter_.wait_call_or_stop(t.tid(), coarse_now() + options_.watchdog);
+    auto arrival = wait_call_or_stop(t);
     if (arrival.stop) {
         // A breakpoint, a signal, the end of a program that diverged: the
         // ptrace path takes the stop as if it had resumed the thread.
@@ -150,6 +162,24 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
     t.at = Task::At::Running;
     after_syscall(t, e);
     return true;
+}
+
+StopWaiter::Arrival Replayer::wait_call_or_stop(Task& t)
+{
+    auto watchdog = coarse_now() + options_.watchdog;
+    for (;;) {
+        bool interrupting = interrupt_deadline_ && interrupt_tid_ == t.tid() && !interrupt_sent_;
+        auto arrival =
+            waiter_.wait_call_or_stop(t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog);
+        if (arrival.stop || arrival.call || !interrupting || coarse_now() >= watchdog)
+            return arrival;
+        // The ptrace path's interrupt (wait_stop): its SIGSTOP stops the
+        // thread in its code or ends the wait of its call, and the stop goes
+        // to the ptrace path, which knows it.
+        interrupt_deadline_.reset();
+        interrupt_delay_.reset();
+        interrupt_sent_ = ::syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSTOP) == 0;
+    }
 }
 
 bool Replayer::notification_matches(Task& t, const SyscallNotification& call, const SyscallEvent& e)
@@ -227,7 +257,7 @@ void Replayer::settle_notified_run()
     if (!notified_task_)
         return;
     Task& t = *notified_task_;
-    auto arrival = waiter_.wait_call_or_stop(t.tid(), coarse_now() + options_.watchdog);
+    auto arrival = wait_call_or_stop(t);
     if (arrival.call) {
         t.call = arrival.call;
         hand_over(t);

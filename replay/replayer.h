@@ -283,6 +283,8 @@ private:
     void install_notifier(Task& t);
     void leave_notified_run(Task& t);
     void hand_over(Task& t);
+    // The notified thread's next call or stop; its interrupt sent on time.
+    StopWaiter::Arrival wait_call_or_stop(Task& t);
     [[noreturn]] void report_stuck(Task& t, const std::string& waiting_for);
     void settle_notified_run();
     void execute(Task& t, const SyscallEvent& e, ReplayAction action);

@@ -210,11 +210,18 @@ bool Replayer::notification_matches(Task& t, const SyscallNotification& call, co
     return true;
 }
 
-void Replayer::leave_notified_run(Task& t)
+void Replayer::forget_notified_run()
 {
+    if (!notified_task_)
+        return;
     notified_task_ = nullptr;
     notifier_->release();
     waiter_.forget_call();
+}
+
+void Replayer::leave_notified_run(Task& t)
+{
+    forget_notified_run();
     t.last_resume = Resume::Emulate; // resumed again by the ptrace path, the next syscall stops at its entry
     t.at = Task::At::Running;
     t.mask_changed(); // (a call the filter let through may have, in a program that diverged)

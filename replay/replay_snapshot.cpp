@@ -385,11 +385,7 @@ void Replayer::kill_world()
 
 void Replayer::restore(const ReplaySnapshot& snap)
 {
-    if (notified_task_) {
-        notified_task_ = nullptr;
-        notifier_->release();
-        waiter_.forget_call();
-    }
+    forget_notified_run(); // its thread is killed with the rest
     kill_world();
     std::vector<std::shared_ptr<ThreadGroup>> groups;
     for (const auto& g : snap.groups) {

@@ -210,11 +210,8 @@ Task& Replayer::add_task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGrou
 
 void Replayer::remove_task(Task& t)
 {
-    if (notified_task_ == &t) {
-        notified_task_ = nullptr;
-        notifier_->release();
-        waiter_.forget_call();
-    }
+    if (notified_task_ == &t)
+        forget_notified_run();
     t.at = Task::At::Gone;
     waiter_.forget(t.tid());
     auto& tasks = t.group().tasks;

@@ -282,6 +282,7 @@ private:
     bool notification_matches(Task& t, const SyscallNotification& call, const SyscallEvent& e);
     void install_notifier(Task& t);
     void leave_notified_run(Task& t);
+    void forget_notified_run(); // (its thread is gone)
     void hand_over(Task& t);
     // The notified thread's next call or stop; its interrupt sent on time.
     StopWaiter::Arrival wait_call_or_stop(Task& t);

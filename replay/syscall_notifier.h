@@ -9,14 +9,16 @@
 // exit, signal state) so that a thread running under PTRACE_CONT can make
 // no call with effects outside the replay unseen. The filter is installed
 // once in the replayed program and inherited by its threads, children and
-// snapshot copies; a call that is not served from the log is answered
-// "continue" (it runs as it would have without the filter).
+// snapshot copies. A notified call replay does not serve runs only if it
+// is rewind's own (an injected call) or a throwaway copy's; one of the
+// replayed program is refused and reported.
 #pragma once
 
 #include <linux/seccomp.h>
 #include <sys/types.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -57,7 +59,7 @@ public:
     // The call runs for real.
     void let_run(uint64_t id);
     // The call fails with ENOSYS, not run.
-    void refuse(uint64_t id) { answer(id, -38); }
+    void refuse(uint64_t id) { answer(id, -ENOSYS); }
 
     // Which threads' unclaimed calls may run: rewind's own calls, throwaway
     // copies', not the replayed program's own, which replay never runs

@@ -301,6 +301,19 @@ private:
     Then segment_reached();
     bool at_event_segment() const; // a seek's armed segment is ToEvent, in its stretch
     std::optional<Hit> last_hit_before(const Position& p);
+    // The hits the last collect found, for the breakpoints it had: going
+    // back from one of them (or from one reverse step before it, where gdb
+    // goes first), the one before needs no collect again. gdb going back
+    // through a conditional breakpoint asks hit by hit.
+    struct CollectedHits {
+        std::string breakpoints;
+        std::vector<Hit> hits;
+        size_t reported = 0;                // the hit reverse execution went to last
+        std::optional<Position> stepped_to; // where one reverse step from it went
+    };
+    std::optional<Hit> cached_hit_before(const Position& p);
+    std::optional<CollectedHits> collected_;
+    std::string breakpoints_key() const;
     std::optional<Hit> hit_at(const Position& p) const; // a breakpoint's arrival, as a hit
     std::vector<Hit> collect(const Timeline::Entry& from, const Position& to);
     std::optional<Position> previous_instruction(const Position& p, const std::optional<Arrival>& at);

@@ -39,10 +39,13 @@ void DebugSession::begin_travel(const ResumeRequest& r)
     }
     case ResumeRequest::Kind::ReverseStep: {
         Tid tid = r.thread > 0 && engine_.find_task(r.thread) ? r.thread : current_tid_;
+        Position from = position_; // (finding the previous instruction may travel)
         auto prev = previous_instruction_of(tid, position_, arrival_here());
         if (prev) {
             report.kind = StopReport::Kind::Step;
             target = *prev;
+            if (collected_ && from == collected_->hits[collected_->reported].pos)
+                collected_->stepped_to = *prev; // (gdb steps back off a breakpoint before going on)
         } else {
             report.kind = StopReport::Kind::ReplayBegin;
         }
@@ -365,6 +368,9 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
             here->arrival = arrival_here();
         return here;
     }
+    if (auto cached = cached_hit_before(p))
+        return cached;
+    std::string key = breakpoints_key();
     Position end = p;
     for (;;) {
         // Never into what the process ran before its history began (the
@@ -376,8 +382,10 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
         debug_log("collect %s -> %s", from_pos.describe().c_str(), end.describe().c_str());
         auto hits = collect(*from, end);
         debug_log("  %zu hits", hits.size());
-        if (!hits.empty())
+        if (!hits.empty()) {
+            collected_ = CollectedHits{key, hits, hits.size() - 1, std::nullopt};
             return hits.back();
+        }
         // The snapshot itself may stand at a hit (collecting starts after it).
         if (auto here = hit_at(from_pos)) {
             if (here->kind == StopReport::Kind::Watch) {
@@ -392,6 +400,45 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
             return std::nullopt;
         end = from_pos;
     }
+}
+
+std::optional<DebugSession::Hit> DebugSession::cached_hit_before(const Position& p)
+{
+    if (!collected_ || collected_->breakpoints != breakpoints_key())
+        return std::nullopt;
+    CollectedHits& c = collected_.value();
+    auto is_break = [](const Hit& h) {
+        return h.kind == StopReport::Kind::SoftwareBreak || h.kind == StopReport::Kind::HardwareBreak;
+    };
+    size_t j = c.reported;
+    if (j == 0 || !is_break(c.hits[j]))
+        return std::nullopt;
+    // Hits j - 1 and j are consecutive: one instruction before j, the
+    // previous hit is j - 1 unless that instruction is j - 1 itself.
+    size_t before;
+    if (p == c.hits[j].pos)
+        before = j - 1;
+    else if (c.stepped_to && p == *c.stepped_to)
+        before = p == c.hits[j - 1].pos ? j - 2 : j - 1;
+    else
+        return std::nullopt;
+    if (before >= c.hits.size() || !is_break(c.hits[before]))
+        return std::nullopt; // (j - 2 below the first: the ordinary search looks further back)
+    debug_log("the hit before %s, as the last collect found it", p.describe().c_str());
+    c.reported = before;
+    c.stepped_to.reset();
+    return c.hits[before];
+}
+
+std::string DebugSession::breakpoints_key() const
+{
+    std::string key;
+    for (uint64_t a : breakpoints_.software())
+        key += "s" + std::to_string(a) + " ";
+    for (const auto& h : breakpoints_.hardware())
+        key += "h" + std::to_string(static_cast<int>(h.kind)) + ":" + std::to_string(h.addr) + ":" +
+               std::to_string(h.len) + " ";
+    return key;
 }
 
 std::optional<DebugSession::Hit> DebugSession::hit_at(const Position& p) const

@@ -144,21 +144,19 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
         leave_notified_run(t); // (a call it makes later is refused: may_run)
         report_stuck(t, syscall_name(e.nr) + "()");
     }
-    t.call = arrival.call;
-    if (!may_serve_by_notification(t, e, false) || !notification_matches(t, *t.call, e)) {
+    const SyscallNotification& call = *arrival.call;
+    if (!may_serve_by_notification(t, e, false) || !notification_matches(t, call, e)) {
         hand_over(t);
         return false;
     }
-    if (!notifier_->answer(t.call->id, e.ret)) {
+    if (!notifier_->answer(call.id, e.ret)) {
         // A signal interrupted the wait: the thread stops for it, and the
         // call starts again when it resumes (its output, already written,
         // is written again the same).
-        t.call.reset();
         leave_notified_run(t);
         t.stop_pending = true;
         return false;
     }
-    t.call.reset();
     t.at = Task::At::Running;
     after_syscall(t, e);
     return true;
@@ -230,7 +228,6 @@ void Replayer::leave_notified_run(Task& t)
 void Replayer::hand_over(Task& t)
 {
     leave_notified_run(t);
-    t.call.reset();
     if (::ptrace(PTRACE_INTERRUPT, t.tid(), nullptr, nullptr) != 0)
         diverge(t, std::string("cannot interrupt the thread in its syscall: ") + strerror(errno));
     auto s = waiter_.wait_for(t.tid(), options_.watchdog);
@@ -266,7 +263,6 @@ void Replayer::settle_notified_run()
     Task& t = *notified_task_;
     auto arrival = wait_call_or_stop(t);
     if (arrival.call) {
-        t.call = arrival.call;
         hand_over(t);
         return;
     }

@@ -283,6 +283,7 @@ private:
     void install_notifier(Task& t);
     void leave_notified_run(Task& t);
     void forget_notified_run(); // (its thread is gone)
+    // `t` waits in a notification it was not answered: back before its syscall.
     void hand_over(Task& t);
     // The notified thread's next call or stop; its interrupt sent on time.
     StopWaiter::Arrival wait_call_or_stop(Task& t);

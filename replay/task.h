@@ -11,7 +11,6 @@
 
 #include "event.h"
 #include "stdio_fds.h"
-#include "syscall_notifier.h"
 #include "tracee.h"
 
 namespace rw::replay {
@@ -102,10 +101,9 @@ public:
     bool single_stepping = false;         // every resume is a single step (a debugger counts instructions)
     std::optional<StopInfo> final_status; // how it ended, once it has
     // Serving syscalls by notification (replay_notified.cpp):
-    std::optional<SyscallNotification> call; // received, not answered
-    bool stop_pending = false;               // running; its next stop has come or is coming
-    bool interrupt_stop_due = false;         // a PTRACE_INTERRUPT's stop is still to come
-    std::optional<bool> filtered;            // runs under the replay's filter
+    bool stop_pending = false;       // running; its next stop has come or is coming
+    bool interrupt_stop_due = false; // a PTRACE_INTERRUPT's stop is still to come
+    std::optional<bool> filtered;    // runs under the replay's filter
 
 private:
     pid_t tid_;

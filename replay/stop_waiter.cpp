@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -28,6 +29,21 @@ StopWaiter::StopWaiter()
 }
 
 StopWaiter::~StopWaiter() = default;
+
+void StopWaiter::serve_notifications(SyscallNotifier* notifier)
+{
+    notifier_ = notifier;
+    waits_.reset(epoll_create1(EPOLL_CLOEXEC));
+    if (!waits_)
+        throw std::system_error(errno, std::generic_category(), "epoll_create1");
+    for (int fd : {notifier_->fd(), sigchld_.get()}) {
+        struct epoll_event e = {};
+        e.events = EPOLLIN;
+        e.data.fd = fd;
+        if (epoll_ctl(waits_.get(), EPOLL_CTL_ADD, fd, &e) != 0)
+            throw std::system_error(errno, std::generic_category(), "epoll_ctl");
+    }
+}
 
 bool StopWaiter::reap_one()
 {
@@ -152,16 +168,19 @@ StopWaiter::Arrival StopWaiter::wait_call_or_stop(pid_t tid, std::chrono::steady
             return Arrival{s, std::nullopt};
         // The deadline (seconds away) is looked at only when nothing came
         // for a while: a clock read per call would be a syscall more.
-        struct timespec ts = {0, 100 * 1000 * 1000};
-        struct pollfd p[2] = {{notifier_->fd(), POLLIN, 0}, {sigchld_.get(), POLLIN, 0}};
-        if (::ppoll(p, 2, &ts, nullptr) <= 0) {
+        struct epoll_event ready[2];
+        int n = epoll_wait(waits_.get(), ready, 2, 100);
+        if (n <= 0) {
             if (coarse_now() >= deadline)
                 return {};
             continue;
         }
-        if (p[0].revents & POLLIN)
+        bool call = false, stop = false;
+        for (int i = 0; i < n; ++i)
+            (ready[i].data.fd == sigchld_.get() ? stop : call) = true;
+        if (call)
             take_notification();
-        if (p[1].revents & POLLIN) {
+        if (stop) {
             drain_sigchld();
             while (reap_one()) {
             }

@@ -43,7 +43,7 @@ public:
 
     // Syscall notifications come while waiting: the claimed thread's are
     // kept for wait_call_or_stop, the others' calls run.
-    void serve_notifications(SyscallNotifier* notifier) { notifier_ = notifier; }
+    void serve_notifications(SyscallNotifier* notifier);
     // The claimed thread's next syscall notification or its next stop,
     // whichever comes first; neither if nothing came by `deadline`.
     struct Arrival {
@@ -61,6 +61,9 @@ private:
     std::optional<StopInfo> take_collected(pid_t tid);
     void drain_sigchld();
     UniqueFd sigchld_;
+    // Both descriptors, registered once: a wait per served call is then
+    // one epoll_wait, not a poll that registers and unregisters both.
+    UniqueFd waits_;
     std::unordered_map<pid_t, std::deque<StopInfo>> pending_;
     std::unordered_set<pid_t> discarded_;
     SyscallNotifier* notifier_ = nullptr;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "event_stream.h"
@@ -151,8 +152,11 @@ std::string opened_path(const SyscallEvent& s)
 
 } // namespace
 
-HostFiles::HostFiles(const Trace& trace) : trace_(trace)
+void HostFiles::index() const
 {
+    if (std::exchange(indexed_, true))
+        return;
+    const Trace& trace = trace_;
     // Every file the program mapped, as it was named then.
     std::map<std::string, int> names;
     auto add = [&](const std::string& raw, const std::string& hash) {
@@ -182,7 +186,8 @@ HostFiles::HostFiles(const Trace& trace) : trace_(trace)
         } else if (const auto* s = std::get_if<SyscallEvent>(&e)) {
             if (s->file)
                 add(s->file->path, s->file->content_hash);
-            aliases.push_back(opened_path(*s));
+            if (std::string path = opened_path(*s); !path.empty())
+                aliases.push_back(std::move(path));
         }
     }
     for (const auto& alias : aliases) {
@@ -203,6 +208,7 @@ HostFiles::HostFiles(const Trace& trace) : trace_(trace)
 
 std::string HostFiles::copy_of(const std::string& path) const
 {
+    index();
     if (auto it = copies_.find(path); it != copies_.end())
         return it->second;
     if (auto it = copies_.find(canonical(path)); it != copies_.end())

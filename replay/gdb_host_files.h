@@ -21,19 +21,28 @@ namespace rw::replay {
 
 class HostFiles {
 public:
-    explicit HostFiles(const Trace& trace);
+    // The trace's events are read at the first question, not here: a
+    // debugging session whose gdb reads files from a local sysroot never
+    // asks (and reading every event of a long recording takes a while).
+    explicit HostFiles(const Trace& trace) : trace_(trace) {}
 
     // The reply to one vFile:… packet.
     std::string handle(const std::string& packet);
     // The trace's copy of a path the program mapped, or an empty string.
     std::string copy_of(const std::string& path) const;
     // Every path the program mapped (as named, and canonical) -> its copy.
-    const std::map<std::string, std::string>& copies() const { return copies_; }
+    const std::map<std::string, std::string>& copies() const
+    {
+        index();
+        return copies_;
+    }
 
 private:
-    std::map<std::string, std::string> copies_;  // original path (canonical) -> copy
-    std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
-    std::set<std::string> debug_files_;          // host paths of the copies' separate debug info
+    void index() const;
+    mutable bool indexed_ = false;
+    mutable std::map<std::string, std::string> copies_;  // original path (canonical) -> copy
+    mutable std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
+    mutable std::set<std::string> debug_files_;          // host paths of the copies' separate debug info
     const Trace& trace_;
     std::map<int, UniqueFd> open_;
     int next_fd_ = 100;

@@ -146,9 +146,10 @@ void encode(ByteWriter& w, const SyscallEvent& e)
         put_file(w, *e.file);
 }
 
-SyscallEvent decode_syscall(ByteReader& r)
+// Into `e`, whatever it held: its vectors keep their storage, so a reader
+// going through a long trace allocates nothing per event.
+void decode_syscall(ByteReader& r, SyscallEvent& e)
 {
-    SyscallEvent e;
     e.seq = r.varint();
     e.tid = static_cast<Tid>(r.svarint());
     e.tgid = static_cast<Tid>(r.svarint());
@@ -160,9 +161,8 @@ SyscallEvent decode_syscall(ByteReader& r)
     e.jiffies = r.varint();
     e.flags = static_cast<uint32_t>(r.varint());
     size_t n = r.length();
-    e.memory.reserve(n);
-    for (size_t i = 0; i < n; i++) {
-        MemoryRange m;
+    e.memory.resize(n);
+    for (MemoryRange& m : e.memory) {
         m.addr = r.varint();
         m.buffer = r.u8();
         uint8_t bits = r.u8();
@@ -179,6 +179,9 @@ SyscallEvent decode_syscall(ByteReader& r)
         m.unreadable = bits & kUnreadable;
         m.length = r.varint();
         m.hash = r.fixed64();
+        m.bytes.clear();
+        m.file_copy.clear();
+        m.file_offset = 0;
         if (bits & kFromFile) {
             m.file_copy = r.str();
             m.file_offset = r.varint();
@@ -189,11 +192,11 @@ SyscallEvent decode_syscall(ByteReader& r)
             auto bytes = r.raw(static_cast<size_t>(m.length));
             m.bytes.assign(bytes.begin(), bytes.end());
         }
-        e.memory.push_back(std::move(m));
     }
     if (r.u8())
         e.file = get_file(r);
-    return e;
+    else
+        e.file.reset();
 }
 
 void encode(ByteWriter& w, const ForkEvent& e)
@@ -472,28 +475,47 @@ void encode_event(const Event& event, std::vector<uint8_t>& out)
 
 Event decode_event(ByteReader& in)
 {
+    Event out;
+    decode_event(in, out);
+    return out;
+}
+
+void decode_event(ByteReader& in, Event& out)
+{
     uint8_t tag = in.u8();
     switch (tag) {
     case kSyscall:
-        return decode_syscall(in);
+        if (!std::holds_alternative<SyscallEvent>(out))
+            out.emplace<SyscallEvent>();
+        decode_syscall(in, std::get<SyscallEvent>(out));
+        return;
     case kFork:
-        return decode_fork(in);
+        out = decode_fork(in);
+        return;
     case kExec:
-        return decode_exec(in);
+        out = decode_exec(in);
+        return;
     case kExit:
-        return decode_exit(in);
+        out = decode_exit(in);
+        return;
     case kSignal:
-        return decode_signal(in);
+        out = decode_signal(in);
+        return;
     case kRdtsc:
-        return decode_rdtsc(in);
+        out = decode_rdtsc(in);
+        return;
     case kNote:
-        return decode_note(in);
+        out = decode_note(in);
+        return;
     case kPreempt:
-        return decode_preempt(in);
+        out = decode_preempt(in);
+        return;
     case kSync:
-        return decode_sync(in);
+        out = decode_sync(in);
+        return;
     case kRandom:
-        return decode_random(in);
+        out = decode_random(in);
+        return;
     }
     throw FormatError("unknown event tag " + std::to_string(tag));
 }

@@ -309,7 +309,7 @@ bool EventStreamReader::next(Event& out)
     }
     try {
         ByteReader r({raw_.data() + raw_pos_, raw_.size() - raw_pos_});
-        out = decode_event(r);
+        decode_event(r, out);
         raw_pos_ += r.position();
         if (copies_)
             fill_from_copies(out);

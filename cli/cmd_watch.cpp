@@ -53,15 +53,15 @@ private:
 };
 
 // A syntax error is the user's whatever the recording holds: it is said
-// before anything replays.
-void check_expression_syntax(const std::string& gdb_path, const Trace& t, const std::string& expr)
+// before anything replays. The gdb that searches checks it on the program's
+// file, then lets the file go (the replay names the program it runs).
+void check_expression_syntax(GdbMi& gdb, const GdbSupport& support, const Trace& t, const std::string& expr)
 {
-    GdbSupport support(t);
-    GdbMi gdb(gdb_path, {});
     gdb.console("set sysroot " + support.sysroot());
     gdb.console("file " + support.sysroot() + t.meta().program);
     if (auto why = parse_error(gdb, expr))
         throw UsageError("cannot parse the expression " + expr + ": " + *why);
+    gdb.console("file");
 }
 
 // For an EXPR that cannot be evaluated at `at`: where else it may make
@@ -222,7 +222,6 @@ void add_watch(CLI::App& app, Outcome& outcome)
             throw UsageError("the expression is empty");
         Trace t(resolve_trace(trace_arg.empty() ? std::nullopt : std::optional(trace_arg)));
         check_gdb(a->gdb);
-        check_expression_syntax(a->gdb, t, expr);
         if (!a->connect.empty() && (a->process.pid || !a->process.exec.empty()))
             throw UsageError("--pid and --exec choose the process of a replay rewind starts; a replay served with "
                              "rewind serve (--connect) debugs the process it was given");
@@ -234,9 +233,9 @@ void add_watch(CLI::App& app, Outcome& outcome)
             serve_options.push_back("--no-landmarks");
         GdbSupport support(t, serve_options);
         GdbMi gdb(a->gdb, {});
+        check_expression_syntax(gdb, support, t, expr);
         std::string target = a->connect.empty() ? support.target_command() : "target extended-remote " + a->connect;
-        for (const std::string& setup :
-             std::vector<std::string>{"set remotetimeout 100000", "set sysroot " + support.sysroot(), target}) {
+        for (const std::string& setup : std::vector<std::string>{"set remotetimeout 100000", target}) {
             MiResult r = gdb.console(setup);
             if (!r.ok())
                 throw std::runtime_error("gdb: " + r.error());

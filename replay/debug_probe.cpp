@@ -136,11 +136,23 @@ void DebugSession::arm_probe_from(const Segment& s)
     }
 }
 
+void DebugSession::copy_shared_pages(Task& t)
+{
+    auto start = steady_now();
+    uint64_t bytes = engine_.copy_shared_pages(t);
+    debug_log("  copied %llu KiB shared with the snapshot in %.1f ms", static_cast<unsigned long long>(bytes >> 10),
+              std::chrono::duration<double, std::milli>(steady_now() - start).count());
+}
+
 void DebugSession::start_probe()
 {
     Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
+    // A run timed from a restored snapshot would also time the copies of
+    // the pages it writes first (none of them were copies when recorded).
+    if (probe_->kind == ResumeRequest::Kind::Count && probe_->addrs.empty())
+        copy_shared_pages(*t);
     probe_->started = true;
     probe_->start = steady_now();
     perfclock::try_start_task_clock(probe_->clock, t->tid());
@@ -223,8 +235,10 @@ std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(co
         std::max<std::chrono::nanoseconds>(span / static_cast<int64_t>(count + 1), std::chrono::microseconds(20));
     sampling_->event = from.event;
     arrival_hook_ = [this] {
-        if (Task* t = runner())
+        if (Task* t = runner()) {
+            copy_shared_pages(*t);
             arm_sampling_alarm(*t);
+        }
         sampling_->started = steady_now();
         retarget(Position{sampling_->event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };

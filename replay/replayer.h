@@ -168,6 +168,11 @@ public:
     std::unique_ptr<ReplaySnapshot> take_snapshot(bool huge_pages = true);
     // Replaces the replayed world by a copy of the snapshot (which stays usable).
     void restore(const ReplaySnapshot& snapshot);
+    // The pages t's process still shares with the snapshot it was restored
+    // from, copied now: a run timed after this is not slowed by copying them
+    // at its first writes, and takes what the recorded run took. Returns
+    // the bytes copied.
+    uint64_t copy_shared_pages(Task& t);
     // The trace files mounted in the replay's mount namespace, in order.
     const std::vector<MountedFile>& mounted_files() const { return mounted_; }
     // The trace's copies of those files, checked (throws ReplayError).

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 
 #include "syscall_table.h"
@@ -40,45 +41,54 @@ SyscallNotifier::SyscallNotifier(UniqueFd listener, uint32_t cookie) : listener_
 
 bool SyscallNotifier::notifies(int nr, const std::array<uint64_t, 6>& args)
 {
-    if (nr == SYS_rt_sigprocmask)
-        return args[1] == 0; // a query (replay_action): served from the log
     const SyscallInfo* info = find_syscall(nr);
-    return !info || !runs_for_real(*info);
+    return !info || !runs_for_real(*info) || is_query(*info, args.data());
 }
 
 std::vector<struct sock_filter> SyscallNotifier::filter_program(uint32_t cookie)
 {
     std::vector<int> passed;
-    for (const SyscallInfo& info : all_syscalls())
-        if (runs_for_real(info) && info.nr != SYS_rt_sigprocmask)
+    std::vector<const SyscallInfo*> queries; // run for real, but served where they only read (is_query)
+    for (const SyscallInfo& info : all_syscalls()) {
+        if (!runs_for_real(info))
+            continue;
+        if (info.query_when_null >= 0)
+            queries.push_back(&info);
+        else
             passed.push_back(info.nr);
+    }
     // Layout: [cookie] [arch check] [nr load] [-1 check] [x32 check]
-    // [rt_sigprocmask: its set, both halves] [one jump per passed nr]
-    // [notify] [allow]. Jump offsets count from the next instruction.
+    // [per query call: its nr, then both halves of its argument]
+    // [one jump per passed nr] [notify] [allow]. A jump's offset counts from
+    // the instruction after it (`to`).
     std::vector<struct sock_filter> p;
+    constexpr size_t kHead = 6, kPerQuery = 5;
+    size_t notify_at = kHead + kPerQuery * queries.size() + passed.size(), allow_at = notify_at + 1;
+    if (notify_at > 255) // a classic BPF jump reaches 255 instructions ahead
+        throw std::logic_error("the seccomp filter's table of syscalls is too long for its jumps");
+    auto to = [&p](size_t target) { return static_cast<uint8_t>(target - p.size() - 1); };
     // Never read: it names this replay's filter (filters()).
     p.push_back(BPF_STMT(BPF_LD | BPF_IMM, cookie));
     p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-    size_t n = passed.size();
-    auto off = [](size_t o) { return static_cast<uint8_t>(o); };
     // Not x86-64 (int 0x80): to the listener, which does not serve it.
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, off(n + 8)));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, to(notify_at)));
     p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
     // -1: a call replay skipped at its entry stop (the filter runs after
     // it); the kernel runs nothing and leaves rax as replay set it.
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, off(n + 7), 0));
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kX32Bit, off(n + 5), 0));
-    // rt_sigprocmask without a new set only reads the mask: served
-    // (replay_action); with one it runs.
-    uint32_t set_arg = offsetof(struct seccomp_data, args) + sizeof(uint64_t);
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 0, 4));
-    p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, set_arg));
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, off(n + 3)));
-    p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, set_arg + 4));
-    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, off(n), off(n + 1)));
-    for (size_t i = 0; i < n; i++)
-        p.push_back(
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(passed[i]), static_cast<uint8_t>(n - i), 0));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, to(allow_at), 0));
+    p.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, kX32Bit, to(notify_at), 0));
+    for (const SyscallInfo* q : queries) {
+        uint32_t arg =
+            offsetof(struct seccomp_data, args) + sizeof(uint64_t) * static_cast<uint32_t>(q->query_when_null);
+        size_t next = p.size() + kPerQuery;
+        p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(q->nr), 0, to(next)));
+        p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg));
+        p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, to(allow_at)));
+        p.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg + 4));
+        p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, to(notify_at), to(allow_at)));
+    }
+    for (int nr : passed)
+        p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), to(allow_at), 0));
     p.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
     p.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
     return p;

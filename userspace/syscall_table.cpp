@@ -170,6 +170,13 @@ SyscallInfo reads_file(SyscallInfo info, uint8_t offset_arg)
     return info;
 }
 
+// Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
+SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
+{
+    info.query_when_null = static_cast<int8_t>(arg);
+    return info;
+}
+
 constexpr FdEffect kNewFd = FdEffect::NewFd;
 
 // Sizes of kernel structures on x86-64.
@@ -428,7 +435,8 @@ const std::vector<SyscallInfo>& table()
         // ---- signals --------------------------------------------------------
         keeps(sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck,
                   {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)})),
-        keeps(sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck, {in_arg(1, 3), out_arg(2, 3)})),
+        query_when_null(1, keeps(sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck,
+                                     {in_arg(1, 3), out_arg(2, 3)}))),
         sys(SYS_rt_sigreturn, "rt_sigreturn", "", R::Sigreturn),
         keeps(
             sys(SYS_sigaltstack, "sigaltstack", "pp", R::ExecuteCheck, {in_fixed(0, kStackT), out_fixed(1, kStackT)})),
@@ -758,7 +766,7 @@ ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MA
     constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
     if (info.nr == SYS_madvise && (args[2] == kMadvDontfork || args[2] == kMadvWipeonfork))
         return ReplayAction::Emulate;
-    if (info.nr == SYS_rt_sigprocmask && args[1] == 0)
+    if (is_query(info, args))
         return ReplayAction::Emulate;
     return info.replay;
 }

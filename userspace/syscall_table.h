@@ -63,7 +63,17 @@ struct SyscallInfo {
     int8_t fd_arg; // descriptor argument whose data is kept in full, or -1
     FdEffect fd_effect = FdEffect::None;
     Blocking blocking = Blocking::May;
+    // A call whose argument at this index is 0 only reads state (no new
+    // value given): replay serves it from the log, whatever `replay` says
+    // for the others. -1: none.
+    int8_t query_when_null = -1;
 };
+
+// Whether this call of `info` only reads state (query_when_null).
+inline bool is_query(const SyscallInfo& info, const uint64_t* args)
+{
+    return info.query_when_null >= 0 && args[info.query_when_null] == 0;
+}
 
 // ioctl requests, prctl options, fcntl commands…: the buffers depend on one
 // argument's value.
@@ -85,10 +95,11 @@ FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 //   forks and must copy every page (V8 keeps node's heap out of its
 //   children so); the program's own children map what they map at the
 //   recorded addresses.
-// - for an rt_sigprocmask that only reads the mask (no new set): served
-//   from the log. Every call that changes the mask runs for real and its
-//   old mask is checked, so a replayed mask that went astray shows there
-//   (bash reads its mask at every line a `read` loop reads).
+// - for a call that only reads state (is_query: an rt_sigprocmask without
+//   a new set): served from the log. Every call that changes the mask
+//   runs for real and its old mask is checked, so a replayed mask that
+//   went astray shows there (bash reads its mask at every line a `read`
+//   loop reads).
 ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MAX_ARGS]);
 
 // Whether one call may block (resolving subcommands; unknown calls and

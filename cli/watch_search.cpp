@@ -334,6 +334,10 @@ WatchReport WatchSearch::run()
 
 std::vector<WatchSearch::Frame> WatchSearch::frames_at(const std::string& position)
 {
+    // A position is one state of the program: each division of an interval
+    // asks for the frames at both its ends again.
+    if (auto it = frames_.find(position); it != frames_.end())
+        return it->second;
     go(position);
     MiResult frames = gdb_.command("-stack-list-frames 0 64");
     const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
@@ -343,6 +347,7 @@ std::vector<WatchSearch::Frame> WatchSearch::frames_at(const std::string& positi
         std::string addr = frame.str("addr");
         out.push_back({frame.str("func"), addr.empty() ? 0 : std::stoull(addr, nullptr, 16)});
     }
+    frames_[position] = out;
     return out;
 }
 
@@ -686,7 +691,7 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
         // Anchored positions name snapshots of this search only: say where
         // the program was instead.
         const std::string& at = last_evaluable_->first;
-        std::vector<Frame> frames = frames_at(at);
+        go(at);
         MiResult f = gdb_.command("-stack-info-frame");
         const MiValue* frame = f.ok() ? f.values.get("frame") : nullptr;
         std::string where =

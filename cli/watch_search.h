@@ -116,7 +116,9 @@ private:
     Interval search_code(Interval in);
     Interval search_anchors(Interval in);
     std::string settle(const std::string& anchor, const std::vector<Frame>& live); // live: outermost first
-    std::vector<Frame> frames_at(const std::string& position);                     // innermost first
+    // Innermost first. Read once per position: the replay is left at
+    // `position` only by the first call.
+    std::vector<Frame> frames_at(const std::string& position);
     std::vector<uint64_t> call_returns(const Interval& in); // of the outermost function live at both ends
     // Where the calls of the innermost function at the good end, and of the
     // functions it calls directly, return to: they divide a stretch that is
@@ -153,6 +155,7 @@ private:
     bool settling_ = false; // evaluating where main gets control back after an unevaluable probe
     std::vector<uint64_t> used_;
     std::map<std::string, Value> seen_;                       // positions already evaluated
+    std::map<std::string, std::vector<Frame>> frames_;        // positions whose frames were read
     std::map<std::string, std::vector<uint64_t>> call_sites_; // function → the addresses its calls return to
     std::map<uint64_t, FunctionCalls> function_calls_;        // by any address in the function (cache)
     std::string here_;                                        // where the replay is, when known

@@ -1,5 +1,4 @@
 // Snapshots of the replayed world, and syscalls injected into stopped tasks.
-#include <fcntl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -15,7 +14,7 @@
 #include "process_image.h"
 #include "replayer.h"
 #include "text.h"
-#include "unique_fd.h"
+#include "shared_pages.h"
 #include "snapshot.h"
 #include "sync_calls.h"
 
@@ -184,44 +183,12 @@ void Replayer::use_huge_pages(Task& t)
 
 uint64_t Replayer::copy_shared_pages(Task& t)
 {
-    // /proc/PID/pagemap: bit 63 present, bit 56 mapped by this process only.
-    // A present page mapped elsewhere too (by the snapshot) is copied at its
-    // first write; MADV_POPULATE_WRITE copies it now, in one call per run of
-    // such pages. Nothing the program can see changes.
-    constexpr uint64_t kPresent = 1ULL << 63, kExclusive = 1ULL << 56;
-    constexpr uint64_t kPage = 4096, kGapPages = 16, kBatch = 4096;
-    constexpr int kMostCalls = 64; // each is an injected syscall: a few ptrace stops
-    UniqueFd pagemap(::open(("/proc/" + std::to_string(t.tid()) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
-    if (!pagemap)
-        return 0;
-    std::vector<std::pair<uint64_t, uint64_t>> runs; // [start, end) of shared pages, gaps of a few pages merged
-    std::vector<uint64_t> entries(kBatch);
-    for (const auto& m : read_mappings(t.tid())) {
-        if (m.perms.size() < 4 || m.perms[0] != 'r' || m.perms[1] != 'w' || m.perms[3] != 'p')
-            continue;
-        for (uint64_t at = m.start; at < m.end;) {
-            uint64_t pages = std::min<uint64_t>(kBatch, (m.end - at) / kPage);
-            ssize_t got = ::pread(pagemap.get(), entries.data(), pages * 8, static_cast<off_t>(at / kPage * 8));
-            if (got <= 0)
-                break;
-            for (uint64_t i = 0; i < static_cast<uint64_t>(got) / 8; i++, at += kPage) {
-                if ((entries[i] & kPresent) == 0 || (entries[i] & kExclusive) != 0)
-                    continue;
-                if (!runs.empty() && runs.back().first >= m.start && runs.back().second + kGapPages * kPage >= at)
-                    runs.back().second = at + kPage;
-                else
-                    runs.emplace_back(at, at + kPage);
-            }
-        }
-    }
-    // Too many runs: the largest ones (the rest is copied as the run writes it).
-    if (runs.size() > kMostCalls) {
-        std::nth_element(runs.begin(), runs.begin() + kMostCalls, runs.end(),
-                         [](const auto& a, const auto& b) { return a.second - a.first > b.second - b.first; });
-        runs.resize(kMostCalls);
-    }
+    // Each run is one injected syscall (a few ptrace stops): the largest 64;
+    // the rest is copied as the run writes it. Nothing the program can see
+    // changes.
+    constexpr size_t kMostCalls = 64;
     uint64_t bytes = 0;
-    for (const auto& [start, end] : runs) {
+    for (const auto& [start, end] : shared_page_runs(t.tid(), kMostCalls)) {
         inject_syscall(t, SYS_madvise, {start, end - start, kMadvPopulateWrite, 0, 0, 0});
         bytes += end - start;
     }

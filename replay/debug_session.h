@@ -468,8 +468,8 @@ private:
     };
     std::unique_ptr<Sampling> sampling_;
     void arm_sampling_alarm(Task& task);
-    double sampling_ran_us() const;
-    void copy_shared_pages(Task& t); // before a timed run // the sampled thread's running time so far
+    double sampling_ran_us() const;  // the sampled thread's running time so far
+    void copy_shared_pages(Task& t); // before a timed run (Replayer::copy_shared_pages)
     uint32_t sampling_runs_ = 0;
     struct SamplingDone {};
     struct Labelling {

@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import DEBUG_REGISTERS, Run, check, fresh_dir, machine_can, require_root, requiring, run_checks, skip
+from rwtest import (DEBUG_REGISTERS, Run, check, fresh_dir, machine_can, require_root, requiring, run_checks,
+                    serve_on_free_port, skip)
 from rwtest import rewind_watch as watch
 
 NO_CHANGE, UNEVALUABLE = 4, 5
@@ -155,6 +156,26 @@ def scenario_never_changes(rw, programs, graph, work):
     return "exit statuses 4, 5 and 2"
 
 
+def scenario_connect(rw, programs, graph, work):
+    # A replay already served (rewind serve --port): the search runs in it,
+    # after the expression's syntax is checked without connecting.
+    trace, _ = record(rw, work, "connect", [os.path.join(programs, "list_bound")])
+    server, port = serve_on_free_port(rw, trace)
+    try:
+        where = f"127.0.0.1:{port}"
+        r = Run([rw, "watch", trace, "list_len(head) >", "--connect", where])
+        check(r.status == 2 and b"cannot parse" in r.stderr, f"a syntax error is not a usage error\n{r.describe()}")
+        r = Run([rw, "watch", trace, "list_len(head) > 300", "--connect", where, "--pid", "1"])
+        check(r.status == 2 and b"--connect" in r.stderr, f"--pid with --connect was accepted\n{r.describe()}")
+        r, j = watch(rw, trace, "list_len(head) > 300", "--connect", where)
+        check(r.status == 0 and j["outcome"] == "found", f"not found through --connect\n{r.describe()}")
+        check(j["function"] == "push" and "push-line" in j["source"], f"not a push that crosses the bound: {j}")
+    finally:
+        server.kill()
+        server.wait()
+    return f"{j['source'].strip()} in {j['probes']} probes, in a served replay"
+
+
 def scenario_reverse_watch_in_gdb(rw, programs, graph, work):
     trace, _ = record(rw, work, "rwatch", [os.path.join(programs, "list_bound")])
     r = Run([rw, "replay", trace, "--", "-nx", "-batch", "-ex", "continue", "-ex", "reverse-watch list_len(head) > 300",
@@ -195,7 +216,7 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
 SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
-             scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes,
+             scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes, scenario_connect,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb]
 
 

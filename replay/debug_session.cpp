@@ -447,7 +447,11 @@ StopReport DebugSession::execute()
         auto snapshot_due = last_boundary_snapshot_ + kBoundarySnapshotEvery;
         if (snapshot_due <= coarse_now())
             snapshot_due = coarse_now() + kBoundarySnapshotEvery;
-        bool stepped = through ? engine_.step_through(through_last, snapshot_due) : engine_.step();
+        // Seeking with no breakpoint or watchpoint set, nothing but the next
+        // call is to stop a thread in a run (a debugger's traps stay in the
+        // process while seeking, and their hits are passed over).
+        bool untrapped = mode_ == Mode::Seek && breakpoints_.software().empty() && breakpoints_.hardware().empty();
+        bool stepped = through ? engine_.step_through(through_last, snapshot_due, untrapped) : engine_.step();
         if (watching)
             engine_.cancel_interrupt();
         if (!stepped)

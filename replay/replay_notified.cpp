@@ -58,15 +58,20 @@ constexpr uint64_t kScratchBelowStack = 16384;
 
 } // namespace
 
-bool Replayer::step_through(uint64_t last, std::chrono::steady_clock::time_point deadline)
+bool Replayer::step_through(uint64_t last, std::chrono::steady_clock::time_point deadline, bool untrapped)
 {
     through_last_ = last;
     through_deadline_ = deadline;
+    through_untrapped_ = untrapped;
     stepping_through_ = true;
     struct Done {
-        bool& flag;
-        ~Done() { flag = false; }
-    } done{stepping_through_};
+        Replayer& r;
+        ~Done()
+        {
+            r.stepping_through_ = false;
+            r.waiter_.quiet_waits_over();
+        }
+    } done{*this};
     bool stepped = false;
     do {
         if (stepped && hook_)
@@ -167,8 +172,11 @@ StopWaiter::Arrival Replayer::wait_call_or_stop(Task& t)
     auto watchdog = coarse_now() + options_.watchdog;
     for (;;) {
         bool interrupting = interrupt_deadline_ && interrupt_tid_ == t.tid() && !interrupt_sent_;
-        auto arrival =
-            waiter_.wait_call_or_stop(t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog);
+        // Nothing is to stop the thread but its next call: no debugger trap,
+        // no interrupt due, none on its way.
+        bool quiet = through_untrapped_ && !interrupt_deadline_ && !interrupt_delay_ && !t.stop_pending;
+        auto arrival = waiter_.wait_call_or_stop(
+            t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog, quiet);
         if (arrival.stop || arrival.call || !interrupting || coarse_now() >= watchdog)
             return arrival;
         // The ptrace path's interrupt (wait_stop): its SIGSTOP stops the

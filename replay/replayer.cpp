@@ -124,7 +124,7 @@ bool Replayer::step()
 
 ExitStatus Replayer::run_to_end()
 {
-    while (step_through(UINT64_MAX, std::chrono::steady_clock::time_point::max())) {
+    while (step_through(UINT64_MAX, std::chrono::steady_clock::time_point::max(), !hook_)) {
     }
     const TraceEnd& end = *trace_.end();
     auto it = finished_.find(initial_tid_);

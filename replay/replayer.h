@@ -91,7 +91,9 @@ public:
     // of one thread's syscalls before `last` and before `deadline` are
     // served through seccomp notifications, the thread running between
     // them (nothing can look at it there). False at the end of the trace.
-    bool step_through(uint64_t last, std::chrono::steady_clock::time_point deadline);
+    // `untrapped`: no debugger trap is in the process (StopWaiter's quiet
+    // waits).
+    bool step_through(uint64_t last, std::chrono::steady_clock::time_point deadline, bool untrapped = false);
     uint64_t next_event_index() { return source_.next_index(); }
     // The next event, without replaying it (nullptr at the end of the trace).
     const IndexedEvent* peek_next_event() { return source_.peek(); }
@@ -380,6 +382,7 @@ private:
     bool notifier_tried_ = false;
     Task* notified_task_ = nullptr; // running between syscalls served by notification
     bool stepping_through_ = false;
+    bool through_untrapped_ = false;
     uint64_t emulated_calls_ = 0, notified_calls_ = 0; // for REWIND_DEBUG's summary
     uint64_t through_last_ = 0;
     std::chrono::steady_clock::time_point through_deadline_{};

@@ -4,8 +4,15 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ptrace.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/ucontext.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <cerrno>
 #include <csignal>
@@ -28,7 +35,80 @@ StopWaiter::StopWaiter()
         throw std::system_error(errno, std::generic_category(), "signalfd");
 }
 
-StopWaiter::~StopWaiter() = default;
+StopWaiter::~StopWaiter()
+{
+    if (quiet_timer_)
+        timer_delete(*quiet_timer_);
+}
+
+namespace {
+
+// The quiet wait's timer signal. Every syscall it interrupts is restarted
+// (SA_RESTART), but for the listener's receive, which then returns EINTR:
+// the kernel backs a syscall to be restarted up to its syscall instruction
+// before the handler runs, its number in rax again, and the handler steps
+// over it with -EINTR as its result. (Landing just before the receive
+// starts does the same: the wait loop looks for stops, then receives.)
+int quiet_timer_signal()
+{
+    return SIGRTMIN + 5;
+}
+
+volatile sig_atomic_t quiet_listener = -1; // the listener whose receive the timer ends
+
+void on_quiet_timer(int, siginfo_t*, void* context)
+{
+    greg_t* r = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+    const auto* insn = reinterpret_cast<const unsigned char*>(r[REG_RIP]);
+    if (quiet_listener >= 0 && r[REG_RAX] == SYS_ioctl && r[REG_RDI] == quiet_listener &&
+        static_cast<unsigned long>(r[REG_RSI]) == SECCOMP_IOCTL_NOTIF_RECV && insn[0] == 0x0f && insn[1] == 0x05) {
+        r[REG_RIP] += 2;
+        r[REG_RAX] = -EINTR;
+    }
+}
+
+} // namespace
+
+void StopWaiter::arm_quiet_timer()
+{
+    // Often enough that a stop in a quiet run is seen at once to a person;
+    // rarely enough to cost nothing (two syscalls per tick).
+    constexpr long kEveryNs = 20 * 1000 * 1000;
+    if (quiet_timer_armed_)
+        return;
+    if (!quiet_timer_) {
+        struct sigaction sa = {};
+        sa.sa_sigaction = on_quiet_timer;
+        sa.sa_flags = SA_RESTART | SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigset_t mine;
+        sigemptyset(&mine);
+        sigaddset(&mine, quiet_timer_signal());
+        struct sigevent ev = {};
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = quiet_timer_signal();
+        ev._sigev_un._tid = static_cast<pid_t>(::gettid()); // (sigev_notify_thread_id: newer headers)
+        timer_t timer;
+        if (sigaction(quiet_timer_signal(), &sa, nullptr) != 0 || pthread_sigmask(SIG_UNBLOCK, &mine, nullptr) != 0 ||
+            timer_create(CLOCK_MONOTONIC, &ev, &timer) != 0)
+            throw std::system_error(errno, std::generic_category(), "the timer of quiet waits");
+        quiet_timer_ = timer;
+    }
+    quiet_listener = notifier_->fd();
+    struct itimerspec every = {{0, kEveryNs}, {0, kEveryNs}};
+    if (timer_settime(*quiet_timer_, 0, &every, nullptr) != 0)
+        throw std::system_error(errno, std::generic_category(), "timer_settime");
+    quiet_timer_armed_ = true;
+}
+
+void StopWaiter::quiet_waits_over()
+{
+    if (!quiet_timer_armed_)
+        return;
+    struct itimerspec off = {};
+    timer_settime(*quiet_timer_, 0, &off, nullptr);
+    quiet_timer_armed_ = false;
+}
 
 void StopWaiter::serve_notifications(SyscallNotifier* notifier)
 {
@@ -137,9 +217,9 @@ std::optional<StopInfo> StopWaiter::wait_until(pid_t tid, std::chrono::steady_cl
     }
 }
 
-void StopWaiter::take_notification()
+void StopWaiter::take_notification(bool interruptible)
 {
-    auto call = notifier_->receive();
+    auto call = notifier_->receive(interruptible);
     if (!call)
         return;
     if (call->tid == notifier_->claimed() && call->tid != 0) {
@@ -154,8 +234,10 @@ void StopWaiter::take_notification()
     }
 }
 
-StopWaiter::Arrival StopWaiter::wait_call_or_stop(pid_t tid, std::chrono::steady_clock::time_point deadline)
+StopWaiter::Arrival StopWaiter::wait_call_or_stop(pid_t tid, std::chrono::steady_clock::time_point deadline, bool quiet)
 {
+    if (!quiet)
+        quiet_waits_over();
     // The thread's stops since it was resumed raise SIGCHLD after the last
     // drain: the descriptor says when one may have come.
     for (;;) {
@@ -166,6 +248,18 @@ StopWaiter::Arrival StopWaiter::wait_call_or_stop(pid_t tid, std::chrono::steady
         }
         if (auto s = take_collected(tid))
             return Arrival{s, std::nullopt};
+        if (quiet) {
+            arm_quiet_timer();
+            if (take_notification(true), held_ && held_->tid == tid)
+                continue;
+            // The timer (or another call, or one withdrawn): any stop since?
+            drain_sigchld();
+            while (reap_one()) {
+            }
+            if (coarse_now() >= deadline)
+                return {};
+            continue;
+        }
         // The deadline (seconds away) is looked at only when nothing came
         // for a while: a clock read per call would be a syscall more.
         struct epoll_event ready[2];

@@ -94,13 +94,15 @@ std::vector<struct sock_filter> SyscallNotifier::filter_program(uint32_t cookie)
     return p;
 }
 
-std::optional<SyscallNotification> SyscallNotifier::receive()
+std::optional<SyscallNotification> SyscallNotifier::receive(bool interruptible)
 {
     struct seccomp_notif n;
     for (;;) {
         std::memset(&n, 0, sizeof n); // the kernel refuses a buffer that is not zeroed
         if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, &n) == 0)
             break;
+        if (errno == EINTR && interruptible)
+            return std::nullopt;
         if (errno == EINTR)
             continue;
         if (errno == ENOENT)

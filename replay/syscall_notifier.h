@@ -51,8 +51,9 @@ public:
     uint32_t cookie() const { return cookie_; }
 
     // The next notification (blocks until one comes); nullopt if the
-    // thread that made it is gone or was interrupted meanwhile.
-    std::optional<SyscallNotification> receive();
+    // thread that made it is gone or was interrupted meanwhile, or, with
+    // `interruptible`, if a signal handler ran in this thread first.
+    std::optional<SyscallNotification> receive(bool interruptible = false);
     // The call ends with `result` (a value, or -errno), not run.
     // False if the thread no longer waits for it (a signal interrupted it).
     bool answer(uint64_t id, int64_t result);

@@ -174,7 +174,8 @@ StopWaiter::Arrival Replayer::wait_call_or_stop(Task& t)
         bool interrupting = interrupt_deadline_ && interrupt_tid_ == t.tid() && !interrupt_sent_;
         // Nothing is to stop the thread but its next call: no debugger trap,
         // no interrupt due, none on its way.
-        bool quiet = through_untrapped_ && !interrupt_deadline_ && !interrupt_delay_ && !t.stop_pending;
+        bool quiet =
+            stepping_through_ && through_untrapped_ && !interrupt_deadline_ && !interrupt_delay_ && !t.stop_pending;
         auto arrival = waiter_.wait_call_or_stop(
             t.tid(), interrupting ? std::min(watchdog, *interrupt_deadline_) : watchdog, quiet);
         if (arrival.stop || arrival.call || !interrupting || coarse_now() >= watchdog)

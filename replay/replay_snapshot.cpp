@@ -162,7 +162,7 @@ void Replayer::use_huge_pages(Task& t)
     std::set<uint64_t>& done = collapsed_[t.vm()->id];
     for (const auto& m : read_mappings(t.tid())) {
         bool anonymous = m.path.empty() || m.path == "[heap]";
-        if (!anonymous || m.perms.size() < 4 || m.perms[0] != 'r' || m.perms[1] != 'w' || m.perms[3] != 'p')
+        if (!anonymous || !private_writable(m))
             continue;
         uint64_t start = (m.start + kHuge - 1) & ~(kHuge - 1), end = m.end & ~(kHuge - 1);
         if (end <= start || end - start < 4 * kHuge)

@@ -23,7 +23,7 @@ std::vector<std::pair<uint64_t, uint64_t>> shared_page_runs(pid_t pid, size_t mo
     std::vector<uint64_t> entries(kBatch);
     for (const auto& m : read_mappings(pid)) {
         // Shared mappings are written in place: nothing to copy.
-        if (m.perms.size() < 4 || m.perms[0] != 'r' || m.perms[1] != 'w' || m.perms[3] != 'p')
+        if (!private_writable(m))
             continue;
         for (uint64_t at = m.start; at < m.end;) {
             uint64_t pages = std::min<uint64_t>(kBatch, (m.end - at) / kPage);

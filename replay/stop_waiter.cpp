@@ -1,14 +1,14 @@
 #include "stop_waiter.h"
 
-#include <poll.h>
-#include <sched.h>
-#include <sys/epoll.h>
-#include <sys/ptrace.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
-#include <sys/ioctl.h>
-#include <sys/signalfd.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <sys/wait.h>

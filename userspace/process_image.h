@@ -34,6 +34,12 @@ bool hide_vdso(const TraceeMemory& mem, InitialStack& stack);
 
 // /proc/PID/maps, parsed.
 std::vector<Mapping> read_mappings(pid_t pid);
+// Readable, writable and private ("rw?p"): written, its pages are the
+// process's own copies (not the file's, not shared with another process).
+inline bool private_writable(const Mapping& m)
+{
+    return m.perms.size() >= 4 && m.perms[0] == 'r' && m.perms[1] == 'w' && m.perms[3] == 'p';
+}
 // In the kernel's page for uprobes (the uretprobe trampoline, the slots
 // where probed instructions are stepped out of line), which replay has not.
 bool in_uprobes_page(const std::vector<Mapping>& mappings, uint64_t rip);

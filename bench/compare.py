@@ -197,8 +197,14 @@ each (architecture.md, "Runs of syscalls served by seccomp
 notification"); the row with REWIND_NOTIFY_SYSCALLS=0 shows the ptrace
 path alone. The kernel wakes the thread waiting for an answer on the
 CPU that answers (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP), so served runs
-cost about the same pinned or not (0.66 and 0.67 s here, against 16.6 s
-unpinned with a ptrace stop per call on 2026-11-26)."""
+cost about the same pinned or not (the first and the last (b) row; 16.6 s
+unpinned with a ptrace stop per call on 2026-11-26). Without a debugger
+nothing but its next call can stop a thread in a run, and the tracer
+waits in the listener's receive itself rather than in `epoll_wait`
+(architecture.md): `replay --autopilot` of `bench_watch_syscall_loop 8`
+(640,000 write and read events), side by side with the build before,
+medians of 3, 5.49 → 5.07 s (epoll_wait instead of a `ppoll` per call
+before that: 5.78 → 5.54 s)."""
 
 
 def record_replay_medians(ctx, argv, trace):

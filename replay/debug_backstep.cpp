@@ -72,6 +72,10 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
     } catch (const BackstepDone& d) {
         found = d.found;
         after_slot_write_ = d.after_slot_write;
+    } catch (...) {
+        backstep_.reset();
+        mode_ = Mode::Forward;
+        throw;
     }
     backstep_.reset();
     mode_ = Mode::Forward;
@@ -173,6 +177,9 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
     }
     if (tag < kTagCandidate || tag >= kTagCandidate + b.candidates.size())
         return Then::Resume;
+    if (backstep_most_traps_ && ++b.stops > backstep_most_traps_)
+        throw NoSuchPosition("counting stopped: the instructions that may come just before ran more than " +
+                             std::to_string(backstep_most_traps_) + " times");
     size_t i = tag - kTagCandidate;
     uint64_t c = b.candidates[i];
     // The execution the thread rests on at the base is the base itself.

@@ -12,6 +12,12 @@
 #include "steady_now.h"
 
 namespace rw::replay {
+namespace {
+
+// Writes a probe counts at most (see start_probe).
+constexpr uint64_t kWriteCountMost = 1 << 13;
+
+} // namespace
 
 std::optional<uint64_t> DebugSession::final_exit_event()
 {
@@ -75,6 +81,7 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         probe_ = std::make_unique<Probe>();
         probe_->kind = r.kind;
         probe_->addrs = r.addrs;
+        probe_->writes = r.writes;
         if (from.path.size() == n + 1)
             probe_->from_segment = from.path[n];
         probe_->from = from;
@@ -151,6 +158,7 @@ void DebugSession::start_probe()
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     // A run timed from a restored snapshot would also time the copies of
     // the pages it writes first (none of them were copies when recorded).
+    // (Write counters do not trap: such a run is timed as well.)
     if (probe_->kind == ResumeRequest::Kind::Count && probe_->addrs.empty())
         copy_shared_pages(*t);
     probe_->started = true;
@@ -166,6 +174,11 @@ void DebugSession::start_probe()
             // Resting on it: the counter sees that execution, which the position counted already.
             probe_->resting.push_back(a == resting ? 1 : 0);
         }
+        // Each write counted is a debug exception the kernel handles (about
+        // 10 us in our VMs): a place written in a hot loop is not worth it.
+        for (auto [addr, len] : probe_->writes)
+            probe_->write_counters.emplace_back(t->tid(), perfclock::BreakpointKind::Write, addr, len,
+                                                kWriteCountMost + 1, kTagWriteCap);
     } else {
         engine_.set_single_stepping(*t, true);
     }
@@ -189,6 +202,11 @@ DebugHook::Then DebugSession::probe_trap(bool step, bool from_reached)
     return Then::Step;
 }
 
+std::string DebugSession::fmt_write_cap()
+{
+    return "counting stopped: more than " + std::to_string(kWriteCountMost) + " writes to a watched range";
+}
+
 void DebugSession::finish_probe()
 {
     Probe& p = *probe_;
@@ -200,6 +218,10 @@ void DebugSession::finish_probe()
         for (size_t i = 0; i < p.counters.size(); i++)
             counts.push_back(p.counters[i].count() - p.resting[i]);
         j["counts"] = counts;
+        nlohmann::json writes = nlohmann::json::array();
+        for (const auto& c : p.write_counters)
+            writes.push_back(c.count());
+        j["writes"] = writes;
     } else {
         j["steps"] = p.steps;
     }

@@ -76,7 +76,7 @@ struct ResumeRequest {
         GotoCheckpoint, // `value`: checkpoint id (0: the beginning)
         GotoPosition,   // `from`
         GotoEnd,        // just before the program's last exit
-        Count,          // from `from` to `to`, counting executions of `addrs` (the result: probe_result())
+        Count,          // from `from` to `to`, counting executions of `addrs` and `writes` (the result: probe_result())
         Steps,          // single steps from `from` to `to` (the result: probe_result())
         Sample,         // from `from`, `value` anchors `span_ns` apart in running time (the result: probe_result())
         Label,          // `to` (anchored) as `from` and a breakpoint count (the result: probe_result())
@@ -93,6 +93,7 @@ struct ResumeRequest {
     std::optional<Position> from, to;
     std::optional<Segment> arrival;
     std::vector<uint64_t> addrs;
+    std::vector<std::pair<uint64_t, uint32_t>> writes; // Count: the thread's writes to [addr, addr+len)
     uint64_t span_ns = 0;
     class DebugFrontend* frontend = nullptr;
 };
@@ -237,6 +238,7 @@ private:
         bool resting_seen = false;
         bool verifying = false;
         Position chosen;
+        uint64_t stops = 0; // at candidates so far
     };
     struct BackstepDone {
         std::optional<Position> found;
@@ -272,6 +274,7 @@ private:
     static constexpr uint64_t kLabelMost = 2000;
     static constexpr uint64_t kLabelMostByDebugRegister = 8192;
     static std::string fmt_count_cap(uint64_t addr, uint64_t most = kSoftCountMost);
+    static std::string fmt_write_cap();
     // Where int3s count, the replay needs its own int3 on the instruction
     // where the recording switched threads next: a counter there is refused
     // (NoSuchPosition, "counting stopped: …") rather than fought over.
@@ -431,6 +434,9 @@ private:
     // What to do on arrival of a Seek: report, or start a search.
     std::optional<Segment> search_arrival_;
     std::unique_ptr<Backstep> backstep_; // set while a backstep replays towards its base
+    // A tool's reverse step gives up past this many candidate executions
+    // (each a stop) rather than take as long as it takes (0: no limit).
+    uint64_t backstep_most_traps_ = 0;
     // What to do when a seek arrives (nothing set: report to the frontend).
     std::function<AfterArrival()> arrival_hook_;
     std::string probe_result_;
@@ -448,6 +454,8 @@ private:
         std::optional<perfclock::TaskClock> clock; // the thread's running time from the start
         std::vector<ExecutionCounter> counters;
         std::vector<uint64_t> resting;
+        std::vector<std::pair<uint64_t, uint32_t>> writes;
+        std::vector<perfclock::BreakpointCounter> write_counters; // silent: no trap at a write
         uint64_t steps = 0;
         bool stepping() const { return steps_to_from > 0 || (started && kind == ResumeRequest::Kind::Steps); }
     };

@@ -86,7 +86,8 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
     bool software =
         info.si_code == SI_KERNEL && breakpoints_.has_software(rip - 1) && breakpoints_.applied_to(task.group().tgid);
     bool probe_from =
-        (probe_ && info.si_code == kTrapPerf && (perf_data(info) == kTagProbe || perf_data(info) == kTagCountCap)) ||
+        (probe_ && info.si_code == kTrapPerf &&
+         (perf_data(info) == kTagProbe || perf_data(info) == kTagCountCap || perf_data(info) == kTagWriteCap)) ||
         (labelling_ && info.si_code == kTrapPerf && perf_data(info) == kTagLabel);
     if (!step && !target && !hw && !software && !probe_from) {
         if (info.si_code == kTrapPerf)
@@ -152,6 +153,8 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
             return label_trap(task);
         if (probe_ && info.si_code == kTrapPerf && perf_data(info) == kTagCountCap)
             throw NoSuchPosition(fmt_count_cap(rip));
+        if (probe_ && info.si_code == kTrapPerf && perf_data(info) == kTagWriteCap)
+            throw NoSuchPosition(fmt_write_cap());
         bool from_reached = info.si_code == kTrapPerf && perf_data(info) == kTagProbe;
         Then probe_then = Then::Resume;
         if (probe_ && (from_reached || (step && !target)))

@@ -40,6 +40,11 @@ void DebugSession::begin_travel(const ResumeRequest& r)
     case ResumeRequest::Kind::ReverseStep: {
         Tid tid = r.thread > 0 && engine_.find_task(r.thread) ? r.thread : current_tid_;
         Position from = position_; // (finding the previous instruction may travel)
+        backstep_most_traps_ = r.value;
+        struct Unbounded {
+            uint64_t& most;
+            ~Unbounded() { most = 0; }
+        } unbounded{backstep_most_traps_};
         auto prev = previous_instruction_of(tid, position_, arrival_here());
         if (prev) {
             report.kind = StopReport::Kind::Step;
@@ -558,6 +563,8 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
                     return found;
             }
         }
+        if (backstep_most_traps_)
+            throw NoSuchPosition("counting stopped: the instruction before is not among those a replay could trap");
         uint64_t steps = search_steps(base, arrival);
         if (steps <= 1)
             return base;

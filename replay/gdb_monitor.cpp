@@ -4,6 +4,7 @@
 #include "json_bytes.h"
 
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -240,11 +241,32 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         if (!r.from || !r.to)
             return fail(verb + " needs two positions of this recording");
         for (size_t i = 2; i < args.size(); i++) {
+            // ADDR (hex): executions of it; wADDR.LEN: writes to LEN bytes there.
+            bool write = args[i][0] == 'w';
             try {
-                r.addrs.push_back(std::stoull(args[i], nullptr, 16));
+                size_t dot = 0;
+                uint64_t addr = std::stoull(args[i].substr(write ? 1 : 0), &dot, 16);
+                if (!write) {
+                    r.addrs.push_back(addr);
+                    continue;
+                }
+                if (args[i].size() < 3 + dot || args[i][1 + dot] != '.')
+                    throw std::invalid_argument("no length");
+                uint32_t len = static_cast<uint32_t>(std::stoul(args[i].substr(2 + dot)));
+                if ((len != 1 && len != 2 && len != 4 && len != 8) || addr % len != 0)
+                    return fail("a watched range is 1, 2, 4 or 8 bytes at an address they divide: " + args[i]);
+                r.writes.emplace_back(addr, len);
             } catch (const std::exception&) {
-                return fail("not an address: " + args[i]);
+                return fail(write ? "not a range (wADDR.LEN): " + args[i] : "not an address: " + args[i]);
             }
+        }
+    } else if (verb == "rw-back" && args.size() <= 1) {
+        // The current thread's previous instruction; giving up past MOST stops.
+        r.kind = ResumeRequest::Kind::ReverseStep;
+        try {
+            r.value = args.empty() ? 0 : std::stoull(args[0]);
+        } catch (const std::exception&) {
+            return fail("rw-back takes at most a number of stops");
         }
     } else if (verb == "rw-sample" && args.size() == 3) {
         r.kind = ResumeRequest::Kind::Sample;

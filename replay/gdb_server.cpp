@@ -414,6 +414,21 @@ std::optional<ResumeRequest> GdbServer::on_monitor(const std::string& p)
         pending_monitor_machine_ = false;
         return r;
     }
+    if (command == "rw-capture-watch start" || command == "rw-capture-watch end") {
+        // Which memory gdb watches for an expression (see BreakpointCapture).
+        nlohmann::json j;
+        if (command.ends_with("start")) {
+            capture_.start();
+            j["capturing"] = true;
+        } else {
+            j["ranges"] = nlohmann::json::array();
+            for (const auto& p : capture_.finish())
+                j["ranges"].push_back({{"addr", p.addr}, {"len", p.len}, {"access", p.type == 2 ? 1 : 2}});
+        }
+        reply("O" + to_hex(j.dump() + "\n"));
+        reply("OK");
+        return std::nullopt;
+    }
     MonitorResult m = run_monitor_command(session_, command);
     if (m.travel) {
         pending_monitor_travel_ = m.travel;
@@ -472,14 +487,16 @@ void GdbServer::on_breakpoint(const std::string& p, bool insert)
     uint64_t addr = parse_hex(f[1]);
     uint32_t len = static_cast<uint32_t>(parse_hex(f[2]));
     BreakpointSet& bps = session_.breakpoints();
+    if (type == 3)
+        return reply(""); // x86 has no read-only watchpoints
+    if (type != 0 && !perfclock::breakpoints_work())
+        return reply(""); // no working debug registers: gdb uses its software watchpoints
+    if (capture_.take({type, addr, len}, insert))
+        return reply("OK");
     if (type == 0) {
         insert ? bps.add_software(addr) : bps.remove_software(addr);
         return reply("OK");
     }
-    if (type == 3)
-        return reply(""); // x86 has no read-only watchpoints
-    if (!perfclock::breakpoints_work())
-        return reply(""); // no working debug registers: gdb uses its software watchpoints
     HardwareBreakpoint hw{type == 1   ? perfclock::BreakpointKind::Execute
                           : type == 2 ? perfclock::BreakpointKind::Write
                                       : perfclock::BreakpointKind::ReadWrite,

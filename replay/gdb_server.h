@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "breakpoint_capture.h"
 #include "debug_session.h"
 #include "gdb_connection.h"
 #include "gdb_host_files.h"
@@ -64,6 +65,7 @@ private:
     bool pending_monitor_machine_ = false;
     std::unique_ptr<ReverseWatch> reverse_watch_; // rewind watch, driving the replay for `monitor reverse-watch`
     bool told_no_reverse_ = false;
+    BreakpointCapture capture_; // `monitor rw-capture-watch`
 };
 
 } // namespace rw::replay

@@ -84,6 +84,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // stretch: gallop over them from the last good anchor.
         std::vector<Frame> at = frames_at(*bad_anchor);
         bad_anchor.reset();
+        // The writes to what EXPR reads may be few from there.
+        if ((found_at_write_ = search_writes({goods.back(), relative_bad(goods.back())})))
+            return *found_at_write_;
         if (at.empty())
             return {goods.back(), relative_bad(goods.back())};
         // (The executions the naming went through all come before the bad
@@ -233,6 +236,8 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             left = name_bad();
         else
             left = {good, good == in.good ? in.bad : relative_bad(good)};
+        if (found_at_write_)
+            return left;
         if (left.good == previous.good && left.bad == previous.bad)
             break; // no progress
         previous = left;

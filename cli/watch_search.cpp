@@ -103,6 +103,29 @@ void WatchSearch::load_program(const std::string& program)
     program_ = program;
 }
 
+MiResult WatchSearch::in_scope(const std::string& mi_command)
+{
+    MiResult r = gdb_.command(mi_command);
+    if (r.ok())
+        return r;
+    // Names resolve in the scope of the selected frame; inside a library
+    // the program's globals may be hidden. Try from the program's main.
+    MiResult frames = gdb_.command("-stack-list-frames 0 256");
+    const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
+    for (size_t i = 0; stack && i < stack->items.size(); i++) {
+        const MiValue& f = stack->items[i].second;
+        if (f.str("func") != "main" || i == 0)
+            continue;
+        gdb_.command("-stack-select-frame " + f.str("level"));
+        MiResult again = gdb_.command(mi_command);
+        gdb_.command("-stack-select-frame 0");
+        if (again.ok())
+            r = again;
+        break;
+    }
+    return r;
+}
+
 WatchSearch::Value WatchSearch::probe(const std::string& position)
 {
     go(position);
@@ -110,24 +133,7 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         return it->second; // the replay is deterministic: same place, same value
     probes_++;
     status("at " + position);
-    MiResult r = gdb_.command("-data-evaluate-expression " + mi_quote(options_.expr));
-    if (!r.ok()) {
-        // Names resolve in the scope of the selected frame; inside a library
-        // the program's globals may be hidden. Try from the program's main.
-        MiResult frames = gdb_.command("-stack-list-frames 0 256");
-        const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
-        for (size_t i = 0; stack && i < stack->items.size(); i++) {
-            const MiValue& f = stack->items[i].second;
-            if (f.str("func") != "main" || i == 0)
-                continue;
-            gdb_.command("-stack-select-frame " + f.str("level"));
-            MiResult again = gdb_.command("-data-evaluate-expression " + mi_quote(options_.expr));
-            gdb_.command("-stack-select-frame 0");
-            if (again.ok())
-                r = again;
-            break;
-        }
-    }
+    MiResult r = in_scope("-data-evaluate-expression " + mi_quote(options_.expr));
     Value v;
     v.ok = r.ok();
     if (r.ok()) {
@@ -228,8 +234,9 @@ WatchReport WatchSearch::run()
     }
     bad_ = end.text;
     report.value_after = bad_;
-
     soft_counting_ = status_json.value("counting", "") == "int3";
+    end_piece_ = watched_piece(bad_position);
+
     uint64_t begin = event_of(status_json["begin"].get<std::string>());
     uint64_t bad_event = event_of(bad_position);
 
@@ -312,7 +319,7 @@ WatchReport WatchSearch::run()
         if (at_event)
             running_time(in.good, *at_event); // the first thing the search of that stretch needs; and it goes there
         if (at_event && is_bad(probe(*at_event))) {
-            in = search_code(search_anchors({in.good, *at_event}));
+            in = search_stretch({in.good, *at_event});
             report.what = "instruction";
         } else {
             // The event itself: what the kernel did (a syscall's results, a
@@ -324,7 +331,7 @@ WatchReport WatchSearch::run()
                                              : kind + " event " + ev["index"].dump() + " of thread " + ev["tid"].dump();
         }
     } else {
-        in = search_code(search_anchors(in));
+        in = search_stretch(in);
         report.what = "instruction";
     }
     report.outcome = WatchReport::Outcome::Found;

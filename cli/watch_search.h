@@ -5,7 +5,9 @@
 //
 // The search narrows an interval [good, bad] level by level: event
 // boundaries first (the events are landmarks a replay reaches cheaply);
-// inside the stretch between two events, snapshots taken at interrupts of a
+// inside the stretch between two events, the writes to the memory EXPR
+// reads where gdb watches it with a debug register (watch_writes.cpp);
+// else, or where those are too many, snapshots taken at interrupts of a
 // native run (one per run), each moved on to where the outermost call live
 // across the interval next gets control back, so that EXPR is never judged
 // in the middle of an update; then executions of the addresses calls return
@@ -90,6 +92,9 @@ private:
     };
 
     Value probe(const std::string& position);
+    // An MI command about EXPR, run again from main's frame if it fails
+    // from the selected one.
+    MiResult in_scope(const std::string& mi_command);
     bool is_bad(const Value& v) const { return v.ok ? v.text == bad_ : v.after_change; }
     std::string go(const std::string& position);                         // returns the position reached
     const std::string& arrived(const std::string& position);             // the replay has moved there
@@ -113,6 +118,23 @@ private:
     // Boundaries at an eighth, a quarter and half of the recorded time
     // before `end`, the nearest first.
     std::vector<uint64_t> looking_back(uint64_t begin, uint64_t end);
+    // The stretch from `in.good` to its bad end: writes, else time, then code.
+    Interval search_stretch(const Interval& in);
+    struct Piece {
+        uint64_t addr = 0;
+        uint32_t len = 0;
+    };
+    // The memory gdb would watch for EXPR at `position`, where one debug
+    // register covers it.
+    std::optional<Piece> watched_piece(const std::string& position);
+    // At the interval's good end, else at --at.
+    std::optional<Piece> piece_for(const Interval& in);
+    // The thread's writes to it in the interval (nullopt: too many to
+    // count); the run also times the interval where they are few.
+    std::optional<uint64_t> count_writes(const Interval& in, const Piece& piece);
+    // The change at a write to that memory, to the instruction; nullopt
+    // where it is not at one.
+    std::optional<Interval> search_writes(const Interval& in);
     Interval search_code(Interval in);
     Interval search_anchors(Interval in);
     std::string settle(const std::string& anchor, const std::vector<Frame>& live); // live: outermost first
@@ -161,10 +183,14 @@ private:
     std::string here_;                                        // where the replay is, when known
     std::string program_;                                     // the program gdb holds the symbols of
     std::vector<uint64_t> marks_;                             // events the first pass stopped at
-    std::map<std::pair<std::string, std::string>, double> running_times_; // measured runs (from, to)
-    std::vector<double> lateness_; // seconds each sampling alarm landed after its aim
-    double lateness() const;       // what to expect of the next
-    bool soft_counting_ = false;   // the server counts executions with int3s (no debug registers)
+    std::map<std::pair<std::string, std::string>, double> running_times_;                 // measured runs (from, to)
+    std::map<std::pair<std::string, std::string>, std::optional<uint64_t>> write_counts_; // (from, to)
+    std::vector<double> lateness_;           // seconds each sampling alarm landed after its aim
+    double lateness() const;                 // what to expect of the next
+    bool soft_counting_ = false;             // the server counts executions with int3s (no debug registers)
+    bool watchable_ = true;                  // gdb watches EXPR with debug registers (no calls, no registers)
+    std::optional<Interval> found_at_write_; // the change, found at a write while naming anchors
+    std::optional<Piece> end_piece_;         // what gdb watches for EXPR at --at
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };
 

@@ -213,11 +213,58 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
     return "int3 counting stopped at 20,000 executions"
 
 
+def scenario_writes(rw, programs, graph, work):
+    # EXPR reads one global: gdb watches it with a debug register, the
+    # search bisects over the writes to it and steps back from the one that
+    # made the change (its positions name that write).
+    trace, rec = record(rw, work, "writes", [os.path.join(programs, "counted_writes")])
+    check(b"hits 1000, mode 7" in rec.stdout, f"unexpected output\n{rec.describe()}")
+    r, j = watch(rw, trace, "hits >= 700")
+    check(r.status == 0 and j["outcome"] == "found" and "HIT" in j["source"], f"not the HIT line\n{r.describe()}")
+    check(re.search(r"[:/]w[0-9a-f]+\.8\.1x700$", j["after"]["position"]) is not None,
+          f"not found at the 700th write to hits: {j['after']}")
+    check(j["before"]["value"] == "0" and j["after"]["value"] == "1", f"values: {j['before']} {j['after']}")
+    # The tools: writes counted between the two getppid calls; the step back
+    # from a write of the fill loop traps its store at each round, and gives
+    # up past a bound (the replay stays where it was).
+    dump = Run([rw, "dump", trace]).stdout.decode()
+    event = int(re.findall(r"^#(\d+)\s.*getppid", dump, re.M)[0]) + 1
+    script = f"""python
+import json
+def tool(command):
+    out = gdb.execute("monitor " + command, to_string=True)
+    return json.loads([line for line in out.splitlines() if line.startswith("{{")][-1])
+hits, mode, cell = (int(gdb.parse_and_eval(f"(long)&{{v}}")) for v in ("hits", "mode", "table[4999]"))
+to = f"{event}:w{{cell:x}}.8.1x1"
+print("WRITES", tool(f"rw-count {event} {{to}} w{{hits:x}}.8 w{{mode:x}}.8")["writes"])
+tool("rw-goto " + to)
+print("CAPPED", tool("rw-back 100").get("error"))
+print("STAYED", tool("rw-status")["position"] == to)
+print("BACK", tool("rw-back")["position"])
+gdb.execute("maintenance flush register-cache")
+print("LINE", gdb.find_pc_line(int(gdb.parse_and_eval("$pc"))).line)
+print("BAD", tool("rw-count {event} " + to + " w1.8").get("error"))
+end"""
+    r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote | {rw} serve --stdio -q {trace}", "-ex", script],
+            timeout=300)
+    out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+    check("WRITES [1000, 1]" in out, f"expected 1000 writes to hits and 1 to mode\n{out}")
+    check(re.search(r"CAPPED counting stopped: .* more than 100 times", out) is not None, f"rw-back 100\n{out}")
+    check("STAYED True" in out, f"a step back given up moved the replay\n{out}")
+    check(re.search(rf"BACK {event}:b[0-9a-f]+x5000\n", out) is not None, f"not the store's 5000th run\n{out}")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs", "counted_writes.c")
+    with open(source) as f:
+        fill = next(n for n, text in enumerate(f, 1) if "/* FILL */" in text)
+    check(f"LINE {fill}\n" in out, f"the step back is not on the FILL line ({fill})\n{out}")
+    check("BAD a watched range is 1, 2, 4 or 8 bytes" in out, f"a misaligned range was accepted\n{out}")
+    return "found at the 700th write"
+
+
 # gdb's reverse-stepi steps back by counting several instructions at once.
-NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb}
+NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes}
 SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
              scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes, scenario_connect,
-             scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb]
+             scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb, scenario_writes]
 
 
 def main():

@@ -1,0 +1,178 @@
+// rewind watch's write level: where EXPR reads one small piece of memory (a
+// flag, a counter, a field, a pointer), a debug register counts the writes
+// to it in a stretch (the kernel counts each; the tracer sees none), and
+// the search bisects over those writes instead of over time and
+// executions. The change is then at a write: the instruction before it is
+// the last good state.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "watch_positions.h"
+#include "watch_search.h"
+
+namespace rw::cli {
+using namespace watch_text;
+namespace {
+
+// Stops the server may make finding the instruction before a write (about
+// 30 to 60 us each in our VMs): past them, a narrower stretch is cheaper.
+constexpr int kMostBackTraps = 4096;
+// Stretches of more running time are narrowed by time before their writes.
+constexpr double kWritesFirstMost = 50e-3;
+
+} // namespace
+
+std::optional<WatchSearch::Piece> WatchSearch::watched_piece(const std::string& position)
+{
+    if (!watchable_ || soft_counting_)
+        return std::nullopt;
+    go(position);
+    std::string here = here_;
+    // gdb works out what to watch (the value chain: each lvalue EXPR reads);
+    // with breakpoints always inserted it sends those locations at once,
+    // and the server holds them back from the replay.
+    // (Without calling EXPR's functions: gdb would watch such an
+    // expression in software, and a call may cost as much as a probe.)
+    tool("rw-capture-watch start");
+    gdb_.console("set breakpoint always-inserted on");
+    gdb_.console("set may-call-functions off");
+    MiResult w = in_scope("-break-watch " + mi_quote(options_.expr));
+    gdb_.console("set may-call-functions on");
+    auto captured = nlohmann::json::parse(tool("rw-capture-watch end"))["ranges"];
+    // (MI says `wpt` for either kind: a software watchpoint inserts nothing.)
+    if (const MiValue* wpt = w.ok() ? w.values.get("wpt") : nullptr)
+        gdb_.command("-break-delete " + wpt->str("number"));
+    gdb_.console("set breakpoint always-inserted off");
+    here_ = here; // (the capture did not move the replay)
+    if (captured.empty()) {
+        // A software watchpoint: EXPR calls functions or reads registers,
+        // at every position. (Another error may be this position's alone.)
+        watchable_ = !w.ok() && w.error().find("may-call-functions") == std::string::npos;
+        return std::nullopt;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& r : captured) {
+        if (r["access"].get<int>() != 1)
+            continue;
+        lo = std::min(lo, r["addr"].get<uint64_t>());
+        hi = std::max(hi, r["addr"].get<uint64_t>() + r["len"].get<uint64_t>());
+    }
+    // One debug register: 1, 2, 4 or 8 bytes at an address they divide
+    // (bytes next to EXPR's in it add writes to bisect over, not errors).
+    for (uint32_t len : {1u, 2u, 4u, 8u}) {
+        uint64_t start = lo & ~static_cast<uint64_t>(len - 1);
+        if (lo < hi && start + len >= hi)
+            return Piece{start, len};
+    }
+    return std::nullopt; // several places (a pointer and what it points to): the other levels
+}
+
+std::optional<WatchSearch::Piece> WatchSearch::piece_for(const Interval& in)
+{
+    // (Where EXPR's names do not resolve at the good end, in the dynamic
+    // loader before main, what gdb watched at --at says it.)
+    auto piece = watched_piece(in.good);
+    return piece || !watchable_ ? piece : end_piece_;
+}
+
+std::optional<uint64_t> WatchSearch::count_writes(const Interval& in, const Piece& piece)
+{
+    if (auto it = write_counts_.find({in.good, in.bad}); it != write_counts_.end())
+        return it->second;
+    status("counting writes in " + in.good + " .. " + in.bad);
+    std::optional<uint64_t> c;
+    try {
+        auto j = nlohmann::json::parse(
+            tool(fmt::format("rw-count {} {} w{}.{}", in.good, in.bad, addr_text(piece.addr), piece.len)));
+        arrived(j["position"].get<std::string>());
+        c = j["writes"][0].get<uint64_t>();
+        // The kernel counts each write in a debug exception (about 10 us
+        // here): with at most one a millisecond, the run is timed as one
+        // without a counter would be.
+        double seconds = j["seconds"].get<double>();
+        if (static_cast<double>(*c) <= seconds * 1000)
+            running_times_[{in.good, in.bad}] = seconds;
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).find("counting stopped") == std::string::npos)
+            throw;
+        // written too often here: a narrower stretch may do
+    }
+    write_counts_[{in.good, in.bad}] = c;
+    return c;
+}
+
+std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& in)
+{
+    auto piece = piece_for(in);
+    if (!piece)
+        return std::nullopt;
+    auto counted = count_writes(in, *piece);
+    if (!counted || *counted == 0)
+        return std::nullopt;
+    uint64_t c = *counted;
+    // P(0) = good, P(k) right after the k-th write, P(c + 1) = bad.
+    auto at = [&](uint64_t k) {
+        return k == 0  ? in.good
+               : k > c ? in.bad
+                       : with_segment(in.good, fmt::format("w{}.{}.1x{}", addr_text(piece->addr), piece->len, k));
+    };
+    auto progress = [&](uint64_t l, uint64_t h) {
+        return fmt::format("writes {}..{} of {} to {:#x}", l, h, c, piece->addr);
+    };
+    // After the last write first: good there, the writes did not make the
+    // change (another thread's, or memory EXPR reads that gdb does not
+    // watch), and the other levels take over at the cost of one probe. And
+    // the last write itself next: a value that stays is most often the one
+    // written last.
+    status(progress(0, c + 1));
+    if (!is_bad(probe(at(c))))
+        return std::nullopt;
+    uint64_t hi = c;
+    if (c >= 2) {
+        status(progress(0, c));
+        if (is_bad(probe(at(c - 1))))
+            hi = bisect(0, c - 1, at, progress).second;
+    }
+    // The hi-th write, or something between it and the write before: the
+    // instruction before the write tells.
+    go(at(hi));
+    std::string before;
+    try {
+        // (Found by trapping the instructions that may have written, from
+        // the write before: where they run too often, a narrower stretch.)
+        before = nlohmann::json::parse(tool(fmt::format("rw-back {}", kMostBackTraps)))["position"].get<std::string>();
+    } catch (const std::runtime_error&) {
+        return std::nullopt;
+    }
+    arrived(before);
+    if (before == at(hi) || is_bad(probe(before)))
+        return std::nullopt;
+    return Interval{before, at(hi)};
+}
+
+WatchSearch::Interval WatchSearch::search_stretch(const Interval& in)
+{
+    // In a long stretch, the instruction that made the change has often
+    // run many times before (stepping back from its write costs a stop at
+    // each), and going to a write costs a replay of the stretch: time
+    // narrows it first there.
+    if (running_time(in.good, in.bad) <= kWritesFirstMost)
+        if (auto found = search_writes(in))
+            return *found;
+    // Written too often, or not where the change is: time narrows the
+    // stretch (the writes in a narrower one may do).
+    Interval narrowed = search_anchors(in);
+    if (found_at_write_)
+        return *found_at_write_;
+    if (narrowed.good != in.good)
+        if (auto found = search_writes(narrowed))
+            return *found;
+    return search_code(narrowed);
+}
+
+} // namespace rw::cli

@@ -1,0 +1,24 @@
+// Known writes between two syscalls, for the write level of rewind watch
+// and the rw-count / rw-back tools: `hits` is written 1,000 times, once per
+// round (HIT), then `mode` once (MODE); `table` is filled by one store
+// instruction run 5,000 times (FILL), so the instruction before a write to
+// its last elements is a hot one.
+#include <stdio.h>
+#include <unistd.h>
+
+static volatile long hits;
+static volatile long mode;
+static volatile long table[5000];
+
+int main(void)
+{
+    (void)getppid();
+    for (int i = 0; i < 1000; i++)
+        hits = hits + 1; /* HIT */
+    mode = 7;            /* MODE */
+    for (int i = 0; i < 5000; i++)
+        table[i] = i; /* FILL */
+    (void)getppid();
+    printf("hits %ld, mode %ld, table[4999] %ld\n", hits, mode, table[4999]);
+    return 0;
+}

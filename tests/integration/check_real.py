@@ -30,10 +30,11 @@ class Case:
     process (by exec name) to debug on its own."""
 
     def __init__(self, name, argv, prepare=None, function="write", hits=1, child=None, child_shows=None,
-                 forked_child=False, watch="$rsi"):
+                 forked_child=False, watch="$rsi", global_int=None):
         self.name, self.argv, self.prepare = name, argv, prepare
         self.function, self.hits = function, hits
         self.child, self.child_shows, self.forked_child, self.watch = child, child_shows, forked_child, watch
+        self.global_int = global_int  # an int the program exports: rewind watch finds its last write
 
 
 # ---- inputs ---------------------------------------------------------------
@@ -139,7 +140,7 @@ CASES = [
          lambda d: write(os.path.join(d, "threads.py"), THREADS_PY), function="pthread_create", hits=2,
          watch=False),
     Case("bash", ["bash", "script.sh"], bash_inputs, child="greet.sh",
-         child_shows=r"hello, world, from \./greet\.sh", forked_child=True),
+         child_shows=r"hello, world, from \./greet\.sh", forked_child=True, global_int="line_number"),
     Case("sqlite3", ["sqlite3", "db.sqlite",
                      "create table t(a integer, b text); insert into t values (1, 'one'), (2, 'two'), (3, 'three');"
                      " update t set b = upper(b) where a > 1; select a, b from t order by a desc;"
@@ -225,6 +226,20 @@ def hits_and_return(rw, case, rec):
     return f"{case.function} x{case.hits} at {found[0]}"
 
 
+def watch_global(rw, case, rec):
+    """rewind watch on a global of a program without debug info: gdb
+    watches it with a debug register, the search bisects over its writes
+    and names the store that wrote its last value."""
+    expr = f"*(int*)&{case.global_int}"
+    r = Run([rw, "watch", rec.trace, expr, "--json"], timeout=600)
+    check(r.status == 0, f"rewind watch {expr}\n{r.describe()}")
+    j = json.loads(r.stdout)
+    check(f"<{case.global_int}>" in j["instruction"], f"not a store to {case.global_int}: {j['instruction']}")
+    check(re.search(r"[:/]w[0-9a-f]+\.4\.1x\d+$", j["after"]["position"]) is not None,
+          f"not found at a write: {j['after']}")
+    return f"{j['instruction']} ({j['before']['value']} -> {j['after']['value']}), {j['probes']} probes"
+
+
 def reverse_execution(rw, case, rec):
     """reverse-stepi, reverse-finish, reverse-next, reverse-step, and a
     watchpoint on the bytes the program is about to write, found backwards."""
@@ -304,6 +319,8 @@ def checks_for(rw, case, work):
            (f"{case.name}: gdb reverse", needs_debug_registers(needs_recording(reverse_execution)))]
     if case.child or case.forked_child:
         out.append((f"{case.name}: gdb on a child", needs_recording(child_process)))
+    if case.global_int:
+        out.append((f"{case.name}: rewind watch {case.global_int}", needs_debug_registers(needs_recording(watch_global))))
     return out
 
 

@@ -235,7 +235,7 @@ WatchReport WatchSearch::run()
     bad_ = end.text;
     report.value_after = bad_;
     soft_counting_ = status_json.value("counting", "") == "int3";
-    end_piece_ = watched_piece(bad_position);
+    end_pieces_ = watched_pieces(bad_position);
 
     uint64_t begin = event_of(status_json["begin"].get<std::string>());
     uint64_t bad_event = event_of(bad_position);

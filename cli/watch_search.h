@@ -124,14 +124,16 @@ private:
         uint64_t addr = 0;
         uint32_t len = 0;
     };
-    // The memory gdb would watch for EXPR at `position`, where one debug
-    // register covers it.
-    std::optional<Piece> watched_piece(const std::string& position);
+    using Pieces = std::vector<Piece>;
+    // The memory gdb would watch for EXPR at `position`, in pieces of a
+    // debug register each (none where gdb watches in software, or it takes
+    // more than two).
+    Pieces watched_pieces(const std::string& position);
     // At the interval's good end, else at --at.
-    std::optional<Piece> piece_for(const Interval& in);
-    // The thread's writes to it in the interval (nullopt: too many to
+    Pieces pieces_for(const Interval& in);
+    // The thread's writes to each in the interval (nullopt: too many to
     // count); the run also times the interval where they are few.
-    std::optional<uint64_t> count_writes(const Interval& in, const Piece& piece);
+    std::optional<std::vector<uint64_t>> count_writes(const Interval& in, const Pieces& pieces);
     // The change at a write to that memory, to the instruction; nullopt
     // where it is not at one.
     std::optional<Interval> search_writes(const Interval& in);
@@ -183,14 +185,14 @@ private:
     std::string here_;                                        // where the replay is, when known
     std::string program_;                                     // the program gdb holds the symbols of
     std::vector<uint64_t> marks_;                             // events the first pass stopped at
-    std::map<std::pair<std::string, std::string>, double> running_times_;                 // measured runs (from, to)
-    std::map<std::pair<std::string, std::string>, std::optional<uint64_t>> write_counts_; // (from, to)
+    std::map<std::pair<std::string, std::string>, double> running_times_; // measured runs (from, to)
+    std::map<std::pair<std::string, std::string>, std::optional<std::vector<uint64_t>>> write_counts_; // (from, to)
     std::vector<double> lateness_;           // seconds each sampling alarm landed after its aim
     double lateness() const;                 // what to expect of the next
     bool soft_counting_ = false;             // the server counts executions with int3s (no debug registers)
     bool watchable_ = true;                  // gdb watches EXPR with debug registers (no calls, no registers)
     std::optional<Interval> found_at_write_; // the change, found at a write while naming anchors
-    std::optional<Piece> end_piece_;         // what gdb watches for EXPR at --at
+    Pieces end_pieces_;                      // what gdb watches for EXPR at --at
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };
 

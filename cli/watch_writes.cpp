@@ -1,9 +1,10 @@
-// rewind watch's write level: where EXPR reads one small piece of memory (a
-// flag, a counter, a field, a pointer), a debug register counts the writes
-// to it in a stretch (the kernel counts each; the tracer sees none), and
-// the search bisects over those writes instead of over time and
-// executions. The change is then at a write: the instruction before it is
-// the last good state.
+// rewind watch's write level: where EXPR reads small pieces of memory (a
+// flag, a counter, a field, a pointer and the field it points to), debug
+// registers count the writes to them in a stretch (the kernel counts each;
+// the tracer sees none), and where one of them is written there, the
+// search bisects over its writes instead of over time and executions. The
+// change is then at a write: the instruction before it is the last good
+// state.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -25,12 +26,22 @@ constexpr int kMostBackTraps = 4096;
 // Stretches of more running time are narrowed by time before their writes.
 constexpr double kWritesFirstMost = 50e-3;
 
+// The length of one debug register's range that covers [lo, hi): 1, 2, 4
+// or 8 bytes at an address it divides; 0 if none does.
+uint32_t covering_length(uint64_t lo, uint64_t hi)
+{
+    for (uint32_t len : {1u, 2u, 4u, 8u})
+        if (lo < hi && (lo & ~static_cast<uint64_t>(len - 1)) + len >= hi)
+            return len;
+    return 0;
+}
+
 } // namespace
 
-std::optional<WatchSearch::Piece> WatchSearch::watched_piece(const std::string& position)
+WatchSearch::Pieces WatchSearch::watched_pieces(const std::string& position)
 {
     if (!watchable_ || soft_counting_)
-        return std::nullopt;
+        return {};
     go(position);
     std::string here = here_;
     // gdb works out what to watch (the value chain: each lvalue EXPR reads);
@@ -53,68 +64,88 @@ std::optional<WatchSearch::Piece> WatchSearch::watched_piece(const std::string& 
         // A software watchpoint: EXPR calls functions or reads registers,
         // at every position. (Another error may be this position's alone.)
         watchable_ = !w.ok() && w.error().find("may-call-functions") == std::string::npos;
-        return std::nullopt;
+        return {};
     }
-    uint64_t lo = UINT64_MAX, hi = 0;
+    // One debug register each: 1, 2, 4 or 8 bytes at an address they divide
+    // (bytes next to EXPR's in one add writes to bisect over, not errors).
+    Pieces pieces;
+    auto add = [&](uint64_t start, uint32_t len) {
+        if (std::none_of(pieces.begin(), pieces.end(), [&](const Piece& p) { return p.addr == start; }))
+            pieces.push_back({start, len});
+    };
     for (const auto& r : captured) {
         if (r["access"].get<int>() != 1)
             continue;
-        lo = std::min(lo, r["addr"].get<uint64_t>());
-        hi = std::max(hi, r["addr"].get<uint64_t>() + r["len"].get<uint64_t>());
+        uint64_t lo = r["addr"].get<uint64_t>(), hi = lo + r["len"].get<uint64_t>();
+        if (uint32_t len = covering_length(lo, hi))
+            add(lo & ~static_cast<uint64_t>(len - 1), len);
+        else
+            for (uint64_t a = lo & ~7ull; a < hi; a += 8)
+                add(a, 8);
     }
-    // One debug register: 1, 2, 4 or 8 bytes at an address they divide
-    // (bytes next to EXPR's in it add writes to bisect over, not errors).
-    for (uint32_t len : {1u, 2u, 4u, 8u}) {
-        uint64_t start = lo & ~static_cast<uint64_t>(len - 1);
-        if (lo < hi && start + len >= hi)
-            return Piece{start, len};
-    }
-    return std::nullopt; // several places (a pointer and what it points to): the other levels
+    // A counted run has two debug registers to spare with certainty (its
+    // end and its start may take the others).
+    if (pieces.size() > 2)
+        pieces.clear();
+    return pieces;
 }
 
-std::optional<WatchSearch::Piece> WatchSearch::piece_for(const Interval& in)
+WatchSearch::Pieces WatchSearch::pieces_for(const Interval& in)
 {
     // (Where EXPR's names do not resolve at the good end, in the dynamic
     // loader before main, what gdb watched at --at says it.)
-    auto piece = watched_piece(in.good);
-    return piece || !watchable_ ? piece : end_piece_;
+    Pieces pieces = watched_pieces(in.good);
+    return !pieces.empty() || !watchable_ ? pieces : end_pieces_;
 }
 
-std::optional<uint64_t> WatchSearch::count_writes(const Interval& in, const Piece& piece)
+std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& in, const Pieces& pieces)
 {
     if (auto it = write_counts_.find({in.good, in.bad}); it != write_counts_.end())
         return it->second;
     status("counting writes in " + in.good + " .. " + in.bad);
-    std::optional<uint64_t> c;
+    std::optional<std::vector<uint64_t>> counts;
     try {
-        auto j = nlohmann::json::parse(
-            tool(fmt::format("rw-count {} {} w{}.{}", in.good, in.bad, addr_text(piece.addr), piece.len)));
+        std::string command = "rw-count " + in.good + " " + in.bad;
+        for (const Piece& p : pieces)
+            command += fmt::format(" w{}.{}", addr_text(p.addr), p.len);
+        auto j = nlohmann::json::parse(tool(command));
         arrived(j["position"].get<std::string>());
-        c = j["writes"][0].get<uint64_t>();
+        counts = j["writes"].get<std::vector<uint64_t>>();
         // The kernel counts each write in a debug exception (about 10 us
         // here): with at most one a millisecond, the run is timed as one
         // without a counter would be.
         double seconds = j["seconds"].get<double>();
-        if (static_cast<double>(*c) <= seconds * 1000)
+        uint64_t all = 0;
+        for (uint64_t c : *counts)
+            all += c;
+        if (static_cast<double>(all) <= seconds * 1000)
             running_times_[{in.good, in.bad}] = seconds;
     } catch (const std::runtime_error& e) {
         if (std::string(e.what()).find("counting stopped") == std::string::npos)
             throw;
         // written too often here: a narrower stretch may do
     }
-    write_counts_[{in.good, in.bad}] = c;
-    return c;
+    write_counts_[{in.good, in.bad}] = counts;
+    return counts;
 }
 
 std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& in)
 {
-    auto piece = piece_for(in);
-    if (!piece)
+    Pieces pieces = pieces_for(in);
+    if (pieces.empty())
         return std::nullopt;
-    auto counted = count_writes(in, *piece);
-    if (!counted || *counted == 0)
+    auto counts = count_writes(in, pieces);
+    if (!counts)
         return std::nullopt;
-    uint64_t c = *counted;
+    // Where EXPR reads several places (a pointer and the field it points
+    // to), the one written in the stretch is the only one whose writes can
+    // change it there; more than one written: the other levels.
+    auto written = [](uint64_t c) { return c > 0; };
+    if (std::count_if(counts->begin(), counts->end(), written) != 1)
+        return std::nullopt;
+    size_t which = static_cast<size_t>(std::find_if(counts->begin(), counts->end(), written) - counts->begin());
+    const Piece* piece = &pieces[which];
+    uint64_t c = (*counts)[which];
     // P(0) = good, P(k) right after the k-th write, P(c + 1) = bad.
     auto at = [&](uint64_t k) {
         return k == 0  ? in.good

@@ -224,6 +224,12 @@ def scenario_writes(rw, programs, graph, work):
     check(re.search(r"[:/]w[0-9a-f]+\.8\.1x700$", j["after"]["position"]) is not None,
           f"not found at the 700th write to hits: {j['after']}")
     check(j["before"]["value"] == "0" and j["after"]["value"] == "1", f"values: {j['before']} {j['after']}")
+    # Two places (the pointer, set before the stretch, and the field): only
+    # the field's writes change it there.
+    r, j = watch(rw, trace, "cur->n >= 400")
+    check(r.status == 0 and j["outcome"] == "found" and "REC" in j["source"], f"not the REC line\n{r.describe()}")
+    check(re.search(r"[:/]w[0-9a-f]+\.8\.1x200$", j["after"]["position"]) is not None,
+          f"not found at the 200th write to cur->n: {j['after']}")
     # The tools: writes counted between the two getppid calls; the step back
     # from a write of the fill loop traps its store at each round, and gives
     # up past a bound (the replay stays where it was).
@@ -257,7 +263,7 @@ end"""
         fill = next(n for n, text in enumerate(f, 1) if "/* FILL */" in text)
     check(f"LINE {fill}\n" in out, f"the step back is not on the FILL line ({fill})\n{out}")
     check("BAD a watched range is 1, 2, 4 or 8 bytes" in out, f"a misaligned range was accepted\n{out}")
-    return "found at the 700th write"
+    return "found at the 700th write to hits and the 200th to cur->n"
 
 
 # gdb's reverse-stepi steps back by counting several instructions at once.

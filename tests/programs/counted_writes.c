@@ -2,23 +2,31 @@
 // and the rw-count / rw-back tools: `hits` is written 1,000 times, once per
 // round (HIT), then `mode` once (MODE); `table` is filled by one store
 // instruction run 5,000 times (FILL), so the instruction before a write to
-// its last elements is a hot one.
+// its last elements is a hot one; `cur->n` (a pointer set before, and the
+// field it points to) is written 300 times (REC).
 #include <stdio.h>
 #include <unistd.h>
 
 static volatile long hits;
 static volatile long mode;
 static volatile long table[5000];
+static struct rec {
+    long n, spare;
+} recs[2];
+static struct rec* volatile cur;
 
 int main(void)
 {
+    cur = &recs[1];
     (void)getppid();
     for (int i = 0; i < 1000; i++)
         hits = hits + 1; /* HIT */
     mode = 7;            /* MODE */
     for (int i = 0; i < 5000; i++)
         table[i] = i; /* FILL */
+    for (int i = 0; i < 300; i++)
+        cur->n += 2; /* REC */
     (void)getppid();
-    printf("hits %ld, mode %ld, table[4999] %ld\n", hits, mode, table[4999]);
+    printf("hits %ld, mode %ld, table[4999] %ld, n %ld\n", hits, mode, table[4999], cur->n);
     return 0;
 }

@@ -84,8 +84,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         // stretch: gallop over them from the last good anchor.
         std::vector<Frame> at = frames_at(*bad_anchor);
         bad_anchor.reset();
-        // The writes to what EXPR reads may be few from there.
-        if ((found_at_write_ = search_writes({goods.back(), relative_bad(goods.back())})))
+        // The writes to what EXPR reads may be few from there. (From the
+        // good end itself, the stretch is as long as it was.)
+        if (goods.back() != in.good && (found_at_write_ = search_writes({goods.back(), relative_bad(goods.back())})))
             return *found_at_write_;
         if (at.empty())
             return {goods.back(), relative_bad(goods.back())};

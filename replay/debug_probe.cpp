@@ -158,7 +158,8 @@ void DebugSession::start_probe()
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     // A run timed from a restored snapshot would also time the copies of
     // the pages it writes first (none of them were copies when recorded).
-    // (Write counters do not trap: such a run is timed as well.)
+    // (Write counters stop no thread: the kernel counts each in its debug
+    // exception, and the run is timed as well.)
     if (probe_->kind == ResumeRequest::Kind::Count && probe_->addrs.empty())
         copy_shared_pages(*t);
     probe_->started = true;

@@ -455,7 +455,7 @@ private:
         std::vector<ExecutionCounter> counters;
         std::vector<uint64_t> resting;
         std::vector<std::pair<uint64_t, uint32_t>> writes;
-        std::vector<perfclock::BreakpointCounter> write_counters; // silent: no trap at a write
+        std::vector<perfclock::BreakpointCounter> write_counters; // no stop at a write: the kernel counts it
         uint64_t steps = 0;
         bool stepping() const { return steps_to_from > 0 || (started && kind == ResumeRequest::Kind::Steps); }
     };

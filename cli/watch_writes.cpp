@@ -1,13 +1,13 @@
 // rewind watch's write level: where EXPR reads small pieces of memory (a
 // flag, a counter, a field, a pointer and the field it points to), debug
 // registers count the writes to them in a stretch (the kernel counts each;
-// the tracer sees none), and where one of them is written there, the
-// search bisects over its writes instead of over time and executions. The
-// change is then at a write: the instruction before it is the last good
-// state.
+// the tracer sees none), and the search bisects over those writes instead
+// of over time and executions. The change is then at a write: the
+// instruction before it is the last good state.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -137,15 +137,36 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
     auto counts = count_writes(in, pieces);
     if (!counts)
         return std::nullopt;
+    // A bad end that is the first write to one of them (an interval this
+    // level left) is not a write inside the interval.
+    std::string end = last_segment(in.bad);
+    auto segment = [&](const Piece& p) { return fmt::format("w{}.{}.1x", addr_text(p.addr), p.len); };
+    for (size_t i = 0; i < pieces.size(); i++)
+        if (end == segment(pieces[i]) + "1" && (*counts)[i] > 0)
+            (*counts)[i]--;
     // Where EXPR reads several places (a pointer and the field it points
-    // to), the one written in the stretch is the only one whose writes can
-    // change it there; more than one written: the other levels.
-    auto written = [](uint64_t c) { return c > 0; };
-    if (std::count_if(counts->begin(), counts->end(), written) != 1)
+    // to), only the ones written in the stretch can change it there. Two
+    // written (two fields): the writes of the one written more divide the
+    // interval, and a change between two of them is at a write of the
+    // other, in the interval they leave.
+    size_t written = static_cast<size_t>(std::count_if(counts->begin(), counts->end(), [](uint64_t c) { return c; }));
+    if (written == 0)
         return std::nullopt;
-    size_t which = static_cast<size_t>(std::find_if(counts->begin(), counts->end(), written) - counts->begin());
+    size_t which = static_cast<size_t>(std::max_element(counts->begin(), counts->end()) - counts->begin());
     const Piece* piece = &pieces[which];
     uint64_t c = (*counts)[which];
+    auto between = [&](const std::string& from, const std::string& bad) -> std::optional<Interval> {
+        // (A bad end that means the same from any point before it.)
+        std::string b = last_segment(bad);
+        unsigned long long addr = 0, n = 0;
+        unsigned len = 0, access = 0;
+        bool portable =
+            b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &addr, &n) == 2 && n == 1) ||
+            (std::sscanf(b.c_str(), "w%llx.%u.%ux%llu", &addr, &len, &access, &n) == 4 && access == 1 && n == 1);
+        if (written < 2 || !portable)
+            return std::nullopt;
+        return search_writes({from, with_segment(from, b)});
+    };
     // P(0) = good, P(k) right after the k-th write, P(c + 1) = bad.
     auto at = [&](uint64_t k) {
         return k == 0  ? in.good
@@ -162,7 +183,7 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
     // written last.
     status(progress(0, c + 1));
     if (!is_bad(probe(at(c))))
-        return std::nullopt;
+        return between(at(c), in.bad);
     uint64_t hi = c;
     if (c >= 2) {
         status(progress(0, c));
@@ -181,8 +202,10 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
         return std::nullopt;
     }
     arrived(before);
-    if (before == at(hi) || is_bad(probe(before)))
+    if (before == at(hi))
         return std::nullopt;
+    if (is_bad(probe(before)))
+        return between(at(hi - 1), with_segment(at(hi - 1), segment(*piece) + "1"));
     return Interval{before, at(hi)};
 }
 

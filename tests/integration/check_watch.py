@@ -230,6 +230,12 @@ def scenario_writes(rw, programs, graph, work):
     check(r.status == 0 and j["outcome"] == "found" and "REC" in j["source"], f"not the REC line\n{r.describe()}")
     check(re.search(r"[:/]w[0-9a-f]+\.8\.1x200$", j["after"]["position"]) is not None,
           f"not found at the 200th write to cur->n: {j['after']}")
+    # Two places both written (the sum reaches 150 at round 50's PAIR-B):
+    # the writes of one divide the stretch, the other's find the change.
+    r, j = watch(rw, trace, "pair.a + pair.b >= 150")
+    check(r.status == 0 and j["outcome"] == "found" and "PAIR-B" in j["source"], f"not PAIR-B\n{r.describe()}")
+    check(re.search(r"[:/]w[0-9a-f]+\.8\.1x50/w[0-9a-f]+\.8\.1x1$", j["after"]["position"]) is not None,
+          f"not found at the write to pair.b after the 50th to pair.a: {j['after']}")
     # The tools: writes counted between the two getppid calls; the step back
     # from a write of the fill loop traps its store at each round, and gives
     # up past a bound (the replay stays where it was).
@@ -263,7 +269,7 @@ end"""
         fill = next(n for n, text in enumerate(f, 1) if "/* FILL */" in text)
     check(f"LINE {fill}\n" in out, f"the step back is not on the FILL line ({fill})\n{out}")
     check("BAD a watched range is 1, 2, 4 or 8 bytes" in out, f"a misaligned range was accepted\n{out}")
-    return "found at the 700th write to hits and the 200th to cur->n"
+    return "found at the 700th write to hits, the 200th to cur->n, the 50th pair.b"
 
 
 # gdb's reverse-stepi steps back by counting several instructions at once.

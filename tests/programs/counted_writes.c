@@ -3,7 +3,8 @@
 // round (HIT), then `mode` once (MODE); `table` is filled by one store
 // instruction run 5,000 times (FILL), so the instruction before a write to
 // its last elements is a hot one; `cur->n` (a pointer set before, and the
-// field it points to) is written 300 times (REC).
+// field it points to) is written 300 times (REC); `pair.a` and `pair.b`
+// in turn, 100 times each (PAIR-A, PAIR-B: their sum is 3k after round k).
 #include <stdio.h>
 #include <unistd.h>
 
@@ -14,6 +15,9 @@ static struct rec {
     long n, spare;
 } recs[2];
 static struct rec* volatile cur;
+static volatile struct {
+    long a, b;
+} pair;
 
 int main(void)
 {
@@ -26,7 +30,11 @@ int main(void)
         table[i] = i; /* FILL */
     for (int i = 0; i < 300; i++)
         cur->n += 2; /* REC */
+    for (int i = 0; i < 100; i++) {
+        pair.a += 1; /* PAIR-A */
+        pair.b += 2; /* PAIR-B */
+    }
     (void)getppid();
-    printf("hits %ld, mode %ld, table[4999] %ld, n %ld\n", hits, mode, table[4999], cur->n);
+    printf("hits %ld, mode %ld, table[4999] %ld, n %ld, pair %ld\n", hits, mode, table[4999], cur->n, pair.a + pair.b);
     return 0;
 }

@@ -174,7 +174,10 @@ void HostFiles::index() const
     // The names the program used for them (the dynamic linker's list of
     // libraries holds these), when they lead to a mapped file.
     std::vector<std::string> aliases;
-    EventStreamReader reader = trace.events();
+    // As stored: the bytes of reads recorded by reference to a file copy
+    // are not needed here (a pread each, on a read-heavy trace most of
+    // the scan), only paths, which are stored inline.
+    EventStreamReader reader = trace.events_as_stored();
     Event e;
     while (reader.next(e)) {
         if (const auto* x = std::get_if<ExecEvent>(&e)) {

@@ -34,7 +34,9 @@ std::vector<RecordedProcess> process_tree(const Trace& trace)
         p.events++;
     };
     std::map<Tid, Tid> process_of; // thread id -> process id, for events that name only the thread
-    EventStreamReader reader = trace.events();
+    // As stored: who ran what needs no bytes of reads recorded by
+    // reference to a file copy (a pread each).
+    EventStreamReader reader = trace.events_as_stored();
     Event event;
     for (uint64_t index = 0; reader.next(event); index++) {
         if (const auto* x = std::get_if<ExecEvent>(&event)) {

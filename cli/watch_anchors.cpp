@@ -19,9 +19,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     // A bad end that means the same from any earlier point of its stretch:
     // the first execution of an instruction, or the stretch's event.
     std::string b = last_segment(in.bad);
-    unsigned long long y = 0, m = 0;
-    bool portable = b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &y, &m) == 2 && m == 1);
-    if (!portable)
+    if (!portable_end(b))
         return in;
     // An alarm on the thread's running time lands 20 to 100 us late: finer
     // spans are not told apart (the counted levels take over there).

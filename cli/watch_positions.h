@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace rw::cli::watch_text {
@@ -24,6 +25,19 @@ inline std::string last_segment(const std::string& position)
 {
     size_t cut = position.find_last_of(":/");
     return cut == std::string::npos ? "" : position.substr(cut + 1);
+}
+
+// A last segment that means the same from any earlier point of its
+// stretch: the stretch's event, the first execution of an instruction
+// ("b<addr>x1"), and with `writes`, the first write to a place
+// ("w<addr>.<len>.1x1").
+inline bool portable_end(const std::string& segment, bool writes = false)
+{
+    unsigned long long addr = 0, n = 0;
+    unsigned len = 0, access = 0;
+    return segment == "e" || (std::sscanf(segment.c_str(), "b%llxx%llu", &addr, &n) == 2 && n == 1) ||
+           (writes && std::sscanf(segment.c_str(), "w%llx.%u.%ux%llu", &addr, &len, &access, &n) == 4 && access == 1 &&
+            n == 1);
 }
 
 // An address as positions and the rw-* commands spell it: bare hexadecimal.

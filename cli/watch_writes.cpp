@@ -7,7 +7,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -156,22 +155,14 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
     const Piece* piece = &pieces[which];
     uint64_t c = (*counts)[which];
     auto between = [&](const std::string& from, const std::string& bad) -> std::optional<Interval> {
-        // (A bad end that means the same from any point before it.)
         std::string b = last_segment(bad);
-        unsigned long long addr = 0, n = 0;
-        unsigned len = 0, access = 0;
-        bool portable =
-            b == "e" || (std::sscanf(b.c_str(), "b%llxx%llu", &addr, &n) == 2 && n == 1) ||
-            (std::sscanf(b.c_str(), "w%llx.%u.%ux%llu", &addr, &len, &access, &n) == 4 && access == 1 && n == 1);
-        if (written < 2 || !portable)
+        if (written < 2 || !portable_end(b, true))
             return std::nullopt;
         return search_writes({from, with_segment(from, b)});
     };
     // P(0) = good, P(k) right after the k-th write, P(c + 1) = bad.
     auto at = [&](uint64_t k) {
-        return k == 0  ? in.good
-               : k > c ? in.bad
-                       : with_segment(in.good, fmt::format("w{}.{}.1x{}", addr_text(piece->addr), piece->len, k));
+        return k == 0 ? in.good : k > c ? in.bad : with_segment(in.good, segment(*piece) + std::to_string(k));
     };
     auto progress = [&](uint64_t l, uint64_t h) {
         return fmt::format("writes {}..{} of {} to {:#x}", l, h, c, piece->addr);

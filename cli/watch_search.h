@@ -186,7 +186,6 @@ private:
     std::string program_;                                     // the program gdb holds the symbols of
     std::vector<uint64_t> marks_;                             // events the first pass stopped at
     std::map<std::pair<std::string, std::string>, double> running_times_; // measured runs (from, to)
-    std::map<std::pair<std::string, std::string>, std::optional<std::vector<uint64_t>>> write_counts_; // (from, to)
     std::vector<double> lateness_;           // seconds each sampling alarm landed after its aim
     double lateness() const;                 // what to expect of the next
     bool soft_counting_ = false;             // the server counts executions with int3s (no debug registers)

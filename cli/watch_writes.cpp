@@ -99,8 +99,6 @@ WatchSearch::Pieces WatchSearch::pieces_for(const Interval& in)
 
 std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& in, const Pieces& pieces)
 {
-    if (auto it = write_counts_.find({in.good, in.bad}); it != write_counts_.end())
-        return it->second;
     status("counting writes in " + in.good + " .. " + in.bad);
     std::optional<std::vector<uint64_t>> counts;
     try {
@@ -124,7 +122,6 @@ std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& i
             throw;
         // written too often here: a narrower stretch may do
     }
-    write_counts_[{in.good, in.bad}] = counts;
     return counts;
 }
 

@@ -124,9 +124,10 @@ struct {
 
 const volatile struct rw_config cfg = {};
 
-/* The kernel's tick rate, so userspace can turn jiffies into time (0 when
- * the kernel config cannot be read). */
-extern unsigned int CONFIG_HZ __kconfig __weak;
+/* Units per second of syscall exit times, set once recording starts: the
+ * trace's end says it. (Recordings before these units carried the
+ * kernel's jiffies, 4 ms apart at 250 Hz: the whole of a short run in one
+ * or two ticks.) */
 __u32 kernel_hz = 0;
 
 /* Global event order, shared with the supervisor through the mmaped .bss. */
@@ -205,7 +206,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* Recording starts when the launcher becomes the program. */
 	if (st && st->phase == RW_TASK_WAIT_EXEC) {
 		st->phase = RW_TASK_ACTIVE;
-		kernel_hz = CONFIG_HZ;
+		kernel_hz = 1000000000 / RW_EXIT_TIME_UNIT_NS;
 	}
 	return 0;
 }
@@ -803,7 +804,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	/* regs is a trusted BTF pointer: plain loads, no helper calls. */
 	s->sc.ip = regs->ip;
 	s->sc.sp = regs->sp;
-	s->sc.jiffies = bpf_jiffies64();
+	s->sc.exit_time = bpf_ktime_get_ns() / RW_EXIT_TIME_UNIT_NS;
 	s->sc.nr = (__s32)regs->orig_ax;
 	s->sc.args[0] = regs->di;
 	s->sc.args[1] = regs->si;

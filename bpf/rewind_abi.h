@@ -26,6 +26,14 @@
 #define RW_MAX_SYSCALL_NR 512
 /* Longest string (path) captured as an input buffer. */
 #define RW_MAX_STRING 4096
+/* The unit of syscall exit times (250 us: 4,000 a second). Fine enough to
+ * tell apart, in a run of a few milliseconds, the stretch between two
+ * syscalls that holds most of the time; coarse enough that the fast calls
+ * of a syscall-heavy loop share one value, which the trace's compression
+ * stores for little (a million 64-byte preads, cycling through a 4 KiB
+ * file: 2.7 bytes a call against 2.2 with 4 ms jiffies, 3.2 with 64 us
+ * units; getppid: 1.4 in all three). */
+#define RW_EXIT_TIME_UNIT_NS 250000
 
 /* ---- syscall table, as the kernel side sees it ------------------------ */
 
@@ -192,7 +200,7 @@ struct rw_rec_syscall {
 	__s64 ret;
 	__u64 ip;
 	__u64 sp;
-	__u64 jiffies; /* coarse kernel time of the syscall's exit */
+	__u64 exit_time; /* monotonic kernel time of the syscall's exit, in RW_EXIT_TIME_UNIT_NS */
 	struct rw_file_identity file;
 	__s64 file_offset; /* RW_SC_FILE_DATA */
 };

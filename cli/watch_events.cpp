@@ -64,7 +64,7 @@ WatchSearch::Interval WatchSearch::search_events(uint64_t good_event, const std:
     return {std::to_string(lo), std::to_string(hi)};
 }
 
-uint64_t WatchSearch::time_split(uint64_t l, uint64_t h, bool* by_time)
+uint64_t WatchSearch::time_split(uint64_t l, uint64_t h, bool* by_time, double* share)
 {
     // Split where the recorded time is halved, not the event count: a probe
     // then halves the program's running time, where the change is as likely
@@ -78,6 +78,8 @@ uint64_t WatchSearch::time_split(uint64_t l, uint64_t h, bool* by_time)
     auto split = reply["event"].get<uint64_t>();
     if (by_time)
         *by_time = reply.value("by_time", false);
+    if (share)
+        *share = reply.value("share", 0.5);
     auto distance = [split](uint64_t m) { return m > split ? m - split : split - m; };
     uint64_t best = split;
     for (uint64_t m : marks_)
@@ -91,13 +93,20 @@ std::vector<uint64_t> WatchSearch::looking_back(uint64_t begin, uint64_t end)
     // (Where the recorded times no longer tell the boundaries apart, as in
     // the events after a computation that ends in a burst of syscalls, the
     // split is the middle event: a probe there says nothing about time.)
+    // Each point leaves half the time before the end that the one before
+    // it left; once the time left is an eighth or less, a later point
+    // would be a probe at nearly the same time (a boundary after a long
+    // computation is near the end in time, whatever its index).
     std::vector<uint64_t> out; // nearest the end first
     bool by_time = true;
-    for (uint64_t lo = begin; out.size() < 3 && end - lo >= 2;) {
-        lo = time_split(lo, end, &by_time);
+    double left = 1.0; // of the recorded time, after the latest point
+    for (uint64_t lo = begin; left > 1.0 / 8 && end - lo >= 2;) {
+        double share = 0.5;
+        lo = time_split(lo, end, &by_time, &share);
         if (!by_time)
             break;
         out.insert(out.begin(), lo);
+        left *= 1 - share;
     }
     return out;
 }

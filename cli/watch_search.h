@@ -114,7 +114,7 @@ private:
     Interval search_events(uint64_t good_event, const std::string& bad, uint64_t bad_event, uint64_t known_bad);
     // A boundary between them that halves the recorded time, or the middle
     // one where the times do not tell them apart (`by_time` false).
-    uint64_t time_split(uint64_t lo, uint64_t hi, bool* by_time = nullptr);
+    uint64_t time_split(uint64_t lo, uint64_t hi, bool* by_time = nullptr, double* share = nullptr);
     // Boundaries at an eighth, a quarter and half of the recorded time
     // before `end`, the nearest first.
     std::vector<uint64_t> looking_back(uint64_t begin, uint64_t end);

@@ -153,9 +153,12 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         if (hi < lo + 2 || (session.total_events() && hi >= session.total_events()))
             return fail("rw-split needs two events of this recording with at least one between them");
         bool by_time = false;
+        double share = 0.5;
         uint64_t m = split_by_time(
-            lo, hi, [&](uint64_t i) { return session.event(i); }, &by_time);
-        out.output = dump_for_display(nlohmann::json{{"event", m}, {"by_time", by_time}}) + "\n";
+            lo, hi, [&](uint64_t i) { return session.event(i); }, &by_time, &share);
+        out.output =
+            dump_for_display(nlohmann::json{{"event", m}, {"by_time", by_time}, {"share", by_time ? share : 0.5}}) +
+            "\n";
         return out;
     }
     if (verb == "rw-event" && args.size() == 1) {

@@ -1,5 +1,6 @@
 #include "time_split.h"
 
+#include <algorithm>
 #include <variant>
 
 namespace rw::replay {
@@ -11,18 +12,20 @@ constexpr uint64_t kNearby = 32;
 std::optional<uint64_t> time_of(const std::optional<Event>& e)
 {
     const auto* s = e ? std::get_if<SyscallEvent>(&*e) : nullptr;
-    if (!s || s->jiffies == 0)
+    if (!s || s->exit_time == 0)
         return std::nullopt;
-    return s->jiffies;
+    return s->exit_time;
 }
 
 } // namespace
 
 uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at,
-                       bool* by_time)
+                       bool* by_time, double* share)
 {
     if (by_time)
         *by_time = false;
+    if (share)
+        *share = 0.5;
     uint64_t middle = lo + (hi - lo) / 2;
     if (hi - lo < 2)
         return middle;
@@ -62,6 +65,10 @@ uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::option
         else
             a = m + 1;
     }
+    if (auto t = time_from(a); share && t)
+        *share =
+            std::clamp(static_cast<double>(*t) - static_cast<double>(*t_lo), 0.0, static_cast<double>(*t_hi - *t_lo)) /
+            static_cast<double>(*t_hi - *t_lo);
     return a;
 }
 

@@ -19,8 +19,11 @@ namespace rw::replay {
 // of the times at lo and hi, or the middle one where the times do not tell
 // the two apart (syscalls carry the kernel's coarse clock at their exit;
 // other events none).
-// `by_time`, if given, says which of the two it is.
+// `by_time`, if given, says which of the two it is; `share`, the part of
+// the time from lo to hi that lies before the boundary (a computation
+// between two syscalls holds nearly all of it: the boundary after it is
+// then near the end in time, whatever its index).
 uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at,
-                       bool* by_time = nullptr);
+                       bool* by_time = nullptr, double* share = nullptr);
 
 } // namespace rw::replay

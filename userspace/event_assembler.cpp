@@ -158,7 +158,7 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
     e.ret = s.ret;
     e.ip = s.ip;
     e.sp = s.sp;
-    e.jiffies = s.jiffies;
+    e.exit_time = s.exit_time;
     e.flags = extra_flags;
     if (s.h.flags & RW_SC_UNKNOWN)
         e.flags |= kSyscallUnknown;

@@ -123,7 +123,7 @@ void encode(ByteWriter& w, const SyscallEvent& e)
     w.svarint(e.ret);
     w.varint(e.ip);
     w.varint(e.sp);
-    w.varint(e.jiffies);
+    w.varint(e.exit_time);
     w.varint(e.flags);
     w.varint(e.memory.size());
     for (const auto& m : e.memory) {
@@ -158,7 +158,7 @@ void decode_syscall(ByteReader& r, SyscallEvent& e)
     e.ret = r.svarint();
     e.ip = r.varint();
     e.sp = r.varint();
-    e.jiffies = r.varint();
+    e.exit_time = r.varint();
     e.flags = static_cast<uint32_t>(r.varint());
     size_t n = r.length();
     e.memory.resize(n);

@@ -253,7 +253,7 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 j["ret"] = e.ret;
                 j["ip"] = e.ip;
                 j["sp"] = e.sp;
-                j["jiffies"] = e.jiffies;
+                j["exit_time"] = e.exit_time;
                 j["text"] = format_syscall_call(e);
                 json flags = json::array();
                 if (e.flags & kSyscallUnknown)

@@ -74,7 +74,7 @@ struct TraceEnd {
     uint64_t memory_bytes = 0;
     uint64_t stream_bytes = 0;
     uint64_t stalls = 0;    // events the supervisor had to finish
-    uint32_t kernel_hz = 0; // jiffies per second of syscall timestamps (0: unknown)
+    uint32_t kernel_hz = 0; // units per second of syscall exit times (4,000; older traces: jiffies; 0: unknown)
     uint64_t processes = 0;
     uint64_t threads = 0;
     std::map<std::string, uint64_t> syscall_counts;

@@ -26,7 +26,7 @@ inline std::vector<Event> sample_events(size_t count, uint32_t seed = 7)
             e.ret = static_cast<int64_t>(rnd(0));
             e.ip = rnd(0);
             e.sp = rnd(0);
-            e.jiffies = rnd(0);
+            e.exit_time = rnd(0);
             e.flags = static_cast<uint32_t>(rnd(16));
             for (uint64_t m = rnd(3); m-- > 0;) {
                 MemoryRange r;

@@ -129,7 +129,7 @@ TEST_CASE("what the recorder never writes is refused as corrupt, not handed to r
     r.length = 3;
     in.memory.push_back(r);
     encode_event(in, buf);
-    // tag, seq, tid, tgid, nr, 6 args, ret, ip, sp, jiffies, flags, count, addr, buffer: one byte each.
+    // tag, seq, tid, tgid, nr, 6 args, ret, ip, sp, exit_time, flags, count, addr, buffer: one byte each.
     size_t bits_at = 1 + 4 + 6 + 5 + 1 + 1 + 1;
     REQUIRE(buf[bits_at] == 0);
     buf[bits_at] = 0x80;

@@ -161,7 +161,7 @@ TEST_CASE("split_by_time halves the recorded time, else the events")
             if (i >= ticks.size())
                 return std::nullopt;
             rw::SyscallEvent s;
-            s.jiffies = ticks[i];
+            s.exit_time = ticks[i];
             return rw::Event{s};
         };
     };
@@ -177,6 +177,13 @@ TEST_CASE("split_by_time halves the recorded time, else the events")
     bool by_time = false;
     CHECK(split_by_time(0, 49, at_ticks(ticks), &by_time) == 41);
     CHECK(by_time);
+    // The computation is nearly all of the time before 41 (times 100 to
+    // 408: 300 of 308), so a look back from the end finds no other point.
+    double share = 0;
+    CHECK(split_by_time(0, 49, at_ticks(ticks), &by_time, &share) == 41);
+    CHECK(share == doctest::Approx(300.0 / 308.0));
+    CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7)), &by_time, &share) == 20);
+    CHECK(share == 0.5);
     // Equal times: the middle index, and it says so.
     CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7)), &by_time) == 20);
     CHECK_FALSE(by_time);

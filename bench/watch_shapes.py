@@ -9,7 +9,7 @@ Each program says, in comments at its top, the expression to watch
 a tiny run for tests).
 
   bench/watch_shapes.py [--rewind R] [--build B] [--scales 1,2,4,8] [--shapes a,b]
-                        [--runs 3] [--out FILE]
+                        [--runs 3] [--searches 3] [--out FILE]
 
 bench/compare.py runs it as its "watch-shapes" section; tests/integration/
 check_watch_shapes.py uses the shape descriptions and the verdict below.
@@ -160,6 +160,15 @@ class Measure:
         self.deterministic = True
         self.report, self.error, self.replays, self.instructions = None, "", None, None
         self.right, self.said = False, ""
+        self.probes = []  # of each search
+        self.wrong = 0    # searches that named another place
+
+    def probes_cell(self):
+        if not self.probes:
+            return "?"
+        median = statistics.median(self.probes)
+        text = f"{median:g}"
+        return text if len(self.probes) == 1 else f"{text} ({min(self.probes)}–{max(self.probes)})"
 
 
 def measure(ctx, shape, scale, lackey_budget):
@@ -174,10 +183,24 @@ def measure(ctx, shape, scale, lackey_budget):
     # Without -q: the replay shows the program's output again.
     _, rep_status, replayed = timed([ctx.rewind, "replay", trace, "--autopilot"], ctx.env)
     m.replays = (replayed, rep_status) == (recorded, rec_status) and recorded == natives[0][2]
-    m.watch, m.report, m.error = run_watch(ctx.rewind, trace, shape.expr, ctx.env)
+    # Searches on one trace differ by where the alarms land (a few probes
+    # either way): the median of several, and their range.
+    names = thread_names(ctx.rewind, trace, ctx.env) if shape.thread else {}
+    times = []
+    for _ in range(getattr(ctx, "searches", 3)):
+        seconds, report, error = run_watch(ctx.rewind, trace, shape.expr, ctx.env)
+        if not report:
+            m.report, m.error = None, error
+            break
+        right, said = verdict(shape, report, names)
+        times.append(seconds)
+        m.probes.append(report.get("probes", 0))
+        m.wrong += 0 if right else 1
+        if not m.report or not right:
+            m.report, m.said = report, said
     if m.report:
-        names = thread_names(ctx.rewind, trace, ctx.env) if shape.thread else {}
-        m.right, m.said = verdict(shape, m.report, names)
+        m.watch = statistics.median(times)
+        m.right = m.wrong == 0
     if lackey_budget(m.native):
         start = time.perf_counter()
         m.instructions = guest_instructions(argv, LACKEY_LIMIT)
@@ -207,9 +230,9 @@ def rows_for(ms):
         native = f"{m.native:.3f}" + ("" if m.deterministic else " (output varies)")
         replay = "same output" if m.replays else "**differs**"
         if m.report:
-            verdict_cell = ("right" if m.right else "**wrong**") + f": {m.said}"
+            wrong = f"**wrong** in {m.wrong} of {len(m.probes)}" if m.wrong else "right"
             rows.append([m.shape.name, f"{m.scale}N", native, replay, f"{m.watch:.2f}", f"{m.watch / m.native:.0f}",
-                         str(m.report.get("probes", "?")), ins, cell(verdict_cell)])
+                         m.probes_cell(), ins, cell(f"{wrong}: {m.said}")])
         else:
             rows.append([m.shape.name, f"{m.scale}N", native, replay, cell(f"failed: {m.error}"), "", "", ins, ""])
     return rows
@@ -275,11 +298,13 @@ NOTES = """\
 - *replay*: `rewind replay --autopilot` printed what the recorded run and
   the native runs printed, and ended the same way. *native s* is the
   median of the runs.
-- `rewind watch` s is one run of the whole command, gdb's start included.
-  *culprit* compares the report's file and line with the marked line (for
+- `rewind watch` s is the median of three searches on one recording
+  (the whole command, gdb's start included), *probes* their median and
+  range: where the alarms that place the anchors land varies from one
+  search to the next, and with it the path. *culprit* compares the report's file and line with the marked line (for
   `watch_memcpy`, a frame of the backtrace: the store is in libc's memcpy)
   and, for `watch_threads`, the reported thread with the one the program
-  named. Where the search failed, the cell holds the first line it printed
+  named, in every search. Where a search failed, the cell holds the first line it printed
   on standard error.
 - log₂(instructions) + 10 bounds the probes a bisection should need; valgrind's
   lackey counts the instructions of a native run, *n/a* where it would take
@@ -299,10 +324,11 @@ def md_table(header, rows):
 class Context:
     """What bench/compare.py's context offers, for a run on its own."""
 
-    def __init__(self, rewind, build, runs):
+    def __init__(self, rewind, build, runs, searches):
         self.rewind = os.path.abspath(rewind)
         self.build = os.path.abspath(build)
         self.runs = runs
+        self.searches = searches
         self.tmp = tempfile.mkdtemp(prefix="rewind-watch-shapes-")
         self.env = dict(os.environ, REWIND_DIR=os.path.join(self.tmp, "traces"))
 
@@ -329,9 +355,12 @@ def main():
     ap.add_argument("--scales", default=SCALES, type=scale_list, help="sizes N, e.g. 1,2,4,8 (0: tiny)")
     ap.add_argument("--shapes", default=SHAPES, type=shape_list, help=f"some of {','.join(SHAPES)}")
     ap.add_argument("--runs", type=int, default=3, help="native runs, of which the median is shown")
+    ap.add_argument("--searches", type=int, default=3, help="searches per trace, of which the median is shown")
     ap.add_argument("--out", help="also write the table (markdown) to this file")
     args = ap.parse_args()
-    ctx = Context(args.rewind, args.build, args.runs)
+    if args.runs < 1 or args.searches < 1:
+        ap.error("--runs and --searches take 1 or more")
+    ctx = Context(args.rewind, args.build, args.runs, args.searches)
     try:
         title, body = section(ctx, md_table, args.shapes, args.scales)
     finally:

@@ -654,6 +654,13 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	}
 	pid_tgid = bpf_get_current_pid_tgid();
 	tgid = pid_tgid >> 32;
+	/* The thread's running time: from each call's return to the next
+	 * call's entry (what a call's exit_time carries; not the time a call
+	 * blocked, a read from a pipe, a wait for a child). */
+	if (st->last_exit_ns) {
+		st->user_ns += bpf_ktime_get_ns() - st->last_exit_ns;
+		st->last_exit_ns = 0;
+	}
 	mode = bpf_map_lookup_elem(&serialized, &tgid);
 	if (!mode || !may_block(regs, id, *mode == RW_SERIALIZED_EVERY_CALL))
 		return 0;
@@ -804,7 +811,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	/* regs is a trusted BTF pointer: plain loads, no helper calls. */
 	s->sc.ip = regs->ip;
 	s->sc.sp = regs->sp;
-	s->sc.exit_time = bpf_ktime_get_ns() / RW_EXIT_TIME_UNIT_NS;
+	/* 0 says "no time": the thread's first 250 us are 1. */
+	s->sc.exit_time = st->user_ns / RW_EXIT_TIME_UNIT_NS + 1;
+	st->last_exit_ns = bpf_ktime_get_ns();
 	s->sc.nr = (__s32)regs->orig_ax;
 	s->sc.args[0] = regs->di;
 	s->sc.args[1] = regs->si;

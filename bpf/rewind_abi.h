@@ -26,13 +26,13 @@
 #define RW_MAX_SYSCALL_NR 512
 /* Longest string (path) captured as an input buffer. */
 #define RW_MAX_STRING 4096
-/* The unit of syscall exit times (250 us: 4,000 a second). Fine enough to
- * tell apart, in a run of a few milliseconds, the stretch between two
- * syscalls that holds most of the time; coarse enough that the fast calls
- * of a syscall-heavy loop share one value, which the trace's compression
- * stores for little (a million 64-byte preads, cycling through a 4 KiB
- * file: 2.7 bytes a call against 2.2 with 4 ms jiffies, 3.2 with 64 us
- * units; getppid: 1.4 in all three). */
+/* The unit of syscall exit times, a thread's running time (250 us: 4,000
+ * a second). Fine enough to tell apart, in a run of a few milliseconds,
+ * the stretch between two syscalls that holds most of the time; coarse
+ * enough that the fast calls of a syscall-heavy loop share one value,
+ * which the trace's compression stores for little (a million 64-byte
+ * preads, cycling through a 4 KiB file: 2.7 bytes a call against 2.2 with
+ * 4 ms jiffies, 3.2 with 64 us units; getppid: 1.4 in all three). */
 #define RW_EXIT_TIME_UNIT_NS 250000
 
 /* ---- syscall table, as the kernel side sees it ------------------------ */
@@ -142,6 +142,8 @@ struct rw_task_state {
 	__u32 released;	    /* gave the CPU up at this syscall's entry (RW_REC_YIELD) */
 	__u16 sync_depth;   /* synchronization calls entered and not returned */
 	__u16 in_uretprobe; /* in the kernel's uretprobe syscall: not the program's */
+	__u64 last_exit_ns; /* when its last syscall returned (0: in one, or none yet) */
+	__u64 user_ns;	    /* its running time between syscalls so far */
 	struct rw_sync_frame sync[RW_SYNC_MAX_DEPTH];
 };
 
@@ -200,7 +202,7 @@ struct rw_rec_syscall {
 	__s64 ret;
 	__u64 ip;
 	__u64 sp;
-	__u64 exit_time; /* monotonic kernel time of the syscall's exit, in RW_EXIT_TIME_UNIT_NS */
+	__u64 exit_time; /* the thread's running time so far, in RW_EXIT_TIME_UNIT_NS, plus 1 */
 	struct rw_file_identity file;
 	__s64 file_offset; /* RW_SC_FILE_DATA */
 };
@@ -333,7 +335,7 @@ static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");
 static_assert(sizeof(struct rw_rec_yield) == 24, "rw_rec_yield layout");
 static_assert(sizeof(struct rw_rec_sync) == 48, "rw_rec_sync layout");
-static_assert(sizeof(struct rw_task_state) == 16 + 24 * RW_SYNC_MAX_DEPTH, "rw_task_state layout");
+static_assert(sizeof(struct rw_task_state) == 32 + 24 * RW_SYNC_MAX_DEPTH, "rw_task_state layout");
 #endif
 #endif
 

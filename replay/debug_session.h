@@ -36,6 +36,7 @@
 #include "landmarks.h"
 #include "position.h"
 #include "replayer.h"
+#include "time_split.h"
 #include "timeline.h"
 #include "x86_insn.h"
 
@@ -164,6 +165,10 @@ public:
     uint64_t total_events() const;
     const Position& beginning() const { return begin_; }
     std::optional<Event> event(uint64_t index) { return event_at(index); }
+    // The debugged process's running time at each position (rw-split):
+    // one pass over the events the first time, again when the debugged
+    // process changes.
+    const RunningTimes& running_times();
     Tid debugged_process() const { return debugged_tgid_; }
     // What the last Count or Steps request found, as JSON.
     const std::string& probe_result() const { return probe_result_; }
@@ -489,6 +494,7 @@ private:
         std::optional<ExecutionCounter> trap;
     };
     std::unique_ptr<Labelling> labelling_;
+    std::unique_ptr<RunningTimes> running_times_;
     struct LabelDone {
         Position found;
     };

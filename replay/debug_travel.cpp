@@ -479,6 +479,17 @@ std::optional<Event> DebugSession::event_at(uint64_t index)
     return e;
 }
 
+const RunningTimes& DebugSession::running_times()
+{
+    if (!running_times_ || running_times_->process() != debugged_tgid_) {
+        const TraceEnd* end = trace_.end() ? &*trace_.end() : nullptr;
+        EventStreamReader reader(trace_.events());
+        running_times_ = std::make_unique<RunningTimes>([&reader](Event& e) { return reader.next(e); }, debugged_tgid_,
+                                                        end && end->kernel_hz == kThreadTimeHz);
+    }
+    return *running_times_;
+}
+
 std::optional<DebugSession::Arrival> DebugSession::arrival_here()
 {
     Task* t = runner();

@@ -154,8 +154,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
             return fail("rw-split needs two events of this recording with at least one between them");
         bool by_time = false;
         double share = 0.5;
-        uint64_t m = split_by_time(
-            lo, hi, [&](uint64_t i) { return session.event(i); }, &by_time, &share);
+        uint64_t m = split_by_time(lo, hi, session.running_times(), &by_time, &share);
         out.output =
             dump_for_display(nlohmann::json{{"event", m}, {"by_time", by_time}, {"share", by_time ? share : 0.5}}) +
             "\n";

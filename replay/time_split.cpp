@@ -1,26 +1,35 @@
 #include "time_split.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <variant>
 
 namespace rw::replay {
-namespace {
 
-// A syscall's time within this many events of an index stands for it.
-constexpr uint64_t kNearby = 32;
-
-std::optional<uint64_t> time_of(const std::optional<Event>& e)
+RunningTimes::RunningTimes(const std::function<bool(Event&)>& next, Tid process, bool from_zero) : process_(process)
 {
-    const auto* s = e ? std::get_if<SyscallEvent>(&*e) : nullptr;
-    if (!s || s->exit_time == 0)
-        return std::nullopt;
-    return s->exit_time;
+    prefix_.push_back(0);
+    std::unordered_map<Tid, uint64_t> last; // each thread's exit time so far
+    uint64_t total = 0;
+    for (Event e; next(e);) {
+        const auto* s = std::get_if<SyscallEvent>(&e);
+        if (s && s->exit_time != 0 && s->tgid == process) {
+            auto [it, first] = last.try_emplace(s->tid, from_zero ? 1 : s->exit_time);
+            // A clock that went back (a thread id reused) starts again.
+            total += s->exit_time >= it->second ? s->exit_time - it->second : 0;
+            it->second = s->exit_time;
+        }
+        // Position i + 1 follows event i: the time its exit reported.
+        prefix_.push_back(total);
+    }
 }
 
-} // namespace
+uint64_t RunningTimes::at(uint64_t position) const
+{
+    return prefix_[std::min<uint64_t>(position, prefix_.size() - 1)];
+}
 
-uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::optional<Event>(uint64_t)>& event_at,
-                       bool* by_time, double* share)
+uint64_t split_by_time(uint64_t lo, uint64_t hi, const RunningTimes& times, bool* by_time, double* share)
 {
     if (by_time)
         *by_time = false;
@@ -29,46 +38,31 @@ uint64_t split_by_time(uint64_t lo, uint64_t hi, const std::function<std::option
     uint64_t middle = lo + (hi - lo) / 2;
     if (hi - lo < 2)
         return middle;
-    // Position i follows i events: its time is the exit of event i - 1, the
-    // last one replayed there. Taken from event i instead, every boundary
-    // looked one stretch later than it is, and a stretch holding most of the
-    // time (a computation between two syscalls) was split past, a probe on
-    // the wrong side of it.
-    auto time_from = [&](uint64_t i) -> std::optional<uint64_t> { // the first syscall's at or after position i
-        for (uint64_t j = i == 0 ? 0 : i - 1; j < hi && j < i + kNearby; j++)
-            if (auto t = time_of(event_at(j)))
-                return t;
-        return std::nullopt;
-    };
-    auto time_until = [&](uint64_t i) -> std::optional<uint64_t> { // the last syscall's at or before position i
-        for (uint64_t j = i; j > lo && j + kNearby > i; j--)
-            if (auto t = time_of(event_at(j - 1)))
-                return t;
-        return std::nullopt;
-    };
-    auto t_lo = time_from(lo), t_hi = time_until(hi);
-    // Two ticks apart at least: one tick may be no time at all.
-    if (!t_lo || !t_hi || *t_hi < *t_lo + 2)
+    // Position i follows i events: its time is what the exit of event i - 1
+    // reported, the last one replayed there. (Taken from event i instead,
+    // every boundary looked one stretch later than it is, and a stretch
+    // holding most of the time, a computation between two syscalls, was
+    // split past: a probe on the wrong side of it.) The time a stretch
+    // holds shows at the exit of the syscall that ends it: the boundary
+    // after that syscall, hi, has it.
+    uint64_t t_lo = times.at(lo), t_hi = times.at(hi);
+    // Two units apart at least: one may be no time at all.
+    if (t_hi < t_lo + 2)
         return middle;
     if (by_time)
         *by_time = true;
-    uint64_t want = *t_lo + (*t_hi - *t_lo) / 2;
-    // The first position in (lo, hi) whose time reaches `want`; positions
-    // whose neighbourhood has no syscall count as early (the search goes on
-    // right).
+    uint64_t want = t_lo + (t_hi - t_lo) / 2;
+    // The first position in (lo, hi) whose time reaches `want`.
     uint64_t a = lo + 1, b = hi - 1;
     while (a < b) {
         uint64_t m = a + (b - a) / 2;
-        auto t = time_from(m);
-        if (t && *t >= want)
+        if (times.at(m) >= want)
             b = m;
         else
             a = m + 1;
     }
-    if (auto t = time_from(a); share && t)
-        *share =
-            std::clamp(static_cast<double>(*t) - static_cast<double>(*t_lo), 0.0, static_cast<double>(*t_hi - *t_lo)) /
-            static_cast<double>(*t_hi - *t_lo);
+    if (share)
+        *share = static_cast<double>(std::clamp(times.at(a), t_lo, t_hi) - t_lo) / static_cast<double>(t_hi - t_lo);
     return a;
 }
 

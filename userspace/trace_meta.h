@@ -64,6 +64,11 @@ struct ExitStatus {
     int shell_status() const { return signaled ? 128 + signal : code; }
 };
 
+// TraceEnd::kernel_hz of recordings whose syscall exit times are their
+// thread's running time (from 1 when the thread starts; units of 250 us).
+// Older recordings carry the kernel's jiffies there, a wall clock.
+inline constexpr uint32_t kThreadTimeHz = 4000;
+
 struct TraceEnd {
     std::string ended; // ISO 8601, UTC
     uint64_t duration_ns = 0;
@@ -74,7 +79,7 @@ struct TraceEnd {
     uint64_t memory_bytes = 0;
     uint64_t stream_bytes = 0;
     uint64_t stalls = 0;    // events the supervisor had to finish
-    uint32_t kernel_hz = 0; // units per second of syscall exit times (4,000; older traces: jiffies; 0: unknown)
+    uint32_t kernel_hz = 0; // units per second of syscall exit times (kThreadTimeHz; older traces: jiffies; 0: unknown)
     uint64_t processes = 0;
     uint64_t threads = 0;
     std::map<std::string, uint64_t> syscall_counts;

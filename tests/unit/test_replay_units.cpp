@@ -154,46 +154,73 @@ TEST_CASE("Position: serialized form round-trips and rejects malformed text")
 
 TEST_CASE("split_by_time halves the recorded time, else the events")
 {
+    using rw::replay::RunningTimes;
     using rw::replay::split_by_time;
-    // Forty startup syscalls in one tick, then a long computation, then ten.
-    auto at_ticks = [](std::vector<uint64_t> ticks) {
-        return [ticks](uint64_t i) -> std::optional<rw::Event> {
-            if (i >= ticks.size())
-                return std::nullopt;
-            rw::SyscallEvent s;
-            s.exit_time = ticks[i];
-            return rw::Event{s};
-        };
+    // Syscalls of process 1 (thread 1 unless given), with their thread's
+    // running time at exit; other processes' events between.
+    struct Call {
+        uint64_t time;
+        rw::Tid tid = 1, tgid = 1;
     };
-    std::vector<uint64_t> ticks(40, 100);
-    for (int i = 0; i < 10; i++)
-        ticks.push_back(400 + static_cast<uint64_t>(i));
+    auto times_of = [](std::vector<Call> calls, rw::Tid process = 1, bool from_zero = true) {
+        size_t i = 0;
+        return RunningTimes(
+            [&](rw::Event& e) {
+                if (i == calls.size())
+                    return false;
+                rw::SyscallEvent s;
+                s.exit_time = calls[i].time;
+                s.tid = calls[i].tid;
+                s.tgid = calls[i].tgid;
+                e = s;
+                i++;
+                return true;
+            },
+            process, from_zero);
+    };
+    // Forty startup syscalls in one unit, then a long computation, then ten.
+    std::vector<Call> calls(40, Call{1});
+    for (uint64_t i = 0; i < 10; i++)
+        calls.push_back(Call{300 + i});
+    RunningTimes t = times_of(calls);
     // Position 41 follows event 40, the first syscall after the computation:
     // the split puts the computation on the left, and the next split (the
     // change in it) isolates its stretch, 40..41.
-    CHECK(split_by_time(0, 49, at_ticks(ticks)) == 41);
-    CHECK(split_by_time(0, 41, at_ticks(ticks)) == 40);
-    CHECK(split_by_time(40, 49, at_ticks(ticks)) == 41);
+    CHECK(split_by_time(0, 49, t) == 41);
+    CHECK(split_by_time(0, 41, t) == 40);
+    CHECK(split_by_time(40, 49, t) == 41);
     bool by_time = false;
-    CHECK(split_by_time(0, 49, at_ticks(ticks), &by_time) == 41);
-    CHECK(by_time);
-    // The computation is nearly all of the time before 41 (times 100 to
-    // 408: 300 of 308), so a look back from the end finds no other point.
     double share = 0;
-    CHECK(split_by_time(0, 49, at_ticks(ticks), &by_time, &share) == 41);
-    CHECK(share == doctest::Approx(300.0 / 308.0));
-    CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7)), &by_time, &share) == 20);
-    CHECK(share == 0.5);
-    // Equal times: the middle index, and it says so.
-    CHECK(split_by_time(0, 40, at_ticks(std::vector<uint64_t>(41, 7)), &by_time) == 20);
+    CHECK(split_by_time(0, 49, t, &by_time, &share) == 41);
+    CHECK(by_time);
+    // The computation is nearly all of the time up to 49 (299 of 307 units),
+    // so a look back from the end finds no other point.
+    CHECK(share == doctest::Approx(299.0 / 307.0));
+    // No running time between any two: the middle index, and it says so.
+    CHECK(split_by_time(0, 40, times_of(std::vector<Call>(41, Call{1})), &by_time, &share) == 20);
     CHECK_FALSE(by_time);
-    // No times at all (events without a clock): the middle index.
-    auto none = [](uint64_t) -> std::optional<rw::Event> { return rw::Event{rw::RdtscEvent{}}; };
-    CHECK(split_by_time(10, 20, none) == 15);
+    CHECK(share == 0.5);
+    // Other processes' calls add nothing: a child that runs while the
+    // parent waits. Here the parent computes (10 units), then its child
+    // runs for 1,000, then the parent computes 10 more: the middle of the
+    // parent's time is where its first computation ends.
+    std::vector<Call> shell{{1}, {11}};
+    for (int i = 0; i < 20; i++)
+        shell.push_back(Call{1 + 50 * static_cast<uint64_t>(i), 2, 2});
+    shell.push_back(Call{21});
+    CHECK(split_by_time(0, 23, times_of(shell)) == 2);
+    // Threads of one process add up, each from its own clock.
+    RunningTimes two = times_of({{1, 1}, {1, 2}, {5, 2}, {9, 2}, {5, 1}});
+    CHECK(two.at(5) == 12);
+    CHECK(two.at(3) == 4);
+    // Older recordings carry wall-clock jiffies: a thread's first call
+    // adds nothing (its clock did not start at 0).
+    RunningTimes old = times_of({{5000}, {5004}, {5010}}, 1, false);
+    CHECK(old.at(3) == 10);
     // Always strictly inside.
-    std::vector<uint64_t> late(10, 1);
-    late[9] = 1000;
-    uint64_t m = split_by_time(0, 9, at_ticks(late));
+    std::vector<Call> late(10, Call{1});
+    late[9].time = 1000;
+    uint64_t m = split_by_time(0, 9, times_of(late));
     CHECK(m > 0);
     CHECK(m < 9);
 }

@@ -114,6 +114,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     for (int round = 0; round < kRounds; round++) {
         int stalls = 0;
         std::optional<double> rebased_width; // the width at the last change of base
+        int goods_under_estimate = 0;        // good samples in a row under Bound::Estimated
         double since_rebase = 0;             // the base's time from the base before that change
         // Times are the thread's running time from `base`, the good end the
         // samples start from. Until an anchor is bad, each good anchor
@@ -135,20 +136,27 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
         std::string base = good;
         double lo_t = 0, hi_t = span;
         // What hi_t is: the bad end's time (measured, or where a run met it
-        // first), a guess to double, a bad anchor's time.
-        enum class Bound { ToEnd, Guessed, BadAnchor } bound = Bound::ToEnd;
+        // first), a guess to double, a bad anchor's time, where a bad
+        // anchor sampled from the base before is expected from this one.
+        enum class Bound { ToEnd, Guessed, BadAnchor, Estimated } bound = Bound::ToEnd;
         while ((bound == Bound::Guessed || hi_t - lo_t > kFinest) && stalls < 3) {
             if (bound == Bound::BadAnchor && lo_t > 0 && (hi_t - lo_t) * 8 < lo_t) {
-                // The first sample from the new base goes where the bad
-                // anchor is expected from there: about the interval's width
-                // away, more for the pages a run copies first after a
-                // restore (expected_widths). Bad, it bounds the bisection at once;
-                // good (runs from the new base slower than that, a program
-                // writing all over its heap), the guess doubles. (At twice
-                // the width, the first sample was bad and halved nothing
-                // nearly every time: two probes lost per change of base.
-                // Bisecting under the estimate without that sample lost
-                // fifteen where runs were much slower.)
+                // Runs from the new base keep a clock of their own: the bad
+                // anchor is expected about the interval's width away, more
+                // where the last change of base showed runs from a new base
+                // to be slower (expected_widths), and samples bisect under
+                // that estimate. One that is good past it (runs slower
+                // still) looks for a bad anchor near it, doubling, and so
+                // does a second good one in a row (bisecting towards an
+                // estimate that is short from below, the samples never get
+                // past it: 40,000 executions were left to gallop over, 24
+                // probes, on the rare-call shape). (Looking
+                // for a bad anchor first, with a sample at the estimate,
+                // spent a probe per change of base that halved nothing: two
+                // to three a search on the hot-loop shapes of bench/. Before
+                // timed runs copied their shared pages first, bisecting
+                // under an estimate lost fifteen where runs were much
+                // slower.)
                 double width = hi_t - lo_t;
                 if (rebased_width)
                     expected_widths = std::clamp((since_rebase + (lo_t + hi_t) / 2) / *rebased_width * 1.25, 1.25, 8.0);
@@ -157,7 +165,8 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                 base = good;
                 hi_t = width * expected_widths + kFinest;
                 lo_t = 0;
-                bound = Bound::Guessed;
+                bound = Bound::Estimated;
+                goods_under_estimate = 0;
             }
             double target = bound == Bound::Guessed ? hi_t : (lo_t + hi_t) / 2;
             // Alarms land late by about the same time whatever the span (35
@@ -189,7 +198,8 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             } else {
                 good = settled;
                 goods.push_back(good);
-                if (bound == Bound::BadAnchor && ran >= hi_t) {
+                bool bounded = bound == Bound::BadAnchor || bound == Bound::Estimated;
+                if (bounded && ran >= hi_t) {
                     // Good, yet past the bad anchor's time: the runs from
                     // the base disagree (an alarm that came very late, by
                     // 2.5 ms once). Close in time is not close in progress:
@@ -202,7 +212,14 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                     lo_t = 0;
                     hi_t = width;
                     bound = Bound::Guessed;
-                } else if (bound == Bound::BadAnchor) {
+                } else if (bound == Bound::Estimated && ++goods_under_estimate >= 2) {
+                    double left = std::max(hi_t - ran, 2 * kFinest);
+                    since_rebase += ran;
+                    base = good;
+                    lo_t = 0;
+                    hi_t = left;
+                    bound = Bound::Guessed;
+                } else if (bounded) {
                     stalls = ran <= lo_t ? stalls + 1 : 0;
                     lo_t = std::max(lo_t, ran);
                 } else if (bound == Bound::Guessed) {

@@ -31,8 +31,9 @@
  * the stretch between two syscalls that holds most of the time; coarse
  * enough that the fast calls of a syscall-heavy loop share one value,
  * which the trace's compression stores for little (a million 64-byte
- * preads, cycling through a 4 KiB file: 2.7 bytes a call against 2.2 with
- * 4 ms jiffies, 3.2 with 64 us units; getppid: 1.4 in all three). */
+ * preads, cycling through a 4 KiB file: 2.5 bytes a call against 2.2 with
+ * 4 ms jiffies of wall-clock time, 3.2 with 64 us units of it; getppid:
+ * 1.4 in all). */
 #define RW_EXIT_TIME_UNIT_NS 250000
 
 /* ---- syscall table, as the kernel side sees it ------------------------ */

@@ -92,6 +92,24 @@ def check_reads_by_reference(rewind, trace, events, work):
           f"replay of a trace whose copy of a file read by reference is damaged:\n{replay.describe()}")
 
 
+def check_running_times(trace, events):
+    """Syscalls carry their thread's running time: a wait adds nothing to
+    it, a computation between two calls all of it."""
+    end = json.load(open(os.path.join(trace, "end.json")))
+    check(end.get("kernel_hz") == 4000, f"kernel_hz {end.get('kernel_hz')}, not 4000 (250 us units)")
+    calls = [e for e in events if e.get("kind") == "syscall"]
+    writes = [i for i, e in enumerate(calls) if e["name"] == "write"]
+    sleeps = [i for i, e in enumerate(calls) if e["name"] in ("nanosleep", "clock_nanosleep")]
+    check(len(writes) >= 3 and len(sleeps) == 1, f"expected three writes around one nanosleep, got {len(writes)}, {len(sleeps)}")
+    before, sleep = calls[writes[0]], calls[sleeps[0]]
+    after_wait, after_compute = calls[writes[1]], calls[writes[2]]
+    units_ms = 4  # 250 us units
+    waited = sleep["exit_time"] - before["exit_time"]
+    check(waited <= 2 * units_ms, f"the 200 ms nanosleep added {waited} units (of 250 us) of running time")
+    computed = after_compute["exit_time"] - after_wait["exit_time"]
+    check(computed >= 5 * units_ms, f"the computation added only {computed} units (of 250 us) of running time")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
@@ -134,6 +152,8 @@ def main():
         check_read_payloads(events, expected_files)
         if name == "file_rereads":
             check_reads_by_reference(args.rewind, trace, events, work)
+        if name == "wait_then_compute":
+            check_running_times(trace, events)
     except Failure as f:
         print(f"FAIL {name}: {f}\n\nnative:\n{native.describe()}\nrecorded:\n{recorded.describe()}")
         return 1

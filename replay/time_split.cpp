@@ -8,25 +8,30 @@ namespace rw::replay {
 
 RunningTimes::RunningTimes(const std::function<bool(Event&)>& next, Tid process, bool from_zero) : process_(process)
 {
-    prefix_.push_back(0);
     std::unordered_map<Tid, uint64_t> last; // each thread's exit time so far
-    uint64_t total = 0;
-    for (Event e; next(e);) {
+    uint64_t total = 0, index = 0;
+    for (Event e; next(e); index++) {
         const auto* s = std::get_if<SyscallEvent>(&e);
-        if (s && s->exit_time != 0 && s->tgid == process) {
-            auto [it, first] = last.try_emplace(s->tid, from_zero ? 1 : s->exit_time);
-            // A clock that went back (a thread id reused) starts again.
-            total += s->exit_time >= it->second ? s->exit_time - it->second : 0;
-            it->second = s->exit_time;
+        if (!s || s->exit_time == 0 || s->tgid != process)
+            continue;
+        auto [it, first] = last.try_emplace(s->tid, from_zero ? 1 : s->exit_time);
+        // A clock that went back (a thread id reused) starts again.
+        uint64_t added = s->exit_time >= it->second ? s->exit_time - it->second : 0;
+        it->second = s->exit_time;
+        if (added) {
+            total += added;
+            // Position index + 1 follows this event: the time its exit reported.
+            steps_.emplace_back(index + 1, total);
         }
-        // Position i + 1 follows event i: the time its exit reported.
-        prefix_.push_back(total);
     }
 }
 
 uint64_t RunningTimes::at(uint64_t position) const
 {
-    return prefix_[std::min<uint64_t>(position, prefix_.size() - 1)];
+    // The last step at or before the position.
+    auto after = std::upper_bound(steps_.begin(), steps_.end(), position,
+                                  [](uint64_t p, const std::pair<uint64_t, uint64_t>& s) { return p < s.first; });
+    return after == steps_.begin() ? 0 : std::prev(after)->second;
 }
 
 uint64_t split_by_time(uint64_t lo, uint64_t hi, const RunningTimes& times, bool* by_time, double* share)

@@ -33,7 +33,10 @@ public:
 
 private:
     Tid process_;
-    std::vector<uint64_t> prefix_; // prefix_[p]: the time at position p
+    // (position, time) where the time grows: as many as 250 us units of
+    // running time at most, however many events a syscall-heavy
+    // recording holds (a value per event took 8 bytes each).
+    std::vector<std::pair<uint64_t, uint64_t>> steps_;
 };
 
 // A boundary strictly between positions lo and hi (hi - lo >= 2): the first

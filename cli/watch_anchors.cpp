@@ -150,13 +150,12 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                 // does a second good one in a row (bisecting towards an
                 // estimate that is short from below, the samples never get
                 // past it: 40,000 executions were left to gallop over, 24
-                // probes, on the rare-call shape). (Looking
-                // for a bad anchor first, with a sample at the estimate,
-                // spent a probe per change of base that halved nothing: two
-                // to three a search on the hot-loop shapes of bench/. Before
-                // timed runs copied their shared pages first, bisecting
-                // under an estimate lost fifteen where runs were much
-                // slower.)
+                // probes, on the rare-call shape). (Looking for a bad anchor
+                // first, with a sample at the estimate, spent a probe per
+                // change of base that halved nothing: two to three a search
+                // on the hot-loop shapes of bench/. Before timed runs copied
+                // their shared pages first, bisecting under an estimate lost
+                // fifteen where runs were much slower.)
                 double width = hi_t - lo_t;
                 if (rebased_width)
                     expected_widths = std::clamp((since_rebase + (lo_t + hi_t) / 2) / *rebased_width * 1.25, 1.25, 8.0);
@@ -178,9 +177,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             auto reply =
                 nlohmann::json::parse(tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(aim * 2e6))));
             auto anchors = reply["anchors"].get<std::vector<std::string>>();
-            if (anchors.empty()) { // the bad end came first
+            if (anchors.empty()) { // the bad end came first: a bound measured from this base
                 hi_t = target;
-                if (bound == Bound::Guessed)
+                if (bound == Bound::Guessed || bound == Bound::Estimated)
                     bound = Bound::ToEnd;
                 continue;
             }

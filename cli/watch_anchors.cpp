@@ -198,6 +198,14 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                 good = settled;
                 goods.push_back(good);
                 bool bounded = bound == Bound::BadAnchor || bound == Bound::Estimated;
+                // From this good anchor, look for a bad one about `width` away (doubling).
+                auto look_near_good = [&](double width) {
+                    since_rebase += ran;
+                    base = good;
+                    lo_t = 0;
+                    hi_t = std::max(width, 2 * kFinest);
+                    bound = Bound::Guessed;
+                };
                 if (bounded && ran >= hi_t) {
                     // Good, yet past the bad anchor's time: the runs from
                     // the base disagree (an alarm that came very late, by
@@ -205,19 +213,9 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
                     // naming the bad anchor from here could mean counting a
                     // hot instruction for a million executions. Look for a
                     // bad anchor near this one instead.
-                    double width = std::max(hi_t - lo_t, 2 * kFinest);
-                    since_rebase += ran;
-                    base = good;
-                    lo_t = 0;
-                    hi_t = width;
-                    bound = Bound::Guessed;
+                    look_near_good(hi_t - lo_t);
                 } else if (bound == Bound::Estimated && ++goods_under_estimate >= 2) {
-                    double left = std::max(hi_t - ran, 2 * kFinest);
-                    since_rebase += ran;
-                    base = good;
-                    lo_t = 0;
-                    hi_t = left;
-                    bound = Bound::Guessed;
+                    look_near_good(hi_t - ran);
                 } else if (bounded) {
                     stalls = ran <= lo_t ? stalls + 1 : 0;
                     lo_t = std::max(lo_t, ran);

@@ -155,9 +155,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         bool by_time = false;
         double share = 0.5;
         uint64_t m = split_by_time(lo, hi, session.running_times(), &by_time, &share);
-        out.output =
-            dump_for_display(nlohmann::json{{"event", m}, {"by_time", by_time}, {"share", by_time ? share : 0.5}}) +
-            "\n";
+        out.output = dump_for_display(nlohmann::json{{"event", m}, {"by_time", by_time}, {"share", share}}) + "\n";
         return out;
     }
     if (verb == "rw-event" && args.size() == 1) {

@@ -8,6 +8,7 @@
 
 #include "syscall_memory.h"
 #include "syscall_table.h"
+#include "trace_meta.h"
 
 namespace rw {
 namespace {
@@ -158,6 +159,8 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
     e.ret = s.ret;
     e.ip = s.ip;
     e.sp = s.sp;
+    // Readers take the unit from TraceEnd::kernel_hz (kThreadTimeHz).
+    static_assert(1000000000 / RW_EXIT_TIME_UNIT_NS == kThreadTimeHz);
     e.exit_time = s.exit_time;
     e.flags = extra_flags;
     if (s.h.flags & RW_SC_UNKNOWN)

@@ -188,6 +188,13 @@ unsigned long get_event_msg(pid_t tid)
     return msg;
 }
 
+bool in_ptrace_stop(pid_t tid)
+{
+    errno = 0;
+    ::ptrace(PTRACE_PEEKUSER, tid, nullptr, nullptr);
+    return errno != ESRCH;
+}
+
 std::optional<uint64_t> get_sigmask(pid_t tid)
 {
     uint64_t mask = 0;

@@ -66,6 +66,8 @@ void set_registers(pid_t tid, const Registers& regs);
 siginfo_t get_siginfo(pid_t tid);
 void set_siginfo(pid_t tid, const siginfo_t& info);
 unsigned long get_event_msg(pid_t tid);
+// Whether the thread is in a ptrace stop (ptrace requests on it succeed).
+bool in_ptrace_stop(pid_t tid);
 
 // A thread's blocked signals (PTRACE_GETSIGMASK, one bit per signal:
 // signal_bit), or nothing where they cannot be read (the thread is gone).

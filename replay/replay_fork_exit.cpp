@@ -1,0 +1,300 @@
+// New threads and processes, and their ends: each takes the recorded id it
+// had, and an exit runs in the order the recording saw.
+#include "replayer.h"
+
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <csignal>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "text.h"
+
+namespace rw::replay {
+
+namespace {
+
+// Where a clone call asks the kernel to store the new thread's id:
+// CLONE_PARENT_SETTID and CLONE_CHILD_SETTID (0 when not given).
+struct SetTidAddresses {
+    uint64_t parent = 0, child = 0;
+};
+
+SetTidAddresses settid_addresses(const SyscallEvent& call)
+{
+    SetTidAddresses a;
+    if (call.nr == SYS_clone) {
+        a.parent = call.args[2];
+        a.child = call.args[3];
+    } else if (call.nr == SYS_clone3) {
+        for (const auto& m : call.memory)
+            if (m.dir == Direction::In && m.bytes.size() >= 32) {
+                std::memcpy(&a.child, m.bytes.data() + 16, 8);
+                std::memcpy(&a.parent, m.bytes.data() + 24, 8);
+            }
+    }
+    return a;
+}
+
+} // namespace
+
+void Replayer::store_recorded_tid(Task& t, uint64_t addr, Tid recorded)
+{
+    // The kernel stored the replay's own id there; the program must see the recorded one.
+    int32_t value = recorded;
+    if (addr && !t.memory().write(RemoteAddr(addr), {reinterpret_cast<const uint8_t*>(&value), sizeof(value)}))
+        diverge(t, "cannot store the thread id " + std::to_string(recorded) + " where its clone asked (" + hex(addr) +
+                       ")");
+}
+
+uint64_t clone_flags(const SyscallEvent& call)
+{
+    switch (call.nr) {
+    case SYS_clone:
+        return call.args[0];
+    case SYS_vfork:
+        return CLONE_VM | CLONE_VFORK;
+    case SYS_clone3:
+        // struct clone_args starts with the flags; the trace keeps its bytes.
+        for (const auto& m : call.memory)
+            if (m.dir == Direction::In && m.bytes.size() >= 8) {
+                uint64_t flags;
+                std::memcpy(&flags, m.bytes.data(), 8);
+                return flags;
+            }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+void Replayer::on_fork(const ForkEvent& e)
+{
+    Task& parent = task(e.parent_tid);
+    collect_fresh(parent);
+    // The parent's clone call follows later in the stream; its arguments are checked here.
+    const IndexedEvent* call = source_.peek_for_task(e.parent_tid);
+    const auto* sc = call ? std::get_if<SyscallEvent>(&call->event) : nullptr;
+    if (!sc)
+        refuse(e.parent_tid, "the trace has a new task without the clone that created it");
+    run_to_syscall_entry(parent, *sc, Resume::Syscall);
+    // The child gets a copy of the parent's memory, debugger breakpoints
+    // included, unless it is a thread of the same process.
+    bool copies_memory = !e.is_thread();
+    if (hook_ && copies_memory)
+        hook_->before_fork(parent);
+    resume(parent, Resume::Syscall);
+    StopInfo s = wait_stop(parent, "the creation of task " + std::to_string(e.child_tid));
+    if (s.kind != StopInfo::Kind::PtraceEvent ||
+        (s.event != PTRACE_EVENT_FORK && s.event != PTRACE_EVENT_VFORK && s.event != PTRACE_EVENT_CLONE))
+        diverge(parent, syscall_name(sc->nr) + " did not create a task: got " + describe_stop(parent, s));
+    pid_t child = static_cast<pid_t>(get_event_msg(parent.tid()));
+    uint64_t flags = clone_flags(*sc);
+    std::shared_ptr<ThreadGroup> group;
+    std::shared_ptr<AddressSpace> vm;
+    if (e.is_thread()) {
+        group = parent.group_ptr();
+    } else {
+        group = std::make_shared<ThreadGroup>();
+        group->recorded_tgid = e.child_tgid;
+        group->tgid = child;
+        group->fds = (flags & CLONE_FILES) ? parent.group().fds : std::make_shared<StdioFds>(*parent.group().fds);
+    }
+    if (flags & CLONE_VM) {
+        vm = parent.vm();
+    } else {
+        vm = std::make_shared<AddressSpace>();
+        vm->id = next_vm_id_++;
+    }
+    Task& created = add_task(child, e.child_tid, group, vm);
+    // Only the parent's call says where: the child's own record of it reads
+    // the arguments when the child first runs, after the parent moved on.
+    SetTidAddresses settid = settid_addresses(*sc);
+    if (flags & CLONE_PARENT_SETTID)
+        store_recorded_tid(parent, settid.parent, e.child_tid);
+    if (flags & CLONE_CHILD_SETTID)
+        created.child_settid = settid.child; // written once the child has started
+    if (flags & CLONE_CHILD_CLEARTID)
+        created.clear_child_tid = settid.child;
+    created.alt_stack = parent.alt_stack && !(flags & CLONE_VM); // a thread starts without one
+    parent.at = Task::At::ExecutingCall;
+    if (s.event == PTRACE_EVENT_VFORK)
+        parent.vfork_child = e.child_tid;
+    // A vfork child shares the parent's memory until it execs: breakpoints
+    // come back when the parent returns (finish_executing_call).
+    if (hook_ && copies_memory && !(flags & CLONE_VM))
+        hook_->after_fork(parent);
+}
+
+std::optional<uint64_t> Replayer::stop_before_exit_call()
+{
+    const IndexedEvent* next = source_.peek();
+    const auto* e = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    // Threads an exit_group killed may come first: the stop is before that call.
+    if (const ExitEvent* caller = killed_by_group_exit_ahead(next))
+        e = caller;
+    Task* live = e ? find_task(e->tid) : nullptr;
+    if (!live || WIFSIGNALED(e->exit_code) || (e->pending_nr != SYS_exit && e->pending_nr != SYS_exit_group) ||
+        live->at == Task::At::Running || live->inject_signal)
+        return std::nullopt;
+    Task& t = *live;
+    collect_fresh(t);
+    SyscallEvent call;
+    call.nr = e->pending_nr;
+    call.args = e->pending_args;
+    run_to_syscall_entry(t, call, Resume::Syscall);
+    // Back out of the call: skip it, then put the registers as they were
+    // just before the syscall instruction.
+    Registers before = t.regs();
+    before[Registers::RIP] -= 2;
+    before[Registers::RAX] = before[Registers::ORIG_RAX];
+    before[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    Registers skip = t.regs();
+    skip[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    t.set_regs(skip);
+    resume(t, Resume::Syscall);
+    StopInfo s = wait_stop(t, "the end of a skipped " + syscall_name(call.nr) + "()");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, "skipping " + syscall_name(call.nr) + "() gave " + describe_stop(t, s));
+    t.set_regs(before);
+    t.at = Task::At::SyscallExit;
+    return before[Registers::RIP];
+}
+
+Task* Replayer::sibling_delivering(Task& t, int exit_code)
+{
+    if (!WIFSIGNALED(exit_code))
+        return nullptr;
+    for (Task* other : t.group().tasks)
+        if (other != &t && other->inject_signal == WTERMSIG(exit_code) && other->at != Task::At::Gone)
+            return other;
+    return nullptr;
+}
+
+const ExitEvent* Replayer::group_exit_ahead(Task& t)
+{
+    // Near: the killed threads' exits come one after another, right before.
+    constexpr size_t kNear = 64;
+    for (Task* other : t.group().tasks) {
+        if (other == &t || other->at == Task::At::Gone)
+            continue;
+        const IndexedEvent* next = source_.peek_for_task(other->recorded_tid(), 0, kNear);
+        const auto* exit = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+        if (exit && exit->pending_nr == SYS_exit_group && !WIFSIGNALED(exit->exit_code))
+            return exit;
+    }
+    return nullptr;
+}
+
+const ExitEvent* Replayer::killed_by_group_exit_ahead(const IndexedEvent* next)
+{
+    const auto* e = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    if (!e || WIFSIGNALED(e->exit_code) || e->pending_nr == SYS_exit || e->pending_nr == SYS_exit_group)
+        return nullptr;
+    Task* t = find_task(e->tid);
+    return t ? group_exit_ahead(*t) : nullptr;
+}
+
+void Replayer::run_group_exit_ahead(Task& t)
+{
+    const ExitEvent* caller = group_exit_ahead(t);
+    if (!caller)
+        return;
+    auto ahead = source_.take_for_task(caller->tid);
+    uint64_t saved = current_;
+    current_ = ahead->index;
+    dispatch(*ahead);
+    current_ = saved;
+}
+
+void Replayer::on_exit(const ExitEvent& e)
+{
+    Task* live = find_task(e.tid);
+    StopInfo final;
+    if (!live) {
+        auto it = finished_.find(e.tid);
+        if (it == finished_.end())
+            refuse(e.tid, "the trace has an exit for thread " + std::to_string(e.tid) + ", unknown to the replay");
+        final = it->second;
+    } else {
+        Task& t = *live;
+        collect_fresh(t);
+        bool voluntary = e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group;
+        if (voluntary && !WIFSIGNALED(e.exit_code)) {
+            SyscallEvent call;
+            call.nr = e.pending_nr;
+            call.args = e.pending_args;
+            run_to_syscall_entry(t, call, Resume::Syscall);
+            resume(t, Resume::Cont);
+        } else if (t.inject_signal) {
+            // The fatal signal is the one just delivered.
+            resume(t, Resume::Cont);
+        } else if (Task* killer = sibling_delivering(t, e.exit_code)) {
+            // A sibling's fatal signal, delivered but not yet acted on,
+            // ends the whole process: it goes first, and this thread dies
+            // of it as in the recording (a SIGKILL from here would end the
+            // process with another signal).
+            resume(*killer, Resume::Cont);
+        } else if (WIFSIGNALED(e.exit_code) && t.at != Task::At::Running) {
+            // Killed from outside (SIGKILL, or a sibling's exit_group): the
+            // recording saw no more of it, so neither does the replay.
+            ::kill(t.tid(), SIGKILL);
+        } else if (t.at != Task::At::Running) {
+            // A sibling's exit_group may already have taken it (it was
+            // stopped in a futex the recording shows it never left): then
+            // there is nothing to resume, only its end to collect. The
+            // kernel may also report the killed threads' exits before the
+            // exit of the thread that called exit_group: that call goes
+            // first here, or this thread would wait for it forever.
+            run_group_exit_ahead(t);
+            try {
+                resume(t, Resume::Cont);
+            } catch (const std::system_error& x) {
+                if (x.code().value() != ESRCH)
+                    throw;
+            }
+        } else if (!WIFSIGNALED(e.exit_code)) {
+            // Asleep in the futex of a synchronization call that runs for
+            // real (a parallel trace): only the sibling's exit_group ends
+            // it, and its exit may come first in the recording too.
+            run_group_exit_ahead(t);
+        }
+        for (;;) {
+            final = wait_stop(t, "its exit");
+            if (final.kind == StopInfo::Kind::Exited || final.kind == StopInfo::Kind::Signaled)
+                break;
+            if (final.kind == StopInfo::Kind::PtraceEvent && final.event == PTRACE_EVENT_EXIT) {
+                resume(t, Resume::Cont);
+                continue;
+            }
+            // A stop taken before a sibling's exit_group killed it (a woken
+            // waiter held at its futex's exit): the kill ended that stop.
+            if (!voluntary && !in_ptrace_stop(t.tid()))
+                continue;
+            diverge(t, "expected the thread to exit, got " + describe_stop(t, final));
+        }
+    }
+    // A thread's own exit status is only meaningful for the thread that
+    // ends its process; the others vanish with it.
+    bool recorded_signaled = WIFSIGNALED(e.exit_code);
+    bool replay_signaled = final.kind == StopInfo::Kind::Signaled;
+    if (e.group_dead) {
+        int rec = recorded_signaled ? WTERMSIG(e.exit_code) : WEXITSTATUS(e.exit_code);
+        int got = replay_signaled ? final.signal : final.exit_code;
+        if (recorded_signaled != replay_signaled || rec != got) {
+            throw ReplayError(
+                ReplayErrorKind::Divergence, current_, e.tid,
+                std::string("thread ") + std::to_string(e.tid) + " ended differently",
+                std::string("  recorded: ") +
+                    (recorded_signaled ? "killed by " + signal_name(rec) : "exit " + std::to_string(rec)) +
+                    "\n  replay:   " +
+                    (replay_signaled ? "killed by " + signal_name(got) : "exit " + std::to_string(got)));
+        }
+    }
+}
+
+} // namespace rw::replay

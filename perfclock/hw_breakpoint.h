@@ -34,6 +34,7 @@ public:
     void disable();
     uint64_t address() const { return addr_; }
     uint64_t tag() const { return tag_; }
+    int fd() const { return fd_; } // the perf event (for a BPF filter on its overflows)
 
 private:
     int fd_ = -1;

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "debug_session.h"
+#include "register_match_filter.h"
 #include "json_bytes.h"
 #include "nlohmann/json.hpp"
 #include "steady_now.h"
@@ -383,6 +384,14 @@ Position DebugSession::label(const Position& from, const Position& anchored)
         labelling_->skip_resting = resting_on_ == labelling_->rip;
         refuse_count_at_switch_point(labelling_->rip);
         labelling_->trap.emplace(soft_counters_, *t, labelling_->rip, 1, kTagLabel);
+        // (The filter counts the execution the start rests on too.)
+        uint64_t resting = labelling_->skip_resting ? 1 : 0;
+        if (const perfclock::BreakpointCounter* hw = labelling_->trap->hardware())
+            if (RegisterMatchFilter* filter = RegisterMatchFilter::get())
+                labelling_->filtered =
+                    filter->attach(hw->fd(), labelling_->want, kLabelMostByDebugRegister + 1 + resting);
+        debug_log("  %s",
+                  labelling_->filtered ? "registers compared by the filter" : "registers compared at each stop");
         retarget(Position{labelling_->from.event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw NoSuchPosition("the snapshot's state never comes again"); };
         return AfterArrival::Continue;
@@ -413,16 +422,24 @@ DebugHook::Then DebugSession::label_trap(Task& task)
     Labelling& l = *labelling_;
     if (l.skip_resting) {
         l.skip_resting = false; // the execution the start rests on was counted already
-        return Then::Resume;
+        l.resting = 1;
+        if (!l.filtered || l.trap->count() == 1)
+            return Then::Resume;
     }
-    l.hits++;
-    // Each execution is a trap (debug registers or int3s alike, as each
-    // must be compared): an anchor a hot instruction reaches only after
-    // many is not worth naming. The search gallops over those executions
-    // instead, where a debug register counts them without a stop.
-    uint64_t most = l.trap && l.trap->by_debug_register() ? kLabelMostByDebugRegister : kLabelMost;
-    if (l.hits > most)
+    l.traps++;
+    // Each execution is a trap where no filter compares the registers in
+    // the kernel (int3s, debug registers without it, or a kernel that
+    // delivers the filter's dropped traps all the same): an anchor a hot
+    // instruction reaches only after many is not worth naming. The search
+    // gallops over those executions instead, where a debug register counts
+    // them without a stop.
+    uint64_t most = !l.trap || !l.trap->by_debug_register() ? kLabelMost : kLabelMostByDebugRegister;
+    if (l.traps > most)
         throw NoSuchPosition(fmt_count_cap(l.rip, most));
+    // Filtered, the counter says how many executions the trap comes after.
+    l.hits = l.filtered ? l.trap->count() - l.resting : l.traps;
+    if (l.filtered && l.hits > kLabelMostByDebugRegister)
+        throw NoSuchPosition(fmt_count_cap(l.rip, kLabelMostByDebugRegister));
     Registers now = task.regs();
     for (size_t i = 0; i < Registers::kCount; i++)
         if (i != Registers::EFLAGS && i != Registers::ORIG_RAX && now.words[i] != l.want.words[i])

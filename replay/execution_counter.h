@@ -103,6 +103,7 @@ public:
     uint64_t count() const;
     uint64_t address() const { return addr_; }
     bool by_debug_register() const { return hardware_.has_value(); }
+    const perfclock::BreakpointCounter* hardware() const { return hardware_ ? &*hardware_ : nullptr; }
 
 private:
     uint64_t addr_;

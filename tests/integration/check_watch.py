@@ -213,6 +213,81 @@ def scenario_count_of_a_hot_instruction(rw, programs, graph, work):
     return "int3 counting stopped at 20,000 executions"
 
 
+LABEL_SCRIPT = r"""
+import json
+def tool(command):
+    out = gdb.execute("monitor " + command, to_string=True)
+    return json.loads(out[out.index("{"):])
+def regs():
+    gdb.execute("maintenance flush register-cache")
+    return gdb.execute("info registers", to_string=True)
+stretch = STRETCH
+anchor = tool(f"rw-sample {stretch} 1 1000")["anchors"][0]
+tool("rw-goto " + anchor)
+gdb.execute("maintenance flush register-cache")
+frame = gdb.newest_frame()
+if frame.name() != "round_of":
+    print("LABEL no anchor inside round_of:", frame.name())
+else:
+    ret = frame.older().pc()
+    settled = f"{anchor}/b{ret:x}x1"
+    tool("rw-goto " + settled)
+    want = regs()
+    named = tool(f"rw-label {stretch} {settled}")["position"]
+    n = int(named.rsplit("x", 1)[1])
+    tool("rw-goto " + named)
+    same = regs() == want
+    # From a start resting on the instruction: that execution is not counted again.
+    start = f"{stretch}:b{ret:x}x5"
+    later = tool(f"rw-label {start} {settled}")["position"]
+    print(f"LABEL n={n} same={same} named={named} later={later} want_later={start}/b{ret:x}x{n - 5}")
+"""
+
+
+def scenario_label_names_an_anchor(rw, programs, graph, work):
+    # An anchor (a snapshot an alarm stopped) is named as a count of
+    # executions of an instruction: the count must reach the very same
+    # registers, from the stretch's start and from a start resting on the
+    # instruction, whether a BPF filter on the breakpoint compares the
+    # registers in the kernel or the replayer at each execution.
+    if not machine_can(rw, DEBUG_REGISTERS):
+        skip("labels count with debug registers, which this machine does not let fire")
+    trace, rec = record(rw, work, "label", [os.path.join(programs, "label_loop")])
+    dump = Run([rw, "dump", trace]).stdout.decode()
+    # The loop runs in the stretch before stdio's first call for printf.
+    stretch = int(re.findall(r"^#(\d+)\s.*(?:newfstatat|write)\(1", dump, re.M)[0])
+    script = os.path.join(work, "label.py")
+    with open(script, "w") as f:
+        f.write(LABEL_SCRIPT.replace("STRETCH", str(stretch)))
+    said = []
+    for filtered in ("1", "0"):
+        env = dict(os.environ, REWIND_DEBUG="1", REWIND_REGISTER_FILTER=filtered)
+        for attempt in range(3):  # an alarm may stop the loop itself, between two rounds
+            server, port = serve_on_free_port(rw, trace, env)
+            r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote localhost:{port}", "-x", script],
+                    timeout=300)
+            try:
+                server_said = server.communicate(timeout=60)[1].decode(errors="replace")
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server_said = server.communicate()[1].decode(errors="replace")
+            out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+            if "no anchor inside round_of" not in out:
+                break
+        m = re.search(r"LABEL n=(\d+) same=(\w+) named=(\S+) later=(\S+) want_later=(\S+)", out)
+        check(m is not None, f"no label (filter {filtered})\n{r.describe()}")
+        n, same, _, later, want_later = m.groups()
+        check(same == "True", f"the named position's registers are not the anchor's (filter {filtered}): {m.group(0)}")
+        check(later == want_later, f"named from a start resting on the instruction: {later}, not {want_later}")
+        check(1 < int(n) <= 8192, f"a label of {n} executions")
+        by_filter = "registers compared by the filter" in server_said
+        check(filtered == "1" or not by_filter, "REWIND_REGISTER_FILTER=0 still filtered")
+        said.append(f"{n} executions " + ("by the BPF filter" if by_filter else "stopping at each"))
+    if "by the BPF filter" not in said[0]:
+        said[0] += " (the filter did not load here: REWIND_DEBUG says why)"
+    return "; ".join(said)
+
+
 def scenario_writes(rw, programs, graph, work):
     # EXPR reads one global: gdb watches it with a debug register, the
     # search bisects over the writes to it and steps back from the one that
@@ -274,7 +349,7 @@ end"""
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes}
-SCENARIOS = [scenario_graph, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
+SCENARIOS = [scenario_graph, scenario_label_names_an_anchor, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
              scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes, scenario_connect,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb, scenario_writes]
 

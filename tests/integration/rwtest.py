@@ -169,7 +169,7 @@ def rewind_watch(rewind, trace, expr, *extra):
         raise Failure(f"rewind watch printed no JSON\n{r.describe()}")
 
 
-def serve_on_free_port(rewind, trace):
+def serve_on_free_port(rewind, trace, env=None):
     """`rewind serve --port` on a free loopback port, once it listens: the
     process (its stderr a pipe, the "waiting" line read) and the port."""
     import socket
@@ -177,7 +177,7 @@ def serve_on_free_port(rewind, trace):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen([rewind, "serve", "--port", str(port), trace], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, env=env)
     waiting = server.stderr.readline()  # "rewind: waiting for gdb on 127.0.0.1:PORT …"
     if b"waiting for gdb" not in waiting:
         server.kill()

@@ -325,6 +325,22 @@ struct rw_config {
 
 #define RW_STALL_SIGNAL 19 /* SIGSTOP */
 
+/* ---- replay's breakpoint filters (write_match.bpf.c) ------------------- */
+
+/* Where a candidate instruction writes: [base + index * scale + disp,
+ * + size), times rcx for a repeated string store; registers by their index
+ * in user_regs_struct, -1 for none. */
+struct rw_write_form {
+	__u64 ip;
+	__s64 disp;
+	__s32 base;
+	__s32 index;
+	__u32 scale;
+	__u32 times_rcx;
+	__u64 size;
+};
+#define RW_WRITE_FORMS 4
+
 #ifndef __bpf__
 #ifdef __cplusplus
 static_assert(sizeof(struct rw_buf_spec) == 8, "rw_buf_spec layout");
@@ -337,6 +353,7 @@ static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");
 static_assert(sizeof(struct rw_rec_yield) == 24, "rw_rec_yield layout");
 static_assert(sizeof(struct rw_rec_sync) == 48, "rw_rec_sync layout");
 static_assert(sizeof(struct rw_task_state) == 32 + 24 * RW_SYNC_MAX_DEPTH, "rw_task_state layout");
+static_assert(sizeof(struct rw_write_form) == 40, "rw_write_form layout");
 #endif
 #endif
 

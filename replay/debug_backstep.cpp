@@ -7,6 +7,7 @@
 // memory before it runs; a snapshot there and one single step confirm it.
 #include <sys/ptrace.h>
 
+#include "breakpoint_filters.h"
 #include "debug_session.h"
 
 namespace rw::replay {
@@ -143,6 +144,42 @@ void DebugSession::begin_backstep()
     if (b.slot)
         b.slot_watch.emplace(t->tid(), perfclock::BreakpointKind::Write, *b.slot, 8, 1, kTagSlot);
     b.executions.assign(b.candidates.size(), 0);
+    filter_candidates(*t);
+}
+
+void DebugSession::filter_candidates(Task& task)
+{
+    // A store in a hot loop runs thousands of times before the one write
+    // that is the arrival: judged in the kernel, the others do not stop.
+    Backstep& b = *backstep_;
+    const Segment& a = b.arrival;
+    if (a.kind != Segment::Kind::Watch || a.access != 1 || b.candidates.empty() ||
+        b.candidates.size() > WriteMatchFilter::kMostCandidates)
+        return;
+    WriteMatchFilter* filter = WriteMatchFilter::get();
+    if (!filter)
+        return;
+    TraceeMemory mem = task.memory();
+    std::vector<WriteForm> forms;
+    for (uint64_t c : b.candidates) {
+        uint8_t code[16] = {};
+        size_t n = mem.read_partial(RemoteAddr(c), code);
+        breakpoints_.hide(c, {code, n});
+        auto form = decoder_.write_form(c, {code, n});
+        if (!form)
+            return; // one the filter cannot judge: each stops, as without it
+        forms.push_back(*form);
+    }
+    // Past the limit the filter lets every execution through, and the
+    // stops that follow end the backstep.
+    filter->prepare(b.candidates, forms, a.addr, a.addr + a.len, kBackstepMostFiltered + 1);
+    bool all = true;
+    for (auto& trap : b.traps)
+        all = filter->attach(trap.fd()) && all;
+    b.filtered = all;
+    if (!all)
+        return; // (the ones attached only stop less: the trap count below still holds)
+    debug_log("  candidates judged by the write filter");
 }
 
 DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, bool step)
@@ -183,11 +220,26 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
     size_t i = tag - kTagCandidate;
     uint64_t c = b.candidates[i];
     // The execution the thread rests on at the base is the base itself.
-    bool resting = b.resting == c && b.executions[i] == 0 && !b.resting_seen;
-    if (b.resting == c)
-        b.resting_seen = true;
-    if (!resting)
-        b.executions[i]++;
+    bool resting;
+    if (b.filtered) {
+        // Stops skip executions: the counter has them all, the one the
+        // thread rests on included.
+        uint64_t ran = b.traps[i].count();
+        resting = b.resting == c && ran == 1;
+        b.executions[i] = ran - (b.resting == c ? 1 : 0);
+        uint64_t all = 0;
+        for (const auto& trap : b.traps)
+            all += trap.count();
+        if (all > kBackstepMostFiltered)
+            throw NoSuchPosition("counting stopped: the instructions that may come just before ran more than " +
+                                 std::to_string(kBackstepMostFiltered) + " times");
+    } else {
+        resting = b.resting == c && b.executions[i] == 0 && !b.resting_seen;
+        if (b.resting == c)
+            b.resting_seen = true;
+        if (!resting)
+            b.executions[i]++;
+    }
     const Registers& regs = task.regs();
     TraceeMemory mem = task.memory();
     MemoryReader read = [&](uint64_t addr, std::span<uint8_t> out) { return mem.read(RemoteAddr(addr), out); };

@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "debug_session.h"
-#include "register_match_filter.h"
+#include "breakpoint_filters.h"
 #include "json_bytes.h"
 #include "nlohmann/json.hpp"
 #include "steady_now.h"

@@ -244,7 +244,14 @@ private:
         bool verifying = false;
         Position chosen;
         uint64_t stops = 0; // at candidates so far
+        // A WriteMatchFilter stops the candidates only where they write the
+        // watched bytes: their counters say how often they ran.
+        bool filtered = false;
     };
+    // Executions of the candidates a filtered backstep goes through (the
+    // debug exception alone each: 8.6 us on our reference VM) before it
+    // gives up.
+    static constexpr uint64_t kBackstepMostFiltered = 65536;
     struct BackstepDone {
         std::optional<Position> found;
         uint64_t after_slot_write = 0;
@@ -350,6 +357,7 @@ private:
     std::optional<Position> backstep_in_rounds(const Position& base, const Segment& arrival,
                                                const std::vector<uint64_t>& candidates, const Arrival& at_arrival);
     void begin_backstep();
+    void filter_candidates(Task& task);
     Then backstep_trap(Task& task, const siginfo_t& info, bool step);
     uint64_t search_steps(const Position& base, const Segment& arrival);
     void begin_search();

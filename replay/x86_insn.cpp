@@ -13,6 +13,22 @@ namespace {
 
 constexpr uint64_t kCF = 1u << 0, kPF = 1u << 2, kZF = 1u << 6, kSF = 1u << 7, kOF = 1u << 11;
 
+// The Registers index of a 64-bit general register, -1 for any other.
+int register_index(x86_reg r)
+{
+    using R = Registers;
+    static const std::pair<x86_reg, int> map[] = {
+        {X86_REG_RAX, R::RAX}, {X86_REG_RBX, R::RBX}, {X86_REG_RCX, R::RCX}, {X86_REG_RDX, R::RDX},
+        {X86_REG_RSI, R::RSI}, {X86_REG_RDI, R::RDI}, {X86_REG_RBP, R::RBP}, {X86_REG_RSP, R::RSP},
+        {X86_REG_R8, R::R8},   {X86_REG_R9, R::R9},   {X86_REG_R10, R::R10}, {X86_REG_R11, R::R11},
+        {X86_REG_R12, R::R12}, {X86_REG_R13, R::R13}, {X86_REG_R14, R::R14}, {X86_REG_R15, R::R15},
+    };
+    for (const auto& [reg, index] : map)
+        if (r == reg)
+            return index;
+    return -1;
+}
+
 std::optional<uint64_t> reg_value(x86_reg r, const Registers& regs)
 {
     using R = Registers;
@@ -294,6 +310,54 @@ std::vector<MemoryWrite> X86Decoder::writes(uint64_t addr, std::span<const uint8
     if (Impl::flow_of(d) == Insn::Flow::Call || id == X86_INS_PUSH || id == X86_INS_PUSHFQ)
         out.push_back({regs[Registers::RSP] - 8, 8});
     return out;
+}
+
+std::optional<WriteForm> X86Decoder::write_form(uint64_t addr, std::span<const uint8_t> code) const
+{
+    Impl::Decoded d;
+    impl_->decode(d, addr, code);
+    if (!d)
+        return std::nullopt;
+    const cs_x86& x = d.x86();
+    unsigned id = d.insn->id;
+    std::optional<WriteForm> form;
+    auto another = [&form](WriteForm f) {
+        if (form)
+            return false; // two places
+        form = f;
+        return true;
+    };
+    for (uint8_t i = 0; i < x.op_count; i++) {
+        const cs_x86_op& op = x.operands[i];
+        if (!Impl::writes_operand(d, i))
+            continue;
+        if (op.mem.segment != X86_REG_INVALID || x.addr_size != 8)
+            return std::nullopt;
+        WriteForm f;
+        f.disp = op.mem.disp;
+        if (op.mem.base == X86_REG_RIP)
+            f.disp += static_cast<int64_t>(d.insn->address + d.insn->size);
+        else if (op.mem.base != X86_REG_INVALID && (f.base = register_index(static_cast<x86_reg>(op.mem.base))) < 0)
+            return std::nullopt;
+        if (op.mem.index != X86_REG_INVALID) {
+            if ((f.index = register_index(static_cast<x86_reg>(op.mem.index))) < 0)
+                return std::nullopt; // a vector index (a scatter)
+            f.scale = static_cast<uint32_t>(op.mem.scale);
+        }
+        f.size = op.size ? op.size : 8;
+        f.times_rcx = x.prefix[0] == X86_PREFIX_REP || x.prefix[0] == X86_PREFIX_REPNE;
+        if (!another(f))
+            return std::nullopt;
+    }
+    if (Impl::flow_of(d) == Insn::Flow::Call || id == X86_INS_PUSH || id == X86_INS_PUSHFQ) {
+        WriteForm f;
+        f.base = Registers::RSP;
+        f.disp = -8;
+        f.size = 8;
+        if (!another(f))
+            return std::nullopt;
+    }
+    return form;
 }
 
 namespace {

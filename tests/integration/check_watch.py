@@ -261,7 +261,7 @@ def scenario_label_names_an_anchor(rw, programs, graph, work):
         f.write(LABEL_SCRIPT.replace("STRETCH", str(stretch)))
     said = []
     for filtered in ("1", "0"):
-        env = dict(os.environ, REWIND_DEBUG="1", REWIND_REGISTER_FILTER=filtered)
+        env = dict(os.environ, REWIND_DEBUG="1", REWIND_BPF_FILTERS=filtered)
         for attempt in range(3):  # an alarm may stop the loop itself, between two rounds
             server, port = serve_on_free_port(rw, trace, env)
             r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote localhost:{port}", "-x", script],
@@ -281,11 +281,88 @@ def scenario_label_names_an_anchor(rw, programs, graph, work):
         check(later == want_later, f"named from a start resting on the instruction: {later}, not {want_later}")
         check(1 < int(n) <= 8192, f"a label of {n} executions")
         by_filter = "registers compared by the filter" in server_said
-        check(filtered == "1" or not by_filter, "REWIND_REGISTER_FILTER=0 still filtered")
+        check(filtered == "1" or not by_filter, "REWIND_BPF_FILTERS=0 still filtered")
         said.append(f"{n} executions " + ("by the BPF filter" if by_filter else "stopping at each"))
     if "by the BPF filter" not in said[0]:
         said[0] += " (the filter did not load here: REWIND_DEBUG says why)"
     return "; ".join(said)
+
+
+BACKSTEP_SCRIPT = r"""
+import json, re
+def tool(command):
+    out = gdb.execute("monitor " + command, to_string=True)
+    return json.loads(out[out.index("{"):])
+stretch = STRETCH
+tool(f"rw-goto {stretch}")
+gdb.execute("maintenance flush register-cache")
+spill = int(gdb.parse_and_eval("&table.spill"))
+said = gdb.execute("info line hot_store.c:LINE", to_string=True)
+start, end = (int(a, 16) for a in re.findall(r"(?:starts at address|ends at) (0x[0-9a-f]+)", said))
+arch = gdb.selected_inferior().architecture()
+code = [i for i in arch.disassemble(start, end) if i["addr"] < end]
+# The line's store: its last instruction with a memory destination (AT&T: the last operand).
+store = [i["addr"] for i in code if re.search(r",\s*[-0-9a-fx]*\(%\w+(,%\w+,\d)?\)$", i["asm"])][-1]
+write = f"{stretch}:w{spill:x}.4.1x1"
+n = tool(f"rw-count {stretch} {write} {store:x}")["counts"][0]
+for back in (1000, 20000):
+    base = f"{stretch}:b{store:x}x{n - back}"
+    tool(f"rw-goto {base}/w{spill:x}.4.1x1")
+    try:
+        found = tool("rw-back 4096")
+    except gdb.error as e:
+        found = {"error": str(e)}
+    if "position" in found:
+        tail = found["position"][len(base):]
+        k = int(tail.rsplit("x", 1)[1]) if tail else 0
+        print(f"BACK {back} at {n - back + k}")
+    else:
+        print(f"BACK {back} failed: {found.get('error')}")
+"""
+
+
+def scenario_backstep_in_a_hot_loop(rw, programs, graph, work):
+    # Stepping back from a watched write whose store runs tens of thousands
+    # of times: each execution before it is judged (does it write the watched
+    # word?) in the kernel by a BPF filter, or, without it, at a stop each,
+    # which gives up past 4,096. Both find the same execution.
+    if not machine_can(rw, DEBUG_REGISTERS):
+        skip("stepping back from a write counts with debug registers, which this machine does not let fire")
+    trace, rec = record(rw, work, "hot", [os.path.join(programs, "hot_store")])
+    check(rec.stdout.strip().endswith(b" 1"), f"unexpected output\n{rec.describe()}")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs", "hot_store.c")
+    with open(source) as f:
+        line = next(n for n, text in enumerate(f, 1) if "/* HOT STORE */" in text)
+    dump = Run([rw, "dump", trace]).stdout.decode()
+    stretch = int(re.findall(r"^#(\d+)\s.*(?:newfstatat|write)\(1", dump, re.M)[0])
+    script = os.path.join(work, "backstep.py")
+    with open(script, "w") as f:
+        f.write(BACKSTEP_SCRIPT.replace("STRETCH", str(stretch)).replace("LINE", str(line)))
+    found = {}
+    for filtered in ("1", "0"):
+        server, port = serve_on_free_port(rw, trace, dict(os.environ, REWIND_BPF_FILTERS=filtered))
+        r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote localhost:{port}", "-x", script], timeout=300)
+        try:
+            server.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+        out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
+        for back in ("1000", "20000"):
+            m = re.search(rf"BACK {back} (at (\d+)|failed: (.*))", out)
+            check(m is not None, f"no step back from {back} executions before (filter {filtered})\n{r.describe()}")
+            found[(filtered, back)] = int(m.group(2)) if m.group(2) else m.group(3)
+    at = found[("0", "1000")]
+    check(isinstance(at, int), f"stepping back over 1,000 executions with a stop each failed: {at}")
+    check(found[("1", "1000")] == at, f"with the filter, from 1,000 before: {found[('1', '1000')]}, not {at}")
+    check(isinstance(found[("0", "20000")], str) and "4096" in found[("0", "20000")],
+          f"with a stop each, 20,000 executions before should give up past 4,096: {found[('0', '20000')]}")
+    if isinstance(found[("1", "20000")], str) and "filter" not in found[("1", "20000")]:
+        # (Where the filter cannot be loaded, both ways give up alike.)
+        check(found[("1", "20000")] == found[("0", "20000")], f"{found}")
+        return f"the store's {at}th execution; no write filter here (REWIND_DEBUG=1 says why)"
+    check(found[("1", "20000")] == at, f"with the filter, from 20,000 before: {found[('1', '20000')]}, not {at}")
+    return f"the store's {at}th execution, from 1,000 and 20,000 executions before, with and without the filter"
 
 
 def scenario_writes(rw, programs, graph, work):
@@ -332,8 +409,10 @@ gdb.execute("maintenance flush register-cache")
 print("LINE", gdb.find_pc_line(int(gdb.parse_and_eval("$pc"))).line)
 print("BAD", tool("rw-count {event} " + to + " w1.8").get("error"))
 end"""
+    # (The write filter would judge the store's rounds in the kernel and
+    # stop at none of them: scenario_backstep_in_a_hot_loop covers it.)
     r = Run(["gdb", "-nx", "-batch", "-ex", f"target extended-remote | {rw} serve --stdio -q {trace}", "-ex", script],
-            timeout=300)
+            env=dict(os.environ, REWIND_BPF_FILTERS="0"), timeout=300)
     out = r.stdout.decode(errors="replace") + r.stderr.decode(errors="replace")
     check("WRITES [1000, 1]" in out, f"expected 1000 writes to hits and 1 to mode\n{out}")
     check(re.search(r"CAPPED counting stopped: .* more than 100 times", out) is not None, f"rw-back 100\n{out}")
@@ -349,7 +428,7 @@ end"""
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
 NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes}
-SCENARIOS = [scenario_graph, scenario_label_names_an_anchor, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
+SCENARIOS = [scenario_graph, scenario_label_names_an_anchor, scenario_backstep_in_a_hot_loop, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
              scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes, scenario_connect,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb, scenario_writes]
 

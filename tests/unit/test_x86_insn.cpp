@@ -102,6 +102,48 @@ TEST_CASE("x86: memory written, with rip-relative and stack operands")
     CHECK(d.writes(0x1200, code_at(m, 0x1200, 3), r).empty());
 }
 
+TEST_CASE("x86: where an instruction writes, as a form of its registers")
+{
+    X86Decoder d;
+    FakeMemory m;
+    // addl $1, (%rax,%rdx,4): a histogram's increment
+    m.put(0x1000, {0x83, 0x04, 0x90, 0x01});
+    auto f = d.write_form(0x1000, code_at(m, 0x1000, 4));
+    REQUIRE(f);
+    CHECK(f->base == Registers::RAX);
+    CHECK(f->index == Registers::RDX);
+    CHECK(f->scale == 4);
+    CHECK(f->disp == 0);
+    CHECK(f->size == 4);
+    CHECK(!f->times_rcx);
+    // movq $2, 0x2f3c(%rip): all displacement
+    m.put(0x1100, {0x48, 0xc7, 0x05, 0x3c, 0x2f, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00});
+    f = d.write_form(0x1100, code_at(m, 0x1100, 11));
+    REQUIRE(f);
+    CHECK(f->base == -1);
+    CHECK(f->index == -1);
+    CHECK(f->disp == 0x1100 + 11 + 0x2f3c);
+    CHECK(f->size == 8);
+    // push %rbx: the slot below the stack pointer
+    m.put(0x1200, {0x53});
+    f = d.write_form(0x1200, code_at(m, 0x1200, 1));
+    REQUIRE(f);
+    CHECK(f->base == Registers::RSP);
+    CHECK(f->disp == -8);
+    // rep stosq: rcx quadwords from rdi
+    m.put(0x1300, {0xf3, 0x48, 0xab});
+    f = d.write_form(0x1300, code_at(m, 0x1300, 3));
+    REQUIRE(f);
+    CHECK(f->base == Registers::RDI);
+    CHECK(f->size == 8);
+    CHECK(f->times_rcx);
+    // mov %rax, %fs:0x10 (a segment base the form cannot name) and a load: none.
+    m.put(0x1400, {0x64, 0x48, 0x89, 0x04, 0x25, 0x10, 0x00, 0x00, 0x00});
+    CHECK(!d.write_form(0x1400, code_at(m, 0x1400, 9)));
+    m.put(0x1500, {0x48, 0x8b, 0x10});
+    CHECK(!d.write_form(0x1500, code_at(m, 0x1500, 3)));
+}
+
 TEST_CASE("x86: SIMD stores write memory (memcpy's and memset's)")
 {
     X86Decoder d;

@@ -1,0 +1,64 @@
+// BPF filters on the hardware breakpoints of replay's searches
+// (bpf/register_match.bpf.c, bpf/write_match.bpf.c): the breakpoint's
+// overflow handler judges each execution in the kernel, and only the ones
+// that may be what the search looks for stop the thread. Where a filter
+// cannot be loaded (no BPF, not allowed), or REWIND_BPF_FILTERS=0 says
+// not to (for comparisons), every execution stops as before.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "event.h"
+#include "rewind_abi.h"
+#include "x86_insn.h"
+
+namespace rw::replay {
+
+// Naming an anchor: stops only where the registers are the anchor's.
+class RegisterMatchFilter {
+public:
+    // The process's filter, loaded at the first use; nullptr where it
+    // cannot be (why: REWIND_DEBUG says so once).
+    static RegisterMatchFilter* get();
+    ~RegisterMatchFilter();
+
+    // Filters the breakpoint `perf_fd` (sample period 1, sigtrap): its
+    // traps stop the thread only where all of `want` but eflags and
+    // orig_rax match, and at execution `last` whatever the registers.
+    // Executions are counted from the attach. False if the kernel refuses.
+    bool attach(int perf_fd, const Registers& want, uint64_t last);
+
+    struct Loaded;
+
+private:
+    explicit RegisterMatchFilter(std::unique_ptr<Loaded> loaded);
+    std::unique_ptr<Loaded> loaded_;
+};
+
+// Stepping back from a watched write: stops a candidate only where it is
+// about to write the watched bytes.
+class WriteMatchFilter {
+public:
+    static constexpr size_t kMostCandidates = RW_WRITE_FORMS;
+
+    static WriteMatchFilter* get();
+    ~WriteMatchFilter();
+
+    // Sets the forms of the candidates at `addrs` (as many as
+    // kMostCandidates) and the watched bytes [lo, hi); the executions of
+    // all the breakpoints filtered after it count towards `last`.
+    void prepare(const std::vector<uint64_t>& addrs, const std::vector<WriteForm>& forms, uint64_t lo, uint64_t hi,
+                 uint64_t last);
+    // Filters one candidate's breakpoint. False if the kernel refuses.
+    bool attach(int perf_fd);
+
+    struct Loaded;
+
+private:
+    explicit WriteMatchFilter(std::unique_ptr<Loaded> loaded);
+    std::unique_ptr<Loaded> loaded_;
+};
+
+} // namespace rw::replay

@@ -8,6 +8,7 @@
 #include "stray_signal.h"
 #include "task.h"
 #include "tracee.h"
+#include "syscall_restart.h"
 
 namespace rw::replay {
 namespace {
@@ -19,7 +20,8 @@ constexpr size_t kScratchBytes = 8192;
 
 } // namespace
 
-RemoteSyscalls::RemoteSyscalls(Task& task, StopWaiter& waiter) : task_(task), waiter_(waiter)
+RemoteSyscalls::RemoteSyscalls(Task& task, StopWaiter& waiter, OwnStop own_stop)
+    : task_(task), waiter_(waiter), own_stop_(std::move(own_stop))
 {
     saved_ = task_.regs();
 }
@@ -49,6 +51,10 @@ void RemoteSyscalls::wait_syscall_stop(const char* what)
             task_.resume(Resume::Syscall);
             continue;
         }
+        if (stop && own_stop_ && own_stop_(*stop)) {
+            task_.resume(Resume::Syscall);
+            continue;
+        }
         if (!stop)
             throw std::runtime_error(std::string("an injected syscall did not reach its ") + what + " within 30 s");
         if (stop->kind != StopInfo::Kind::SyscallStop) {
@@ -65,6 +71,18 @@ void RemoteSyscalls::wait_syscall_stop(const char* what)
 }
 
 int64_t RemoteSyscalls::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+    for (;;) {
+        int64_t ret = call_once(nr, a0, a1, a2, a3, a4, a5);
+        // A signal came while the call waited (an openat the seccomp
+        // listener lets through, interrupted by the debugger's look or an
+        // alarm): it did nothing, and runs again, as the kernel would run it.
+        if (!restarts(ret))
+            return ret;
+    }
+}
+
+int64_t RemoteSyscalls::call_once(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
 {
     Registers r = saved_;
     r[Registers::RDI] = a0;

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "event.h"
+#include "tracee.h"
 
 namespace rw::replay {
 
@@ -16,8 +18,11 @@ class Task;
 
 class RemoteSyscalls {
 public:
+    // A stop the caller made itself (its interrupt): it takes note, and
+    // the injected call goes on.
+    using OwnStop = std::function<bool(const StopInfo&)>;
     // `task` must be stopped at a syscall entry.
-    RemoteSyscalls(Task& task, StopWaiter& waiter);
+    RemoteSyscalls(Task& task, StopWaiter& waiter, OwnStop own_stop = {});
     ~RemoteSyscalls();
     RemoteSyscalls(const RemoteSyscalls&) = delete;
     RemoteSyscalls& operator=(const RemoteSyscalls&) = delete;
@@ -31,9 +36,11 @@ public:
     void finish(int64_t result);
 
 private:
+    int64_t call_once(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
     void wait_syscall_stop(const char* what);
     Task& task_;
     StopWaiter& waiter_;
+    OwnStop own_stop_;
     Registers saved_;
     bool first_ = true;
     bool finished_ = false;

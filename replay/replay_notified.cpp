@@ -28,11 +28,10 @@
 #include "replayer.h"
 #include "steady_now.h"
 #include "syscall_memory.h"
+#include "syscall_restart.h"
 
 namespace rw::replay {
 namespace {
-
-constexpr int64_t kErestartSys = -512;
 
 // A run of calls ends with a hand-over (an interrupt, a stop, the call
 // again through ptrace): about two round trips. A run is begun only where
@@ -45,11 +44,6 @@ constexpr std::chrono::milliseconds kLeastInterrupt{20};
 bool notified_call(const SyscallEvent& e)
 {
     return SyscallNotifier::notifies(e.nr, e.args) && !(e.flags & kSyscallChildReturn);
-}
-
-bool restarts(int64_t ret)
-{
-    return ret <= -512 && ret >= -516; // ERESTARTSYS .. ERESTART_RESTARTBLOCK
 }
 
 // Scratch memory for the filter program: below the stack, clear of the red

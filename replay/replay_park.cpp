@@ -20,14 +20,10 @@
 #include "replayer.h"
 #include "steady_now.h"
 #include "sync_calls.h"
+#include "syscall_restart.h"
 #include "text.h"
 
 namespace rw::replay {
-namespace {
-
-constexpr int64_t kErestartSys = -512, kErestartRestartBlock = -516; // the wait, interrupted
-
-} // namespace
 
 bool asleep_in_futex(pid_t tid)
 {

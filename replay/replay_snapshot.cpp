@@ -17,13 +17,13 @@
 #include "shared_pages.h"
 #include "snapshot.h"
 #include "sync_calls.h"
+#include "syscall_restart.h"
 
 namespace rw::replay {
 namespace {
 
 constexpr uint64_t kMadvCollapse = 25;      // MADV_COLLAPSE (Linux 6.1), newer than the C library's headers
 constexpr uint64_t kMadvPopulateWrite = 23; // MADV_POPULATE_WRITE (Linux 5.14)
-constexpr int64_t kErestartNoIntr = 513;    // a syscall interrupted by a signal, to be restarted (kernel-internal)
 
 // A stop that comes before an injected syscall starts and is not the
 // program's: a job-control stop, or the delivery of a stop, continue or
@@ -206,7 +206,7 @@ pid_t Replayer::fork_copy(Task& t)
     int64_t r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
     // A signal came first (the kernel restarts such a fork by itself; an
     // injected one is ours to restart): once more, its stop taken first.
-    for (int again = 0; r == -kErestartNoIntr && again < 3; again++)
+    for (int again = 0; r == kErestartNoIntr && again < 3; again++)
         r = inject_syscall(t, SYS_clone, {flags, 0, 0, t.clear_child_tid, 0, 0}, &child);
     if (r < 0 || child <= 0)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),

@@ -21,11 +21,10 @@
 #include "replayer.h"
 #include "replay_limits.h"
 #include "syscall_memory.h"
+#include "syscall_restart.h"
 
 namespace rw::replay {
 namespace {
-
-constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514, kErestartRestartBlock = -516;
 
 std::string call_text(const SyscallEvent& e)
 {
@@ -277,9 +276,7 @@ void Replayer::set_result(Task& t, const SyscallEvent& e)
     write_outputs(t, e);
     Registers r = t.regs();
     r[Registers::RAX] = static_cast<uint64_t>(e.ret);
-    bool restart =
-        e.ret == kErestartSys || e.ret == kErestartNoIntr || e.ret == kErestartNoHand || e.ret == kErestartRestartBlock;
-    if (restart) {
+    if (restarts(e.ret)) {
         // Interrupted, and no signal delivered here in the recording: the
         // kernel restarted the call. Do what it did.
         const IndexedEvent* next = source_.peek_for_task(e.tid);
@@ -470,7 +467,7 @@ void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
         path = tmpl;
     }
     OwnCalls own(injecting_); // (openat and close go through the seccomp listener)
-    RemoteSyscalls remote(t, waiter_);
+    RemoteSyscalls remote(t, waiter_, [this, &t](const StopInfo& s) { return defer_own_interrupt(t, s); });
     uint64_t path_addr = remote.push_string(path);
     int64_t fd = remote.call(SYS_openat, static_cast<uint64_t>(AT_FDCWD), path_addr,
                              (shared_writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);

@@ -371,6 +371,18 @@ void Replayer::report_stuck(Task& t, const std::string& waiting_for)
                       stuck_details(t.recorded_tid()));
 }
 
+bool Replayer::defer_own_interrupt(Task& t, const StopInfo& s)
+{
+    if (!interrupt_sent_ || s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGSTOP ||
+        t.tid() != interrupt_tid_)
+        return false;
+    // It landed in calls the replayer injects: the hook hears of it once
+    // they are done, from another interrupt sent soon after.
+    interrupt_sent_ = false;
+    interrupt_after(t, kDeferredInterrupt);
+    return true;
+}
+
 void Replayer::interrupt_after(Task& task, std::chrono::nanoseconds after)
 {
     interrupt_tid_ = task.tid();

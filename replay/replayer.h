@@ -115,6 +115,10 @@ public:
     // Stops `task` once it has run for `after` (while the replayer waits on
     // it) and reports that to the hook's on_interrupt; the task then goes on.
     void interrupt_after(Task& task, std::chrono::nanoseconds after);
+    // Whether `s` is the stop of the interrupt interrupt_after() sent; if so
+    // it is sent again shortly (for a stop inside calls the replayer injects).
+    bool defer_own_interrupt(Task& t, const StopInfo& s);
+    static constexpr std::chrono::milliseconds kDeferredInterrupt{1};
     void cancel_interrupt()
     {
         interrupt_deadline_.reset();

@@ -8,12 +8,11 @@
 #include <string>
 #include <system_error>
 
+#include "syscall_restart.h"
+
 namespace rw::replay {
 
 namespace {
-
-// The kernel's restart codes (not in the user headers).
-constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514;
 
 bool interrupted(int64_t result)
 {

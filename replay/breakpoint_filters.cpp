@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -43,6 +44,16 @@ template <typename Skeleton> Skeleton* load_filter(const char* name, Skeleton* (
     return s;
 }
 
+// The process's one Filter, over its skeleton loaded by load_filter.
+template <typename Filter, typename Skeleton>
+std::unique_ptr<Filter> load_once(const char* name, Skeleton* (*open_and_load)())
+{
+    auto loaded = std::make_unique<typename Filter::Loaded>();
+    if (!(loaded->skeleton = load_filter(name, open_and_load)))
+        return nullptr;
+    return std::make_unique<Filter>(std::move(loaded));
+}
+
 bool filter_breakpoint(int perf_fd, int prog_fd)
 {
     return ::ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) == 0;
@@ -60,12 +71,7 @@ RegisterMatchFilter::~RegisterMatchFilter() = default;
 
 RegisterMatchFilter* RegisterMatchFilter::get()
 {
-    static std::unique_ptr<RegisterMatchFilter> filter = []() -> std::unique_ptr<RegisterMatchFilter> {
-        auto loaded = std::make_unique<Loaded>();
-        if (!(loaded->skeleton = load_filter("register", register_match__open_and_load)))
-            return nullptr;
-        return std::unique_ptr<RegisterMatchFilter>(new RegisterMatchFilter(std::move(loaded)));
-    }();
+    static auto filter = load_once<RegisterMatchFilter>("register", register_match__open_and_load);
     return filter.get();
 }
 
@@ -90,31 +96,16 @@ WriteMatchFilter::~WriteMatchFilter() = default;
 
 WriteMatchFilter* WriteMatchFilter::get()
 {
-    static std::unique_ptr<WriteMatchFilter> filter = []() -> std::unique_ptr<WriteMatchFilter> {
-        auto loaded = std::make_unique<Loaded>();
-        if (!(loaded->skeleton = load_filter("write", write_match__open_and_load)))
-            return nullptr;
-        return std::unique_ptr<WriteMatchFilter>(new WriteMatchFilter(std::move(loaded)));
-    }();
+    static auto filter = load_once<WriteMatchFilter>("write", write_match__open_and_load);
     return filter.get();
 }
 
-void WriteMatchFilter::prepare(const std::vector<uint64_t>& addrs, const std::vector<WriteForm>& forms, uint64_t lo,
-                               uint64_t hi, uint64_t last)
+void WriteMatchFilter::prepare(const std::vector<WriteForm>& forms, uint64_t lo, uint64_t hi, uint64_t last)
 {
     auto* bss = loaded_->skeleton->bss;
     static_assert(sizeof(bss->forms) / sizeof(bss->forms[0]) == kMostCandidates);
-    size_t n = std::min({addrs.size(), forms.size(), kMostCandidates});
-    for (size_t k = 0; k < n; k++) {
-        auto& f = bss->forms[k];
-        f.ip = addrs[k];
-        f.disp = forms[k].disp;
-        f.base = forms[k].base;
-        f.index = forms[k].index;
-        f.scale = forms[k].scale;
-        f.times_rcx = forms[k].times_rcx;
-        f.size = forms[k].size;
-    }
+    size_t n = std::min(forms.size(), kMostCandidates);
+    std::copy_n(forms.begin(), n, bss->forms);
     bss->form_count = static_cast<uint32_t>(n);
     bss->lo = lo;
     bss->hi = hi;

@@ -30,10 +30,11 @@ public:
     // Executions are counted from the attach. False if the kernel refuses.
     bool attach(int perf_fd, const Registers& want, uint64_t last);
 
+    // Loaded, an open skeleton, is known only where get() makes one.
     struct Loaded;
+    explicit RegisterMatchFilter(std::unique_ptr<Loaded> loaded);
 
 private:
-    explicit RegisterMatchFilter(std::unique_ptr<Loaded> loaded);
     std::unique_ptr<Loaded> loaded_;
 };
 
@@ -46,18 +47,18 @@ public:
     static WriteMatchFilter* get();
     ~WriteMatchFilter();
 
-    // Sets the forms of the candidates at `addrs` (as many as
-    // kMostCandidates) and the watched bytes [lo, hi); the executions of
-    // all the breakpoints filtered after it count towards `last`.
-    void prepare(const std::vector<uint64_t>& addrs, const std::vector<WriteForm>& forms, uint64_t lo, uint64_t hi,
-                 uint64_t last);
+    // Sets the forms of the candidates (as many as kMostCandidates) and
+    // the watched bytes [lo, hi); the executions of all the breakpoints
+    // filtered after it count towards `last`.
+    void prepare(const std::vector<WriteForm>& forms, uint64_t lo, uint64_t hi, uint64_t last);
     // Filters one candidate's breakpoint. False if the kernel refuses.
     bool attach(int perf_fd);
 
+    // Loaded, an open skeleton, is known only where get() makes one.
     struct Loaded;
+    explicit WriteMatchFilter(std::unique_ptr<Loaded> loaded);
 
 private:
-    explicit WriteMatchFilter(std::unique_ptr<Loaded> loaded);
     std::unique_ptr<Loaded> loaded_;
 };
 

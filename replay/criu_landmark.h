@@ -123,6 +123,8 @@ public:
     void kill();
 
 private:
+    // Forgets the copy's threads and closes the holder's status pipe.
+    void let_go();
     RestoredLandmark() = default;
     // Collects traced exits in the namespace until the holder has ended;
     // false if it has not within `limit`.

@@ -21,6 +21,8 @@
 #include <thread>
 #include <utility>
 
+#include "launcher.h"
+
 namespace rw::replay {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -195,9 +197,9 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
         argv.push_back("--inherit-fd");
         argv.push_back("fd[" + std::to_string(copy) + "]:" + criu_resource(it->second));
     }
-    auto args = c_argv(argv);
+    auto args = c_strings(argv);
     std::vector<std::string> envs = environment_with(criu_environment());
-    auto envp = c_argv(envs);
+    auto envp = c_strings(envs);
     fs::path out_path = work / "restore.out";
     int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -351,11 +353,16 @@ int RestoredLandmark::wait_holder()
         reap_until_holder_ends(std::chrono::seconds(10));
     }
     holder_ = 0;
+    let_go();
+    return status;
+}
+
+void RestoredLandmark::let_go()
+{
     threads_.clear();
     if (status_fd_ >= 0)
         close(status_fd_);
     status_fd_ = -1;
-    return status;
 }
 
 bool RestoredLandmark::reap_until_holder_ends(std::chrono::seconds limit)
@@ -395,10 +402,7 @@ void RestoredLandmark::kill()
         reap_until_holder_ends(std::chrono::seconds(10));
         holder_ = 0;
     }
-    threads_.clear();
-    if (status_fd_ >= 0)
-        close(status_fd_);
-    status_fd_ = -1;
+    let_go();
 }
 
 } // namespace rw::replay

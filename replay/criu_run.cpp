@@ -125,15 +125,6 @@ std::string criu_failure(const std::string& what, int status, const std::string&
     return trimmed(msg);
 }
 
-std::vector<char*> c_argv(std::vector<std::string>& argv)
-{
-    std::vector<char*> out;
-    for (auto& a : argv)
-        out.push_back(a.data());
-    out.push_back(nullptr);
-    return out;
-}
-
 // Seizes a thread that is in a job-control stop and consumes the
 // PTRACE_EVENT_STOP the kernel reports for it.
 void seize_stopped(pid_t tid, unsigned long options)
@@ -203,9 +194,9 @@ ProgramOutput run_program(const std::vector<std::string>& argv, const std::vecto
     if (pipe2(pipefd, O_CLOEXEC) != 0)
         throw std::runtime_error(errno_text("pipe"));
     std::vector<std::string> copy = argv;
-    auto args = c_argv(copy);
+    auto args = c_strings(copy);
     std::vector<std::string> envs = environment_with(env);
-    auto envp = c_argv(envs);
+    auto envp = c_strings(envs);
     pid_t pid = 0;
     int err = 0;
     if (mount_ns < 0) {

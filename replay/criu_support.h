@@ -20,8 +20,6 @@ std::string trimmed(std::string s);
 // What to say when criu ended with `status`: the error lines of its log first.
 std::string criu_failure(const std::string& what, int status, const std::string& printed,
                          const std::filesystem::path& log);
-// Pointers into argv's strings, ending with a null, for exec.
-std::vector<char*> c_argv(std::vector<std::string>& argv);
 // PTRACE_SEIZE of a thread in a group stop, left stopped.
 void seize_stopped(pid_t tid, unsigned long options);
 // This process's environment with `extra` added.

@@ -172,14 +172,14 @@ void DebugSession::filter_candidates(Task& task)
     }
     // Past the limit the filter lets every execution through, and the
     // stops that follow end the backstep.
-    filter->prepare(b.candidates, forms, a.addr, a.addr + a.len, kBackstepMostFiltered + 1);
-    bool all = true;
+    filter->prepare(forms, a.addr, a.addr + a.len, kBackstepMostFiltered + 1);
+    // Once one is filtered its stops skip executions: all are counted by
+    // their counters then (which count every execution, filtered or not).
     for (auto& trap : b.traps)
-        all = filter->attach(trap.fd()) && all;
-    b.filtered = all;
-    if (!all)
-        return; // (the ones attached only stop less: the trap count below still holds)
-    debug_log("  candidates judged by the write filter");
+        if (filter->attach(trap.fd()))
+            b.filtered = true;
+    if (b.filtered)
+        debug_log("  candidates judged by the write filter");
 }
 
 DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, bool step)

@@ -244,8 +244,8 @@ private:
         bool verifying = false;
         Position chosen;
         uint64_t stops = 0; // at candidates so far
-        // A WriteMatchFilter stops the candidates only where they write the
-        // watched bytes: their counters say how often they ran.
+        // A WriteMatchFilter stops the candidates (one or more) only where
+        // they write the watched bytes: their counters say how often they ran.
         bool filtered = false;
     };
     // Executions of the candidates a filtered backstep goes through (the

@@ -321,7 +321,8 @@ std::optional<WriteForm> X86Decoder::write_form(uint64_t addr, std::span<const u
     const cs_x86& x = d.x86();
     unsigned id = d.insn->id;
     std::optional<WriteForm> form;
-    auto another = [&form](WriteForm f) {
+    auto another = [&form, addr](WriteForm f) {
+        f.ip = addr;
         if (form)
             return false; // two places
         form = f;
@@ -333,7 +334,9 @@ std::optional<WriteForm> X86Decoder::write_form(uint64_t addr, std::span<const u
             continue;
         if (op.mem.segment != X86_REG_INVALID || x.addr_size != 8)
             return std::nullopt;
-        WriteForm f;
+        WriteForm f{};
+        f.base = f.index = -1;
+        f.scale = 1;
         f.disp = op.mem.disp;
         if (op.mem.base == X86_REG_RIP)
             f.disp += static_cast<int64_t>(d.insn->address + d.insn->size);
@@ -350,7 +353,8 @@ std::optional<WriteForm> X86Decoder::write_form(uint64_t addr, std::span<const u
             return std::nullopt;
     }
     if (Impl::flow_of(d) == Insn::Flow::Call || id == X86_INS_PUSH || id == X86_INS_PUSHFQ) {
-        WriteForm f;
+        WriteForm f{};
+        f.index = -1;
         f.base = Registers::RSP;
         f.disp = -8;
         f.size = 8;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "event.h"
+#include "rewind_abi.h"
 
 namespace rw::replay {
 
@@ -23,17 +24,9 @@ struct MemoryWrite {
 };
 
 // Where an instruction writes, as a function of the registers it runs
-// with: [base + index * scale + disp, + size), times rcx for a repeated
-// string store. base and index are Registers indices (-1: none; a
-// rip-relative address is all disp).
-struct WriteForm {
-    int base = -1;
-    int index = -1;
-    uint32_t scale = 1;
-    int64_t disp = 0;
-    uint64_t size = 0;
-    bool times_rcx = false;
-};
+// with: rw_write_form (rewind_abi.h), the form replay's write filter
+// evaluates in the kernel.
+using WriteForm = rw_write_form;
 
 class X86Decoder {
 public:
@@ -59,9 +52,9 @@ public:
                                       const MemoryReader& memory) const;
     // The memory `insn` writes when it runs with these registers.
     std::vector<MemoryWrite> writes(uint64_t addr, std::span<const uint8_t> code, const Registers& regs) const;
-    // The one place the instruction writes, as a form; nullopt where it
-    // writes none or several, or where the address needs more than the
-    // general registers (a segment base, a vector index).
+    // The one place the instruction at `addr` writes, as a form; nullopt
+    // where it writes none or several, or where the address needs more
+    // than the general registers (a segment base, a vector index).
     std::optional<WriteForm> write_form(uint64_t addr, std::span<const uint8_t> code) const;
 
 private:

@@ -106,7 +106,7 @@ struct SyscallEvent {
     int64_t ret = 0;
     uint64_t ip = 0; // user ip after the syscall instruction
     uint64_t sp = 0;
-    uint64_t exit_time = 0; // the process's running time at exit + 1, in 1/TraceEnd::kernel_hz s (0: none)
+    uint64_t exit_time = 0; // the thread's running time at exit + 1, in 1/TraceEnd::kernel_hz s (0: none)
     uint32_t flags = 0;
     std::vector<MemoryRange> memory;
     std::optional<FileRef> file; // mmap of a file

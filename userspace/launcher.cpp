@@ -41,15 +41,6 @@ bool refuse_rseq()
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 }
 
-std::vector<char*> c_strings(std::vector<std::string>& v)
-{
-    std::vector<char*> out;
-    for (auto& s : v)
-        out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
-}
-
 void report_and_exit(int fd, const std::string& message)
 {
     ssize_t ignored = ::write(fd, message.data(), message.size());
@@ -165,6 +156,15 @@ std::string Launcher::release()
     ::close(error_fd_);
     error_fd_ = -1;
     return message;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v)
+{
+    std::vector<char*> out;
+    for (auto& s : v)
+        out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
 }
 
 } // namespace rw

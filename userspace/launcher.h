@@ -43,4 +43,7 @@ std::string prepare_for_recording();
 // PATH lookup as execvp does it; empty if not found or not executable.
 std::string find_program(const std::string& name);
 
+// Pointers into v's strings, ending with a null, for exec (v must outlive them).
+std::vector<char*> c_strings(std::vector<std::string>& v);
+
 } // namespace rw

@@ -110,6 +110,7 @@ TEST_CASE("x86: where an instruction writes, as a form of its registers")
     m.put(0x1000, {0x83, 0x04, 0x90, 0x01});
     auto f = d.write_form(0x1000, code_at(m, 0x1000, 4));
     REQUIRE(f);
+    CHECK(f->ip == 0x1000);
     CHECK(f->base == Registers::RAX);
     CHECK(f->index == Registers::RDX);
     CHECK(f->scale == 4);

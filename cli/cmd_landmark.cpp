@@ -11,7 +11,7 @@
 #include "landmarks.h"
 #include "position_arg.h"
 #include "progress.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "replayer.h"
 #include "trace.h"
 #include "trace_dir.h"

@@ -14,7 +14,7 @@
 #include "timeline.h"
 #include "gdb_launch.h"
 #include "process_choice.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "replayer.h"
 #include "trace.h"
 #include "trace_dir.h"

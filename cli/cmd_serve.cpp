@@ -22,7 +22,7 @@
 #include "loopback_peer.h"
 #include "position_arg.h"
 #include "process_choice.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "trace.h"
 #include "trace_dir.h"
 #include "unique_fd.h"

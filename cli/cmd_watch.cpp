@@ -12,7 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "process_choice.h"
 #include "process_tree.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "trace.h"
 #include "event_stream.h"
 #include "trace_dir.h"

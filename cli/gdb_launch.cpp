@@ -15,7 +15,7 @@
 
 #include "gdb_host_files.h"
 #include "gdbinit_script.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "trace.h"
 
 namespace rw::cli {

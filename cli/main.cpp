@@ -5,7 +5,7 @@
 #include "bytes.h"
 #include "commands.h"
 #include "event_stream.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "signal_state.h"
 #include "trace_dir.h"
 #include "version.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "recorder.h"
+#include "usage_error.h"
 
 namespace rw::cli {
 

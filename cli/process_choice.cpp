@@ -1,7 +1,7 @@
 #include "process_choice.h"
 
 #include "process_tree.h"
-#include "recorder.h"
+#include "usage_error.h"
 #include "trace.h"
 
 namespace rw::cli {

@@ -11,7 +11,7 @@
 
 #include "expression_check.h"
 #include "nlohmann/json.hpp"
-#include "recorder.h"
+#include "usage_error.h"
 #include "steady_now.h"
 #include "watch_positions.h"
 

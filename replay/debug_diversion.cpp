@@ -13,7 +13,7 @@
 
 #include "debug_session.h"
 #include "event_format.h"
-#include "gdb_registers.h"
+#include "register_file.h"
 
 namespace rw::replay {
 namespace {

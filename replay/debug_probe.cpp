@@ -132,7 +132,7 @@ void DebugSession::arm_probe_from(const Segment& s)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     switch (s.kind) {
     case Segment::Kind::Break:
-        probe_->from_trap.emplace(soft_counters_, *t, s.addr, s.count + (s.addr == resting_on_ ? 1 : 0), kTagProbe);
+        probe_->from_trap.emplace(soft_counters_, t->tid(), s.addr, s.count + (s.addr == resting_on_ ? 1 : 0), kTagProbe);
         probe_->from_resting = s.addr;
         break;
     case Segment::Kind::Step:
@@ -171,7 +171,7 @@ void DebugSession::start_probe()
     if (probe_->kind == ResumeRequest::Kind::Count) {
         for (uint64_t a : probe_->addrs) {
             refuse_count_at_switch_point(a);
-            probe_->counters.emplace_back(soft_counters_, *t, a, perfclock::breakpoints_work() ? 0 : kSoftCountMost + 1,
+            probe_->counters.emplace_back(soft_counters_, t->tid(), a, perfclock::breakpoints_work() ? 0 : kSoftCountMost + 1,
                                           kTagCountCap);
             // Resting on it: the counter sees that execution, which the position counted already.
             probe_->resting.push_back(a == resting ? 1 : 0);
@@ -383,7 +383,7 @@ Position DebugSession::label(const Position& from, const Position& anchored)
             throw NoSuchPosition("the debugged process is gone");
         labelling_->skip_resting = resting_on_ == labelling_->rip;
         refuse_count_at_switch_point(labelling_->rip);
-        labelling_->trap.emplace(soft_counters_, *t, labelling_->rip, 1, kTagLabel);
+        labelling_->trap.emplace(soft_counters_, t->tid(), labelling_->rip, 1, kTagLabel);
         // (The filter counts the execution the start rests on too.)
         uint64_t resting = labelling_->skip_resting ? 1 : 0;
         if (const perfclock::BreakpointCounter* hw = labelling_->trap->hardware())

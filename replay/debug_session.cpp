@@ -22,21 +22,6 @@ constexpr auto kBoundarySnapshotEvery = std::chrono::milliseconds(100);
 
 } // namespace
 
-void debug_log(const char* format, ...)
-{
-    static const bool enabled = std::getenv("REWIND_DEBUG") != nullptr;
-    if (!enabled)
-        return;
-    static const auto start = steady_now();
-    double t = std::chrono::duration<double>(steady_now() - start).count();
-    std::fprintf(stderr, "[rewind %8.3f] ", t);
-    va_list args;
-    va_start(args, format);
-    std::vfprintf(stderr, format, args);
-    va_end(args);
-    std::fputc('\n', stderr);
-}
-
 DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
 {
     // The engine's int3s at synchronization calls (parallel traces) and the

@@ -28,14 +28,15 @@
 #include <vector>
 
 #include "breakpoint_set.h"
+#include "debug_log.h"
 #include "debug_hook.h"
 #include "execution_counter.h"
 #include "step_trail.h"
 #include "task_clock.h"
-#include "gdb_registers.h"
-#include "landmarks.h"
+#include "register_file.h"
 #include "position.h"
 #include "replayer.h"
+#include "snapshot_source.h"
 #include "time_split.h"
 #include "timeline.h"
 #include "x86_insn.h"
@@ -125,10 +126,6 @@ struct NoSuchPosition : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// With REWIND_DEBUG set in the environment, the session says on stderr what
-// each move in time did and what it cost.
-void debug_log(const char* format, ...) __attribute__((format(printf, 1, 2)));
-
 class DebugSession : public DebugHook {
 public:
     DebugSession(const Trace& trace, ReplayOptions options);
@@ -142,7 +139,7 @@ public:
     // its fork if it never execs; the rest of the tree replays around it.
     void debug_process(Tid pid) { process_to_debug_ = pid; }
     // Persistent landmarks the session may start from (before run()).
-    void use_landmarks(std::unique_ptr<LandmarkSet> landmarks) { landmarks_ = std::move(landmarks); }
+    void use_landmarks(std::unique_ptr<SnapshotSource> landmarks) { landmarks_ = std::move(landmarks); }
     // The first stop the debugger sees is there instead of the program's
     // first instruction (before run(); GotoPercent, GotoEvent or GotoPosition).
     void start_at(const ResumeRequest& r) { start_at_ = r; }
@@ -409,7 +406,7 @@ private:
     const Trace& trace_;
     // Destroyed after the engine: the replayed world may be a copy of a
     // restored landmark, whose namespace ends with it.
-    std::unique_ptr<LandmarkSet> landmarks_;
+    std::unique_ptr<SnapshotSource> landmarks_;
     Replayer engine_;
     std::optional<ResumeRequest> start_at_;
     DebugFrontend* frontend_ = nullptr;

@@ -8,6 +8,23 @@
 
 namespace rw::replay {
 
+namespace {
+
+// A task as the int3 counters see it.
+class CountedTask : public TrappedThread {
+public:
+    explicit CountedTask(Task& task) : task_(task) {}
+    pid_t tid() const override { return task_.tid(); }
+    bool single_stepping() const override { return task_.single_stepping; }
+    Registers regs() override { return task_.regs(); }
+    void set_regs(const Registers& regs) override { task_.set_regs(regs); }
+
+private:
+    Task& task_;
+};
+
+} // namespace
+
 DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
 {
     if (!is_debugged(task))
@@ -24,12 +41,15 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
     }
     // An int3 counting in place of a debug register: counted and stepped
     // over here, or its stop handled as the perf trap it stands for.
-    SoftCounters::Claim c = soft_counters_.claim(task, info);
+    CountedTask counted(task);
+    SoftCounters::Claim c = soft_counters_.claim(counted, info);
     switch (c.kind) {
     case SoftCounters::Claim::Kind::Handled:
-        return c.then;
-    case SoftCounters::Claim::Kind::Fired:
-        return soft_counters_.after_fired(task, handle_trap(task, c.info));
+        return c.then == AfterTrap::Step ? Then::Step : Then::Resume;
+    case SoftCounters::Claim::Kind::Fired: {
+        Then then = handle_trap(task, c.info);
+        return soft_counters_.step_after_fired(counted, then == Then::Step) ? Then::Step : then;
+    }
     case SoftCounters::Claim::Kind::NotOurs:
         break;
     }

@@ -246,7 +246,7 @@ void DebugSession::arm(const Segment& s)
         if (count <= kSoftTargetMostHits && !shared && perfclock::breakpoints_work())
             arm_soft_target(*t, s.addr, count);
         else
-            target_counter_.emplace(soft_counters_, *t, s.addr, count, kTagTarget);
+            target_counter_.emplace(soft_counters_, t->tid(), s.addr, count, kTagTarget);
         target_expected_ = count;
         break;
     }

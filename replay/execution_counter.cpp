@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "process_image.h"
-#include "task.h"
 #include "tracee.h"
 
 namespace rw::replay {
@@ -69,7 +68,7 @@ void SoftCounters::replant()
     lifted_ = 0;
 }
 
-SoftCounters::Claim SoftCounters::claim(Task& task, const siginfo_t& info)
+SoftCounters::Claim SoftCounters::claim(TrappedThread& task, const siginfo_t& info)
 {
     Claim c;
     bool step = info.si_code == kTrapTrace || info.si_code == SIGTRAP;
@@ -81,7 +80,7 @@ SoftCounters::Claim SoftCounters::claim(Task& task, const siginfo_t& info)
         swallow_step_ = false;
         if (step && ours) {
             c.kind = Claim::Kind::Handled;
-            c.then = task.single_stepping ? DebugHook::Then::Step : DebugHook::Then::Resume;
+            c.then = task.single_stepping() ? AfterTrap::Step : AfterTrap::Resume;
             return c;
         }
     }
@@ -106,9 +105,9 @@ SoftCounters::Claim SoftCounters::claim(Task& task, const siginfo_t& info)
     lifted_tid_ = task.tid();
     if (!fired) {
         // Counted: run the instruction alone, then the int3 goes back.
-        swallow_step_ = !task.single_stepping;
+        swallow_step_ = !task.single_stepping();
         c.kind = Claim::Kind::Handled;
-        c.then = DebugHook::Then::Step;
+        c.then = AfterTrap::Step;
         return c;
     }
     c.kind = Claim::Kind::Fired;
@@ -118,14 +117,14 @@ SoftCounters::Claim SoftCounters::claim(Task& task, const siginfo_t& info)
     return c;
 }
 
-DebugHook::Then SoftCounters::after_fired(Task& task, DebugHook::Then then)
+bool SoftCounters::step_after_fired(TrappedThread& task, bool owner_steps)
 {
     if (!lifted_ || task.tid() != lifted_tid_)
-        return then; // the counter is gone, and its int3 with it
+        return false; // the counter is gone, and its int3 with it
     // A resume would run on with the int3 out: one step first, ours alone
-    // unless the session steps anyway.
-    swallow_step_ = then != DebugHook::Then::Step && !task.single_stepping;
-    return DebugHook::Then::Step;
+    // unless the owner steps anyway.
+    swallow_step_ = !owner_steps && !task.single_stepping();
+    return true;
 }
 
 void SoftCounters::lift_all()
@@ -142,13 +141,13 @@ void SoftCounters::plant_all()
             site.trap->plant();
 }
 
-ExecutionCounter::ExecutionCounter(SoftCounters& soft, Task& task, uint64_t addr, uint64_t stop_after, uint64_t tag)
+ExecutionCounter::ExecutionCounter(SoftCounters& soft, pid_t tid, uint64_t addr, uint64_t stop_after, uint64_t tag)
     : addr_(addr)
 {
     if (perfclock::breakpoints_work()) {
-        hardware_.emplace(task.tid(), perfclock::BreakpointKind::Execute, addr, 8, stop_after, tag);
+        hardware_.emplace(tid, perfclock::BreakpointKind::Execute, addr, 8, stop_after, tag);
     } else {
-        counter_ = soft.add(task.tid(), addr, stop_after, tag);
+        counter_ = soft.add(tid, addr, stop_after, tag);
         soft_ = &soft;
     }
 }

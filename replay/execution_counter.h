@@ -22,13 +22,27 @@
 #include <optional>
 #include <vector>
 
-#include "debug_hook.h"
+#include "event.h"
 #include "hw_breakpoint.h"
 #include "instruction_trap.h"
 
 namespace rw::replay {
 
-class Task;
+// The thread an int3 counter's trap stopped, as its owner keeps it: the
+// owner may cache its registers for the stop, so the counters read and
+// write them through it.
+class TrappedThread {
+public:
+    virtual ~TrappedThread() = default;
+    virtual pid_t tid() const = 0;
+    // Every resume of the thread is a single step (a debugger counts instructions).
+    virtual bool single_stepping() const = 0;
+    virtual Registers regs() = 0;
+    virtual void set_regs(const Registers& regs) = 0;
+};
+
+// How a thread goes on after a trap the counters handled.
+enum class AfterTrap { Resume, Step };
 
 class SoftCounters {
 public:
@@ -47,19 +61,20 @@ public:
 
     struct Claim {
         enum class Kind {
-            NotOurs, // the session handles the trap as it is
+            NotOurs, // the owner handles the trap as it is
             Fired,   // a counter's stop: `info` is the perf trap it stands for
-            Handled, // an execution counted or a step over finished: resume with `then`
+            Handled, // an execution counted or a step over finished: go on with `then`
         };
         Kind kind = Kind::NotOurs;
         siginfo_t info{};
-        DebugHook::Then then = DebugHook::Then::Resume;
+        AfterTrap then = AfterTrap::Resume;
     };
-    // First look at every SIGTRAP of the session's threads.
-    Claim claim(Task& task, const siginfo_t& info);
-    // The session's answer to a Fired trap, adjusted so that the
-    // instruction runs once with its int3 out.
-    DebugHook::Then after_fired(Task& task, DebugHook::Then then);
+    // First look at every SIGTRAP of the owner's threads.
+    Claim claim(TrappedThread& thread, const siginfo_t& info);
+    // After the owner handled a Fired trap: whether the thread must make
+    // one single step (its instruction runs once with the int3 out) where
+    // the owner would resume it (`owner_steps` false) or step it anyway.
+    bool step_after_fired(TrappedThread& thread, bool owner_steps);
 
     // Around a fork of the process (a snapshot copies its memory).
     void lift_all();
@@ -94,7 +109,7 @@ class ExecutionCounter {
 public:
     // With `stop_after` > 0 the thread stops at that execution (and every
     // stop_after-th after it): a perf trap tagged `tag`, real or stood for.
-    ExecutionCounter(SoftCounters& soft, Task& task, uint64_t addr, uint64_t stop_after, uint64_t tag);
+    ExecutionCounter(SoftCounters& soft, pid_t tid, uint64_t addr, uint64_t stop_after, uint64_t tag);
     ~ExecutionCounter();
     ExecutionCounter(const ExecutionCounter&) = delete;
     ExecutionCounter& operator=(const ExecutionCounter&) = delete;

@@ -1,32 +1,19 @@
-// The register file gdb sees for an x86-64 thread: general registers, x87,
-// SSE, the upper halves of the AVX registers, orig_rax and the segment
-// bases, in the order the target description (target.xml) declares them.
+// The register file as gdb sees it for an x86-64 thread: general
+// registers, x87, SSE, the upper halves of the AVX registers, orig_rax and
+// the segment bases, in the order the target description (target.xml)
+// declares them.
 #pragma once
 
-#include <sys/types.h>
-#include <sys/user.h>
-
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "event.h"
+#include "register_file.h"
 
 namespace rw::replay {
 
-struct RegisterFile {
-    Registers gp;
-    user_fpregs_struct fp{};
-    std::array<uint8_t, 256> ymm_high{}; // 16 × 16 bytes
-    bool has_avx = false;
-};
-
 std::string target_description_xml();
 int gdb_register_count();
-
-RegisterFile read_register_file(pid_t tid);
-void write_register_file(pid_t tid, const RegisterFile& regs);
 
 // Hex of all registers ('g'), or of one ('p'); nullopt for an unknown number.
 std::string encode_registers(const RegisterFile& regs);

@@ -222,8 +222,8 @@ ps_err_e ps_lgetfpregs(ps_prochandle* ph, lwpid_t lwp, prfpregset_t* out)
         pid_t real = ph->session.process_of(lwp);
         if (!real)
             return PS_BADLID;
-        static_assert(sizeof(prfpregset_t) == sizeof(rw::replay::RegisterFile::fp));
-        rw::replay::RegisterFile regs = rw::replay::read_register_file(real);
+        static_assert(sizeof(prfpregset_t) == sizeof(rw::RegisterFile::fp));
+        rw::RegisterFile regs = rw::read_register_file(real);
         std::memcpy(out, &regs.fp, sizeof *out);
         return PS_OK;
     });

@@ -23,6 +23,7 @@
 #include "landmark_manifest.h"
 #include "position.h"
 #include "replayer.h"
+#include "snapshot_source.h"
 #include "timeline.h"
 
 namespace rw::replay {
@@ -67,24 +68,19 @@ LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, con
 
 // The landmarks a replay may start from, loaded when first needed. Owns
 // what it loaded, so it must be destroyed after the replayer.
-class LandmarkSet {
+class LandmarkSet : public SnapshotSource {
 public:
     // `say` receives the messages about landmarks skipped (one line each).
     LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say);
     bool empty() const { return entries_.empty(); }
     size_t size() const { return entries_.size(); }
 
-    // The latest landmark at or before `target` and strictly after `after`
-    // (the best start the caller has already), loaded and added to
-    // `timeline`; nullptr when there is none that loads. A landmark that
-    // fails to load is skipped, with a message, for the next earlier one.
+    // A landmark that fails to load is skipped, with a message, for the
+    // next earlier one.
     const Timeline::Entry* bring_in(const Position& target, const Position& after, Timeline& timeline,
-                                    Replayer& replayer);
-    // The landmark of a timeline entry failed when the replay was restored
-    // from it: it is not used again.
-    void failed(const Timeline::Entry& entry, const std::string& why);
-    // Whether a timeline entry is one of ours.
-    bool owns(const Timeline::Entry& entry) const;
+                                    Replayer& replayer) override;
+    void failed(const Timeline::Entry& entry, const std::string& why) override;
+    bool owns(const Timeline::Entry& entry) const override;
 
 private:
     struct Slot {

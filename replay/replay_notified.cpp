@@ -24,10 +24,9 @@
 #include <cstring>
 #include <random>
 
-#include "debug_session.h"
+#include "debug_log.h"
 #include "replayer.h"
 #include "steady_now.h"
-#include "syscall_memory.h"
 #include "syscall_restart.h"
 
 namespace rw::replay {

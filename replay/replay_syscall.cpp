@@ -20,7 +20,6 @@
 #include "remote_syscall.h"
 #include "replayer.h"
 #include "replay_limits.h"
-#include "syscall_memory.h"
 #include "syscall_restart.h"
 
 namespace rw::replay {

@@ -1,5 +1,9 @@
 #include "event.h"
 
+#include <signal.h>
+#include <string.h>
+#include <xxhash.h>
+
 namespace rw {
 
 std::string_view register_name(size_t index)
@@ -8,6 +12,19 @@ std::string_view register_name(size_t index)
         "r15", "r14",      "r13", "r12", "rbp",    "rbx", "r11", "r10",     "r9",      "r8", "rax", "rcx", "rdx", "rsi",
         "rdi", "orig_rax", "rip", "cs",  "eflags", "rsp", "ss",  "fs_base", "gs_base", "ds", "es",  "fs",  "gs"};
     return index < Registers::kCount ? names[index] : "?";
+}
+
+uint64_t hash_bytes(const void* data, size_t size)
+{
+    return XXH3_64bits(data, size);
+}
+
+std::string signal_name(int signo)
+{
+    if (signo >= SIGRTMIN && signo <= SIGRTMAX)
+        return "SIGRTMIN+" + std::to_string(signo - SIGRTMIN);
+    const char* abbrev = sigabbrev_np(signo);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
 }
 
 size_t event_memory_size(const Event& e)
@@ -40,7 +57,7 @@ Tid event_tid(const Event& e)
 std::string_view event_kind_name(const Event& e)
 {
     static constexpr std::string_view names[] = {"syscall", "fork", "exec",    "exit", "signal",
-                                                 "rdtsc",   "note", "preempt", "sync",  "random"};
+                                                 "rdtsc",   "note", "preempt", "sync", "random"};
     return names[e.index()];
 }
 

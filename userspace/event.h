@@ -56,6 +56,9 @@ struct Registers {
 
 std::string_view register_name(size_t index);
 
+// "SIGSEGV", "SIGRTMIN+3".
+std::string signal_name(int signo);
+
 enum class Direction : uint8_t { In = 1, Out = 2 };
 
 // A piece of user memory a syscall read (In) or wrote (Out), as it was at
@@ -77,6 +80,9 @@ struct MemoryRange {
     uint64_t file_offset = 0;
     bool operator==(const MemoryRange&) const = default;
 };
+
+// The hash a MemoryRange keeps of an input's bytes (xxh3-64).
+uint64_t hash_bytes(const void* data, size_t size);
 
 // Identity of a mapped file and the trace's copy of its content.
 struct FileRef {

@@ -10,7 +10,6 @@
 #include "sync_calls.h"
 #include "syscall_table.h"
 #include "trace_summary.h"
-#include "tracee.h"
 
 namespace rw {
 namespace {

@@ -15,15 +15,10 @@
 #include <set>
 
 #include "event.h"
+#include "event_sink.h"
 #include "event_spill.h"
 
 namespace rw {
-
-class EventSink {
-public:
-    virtual ~EventSink() = default;
-    virtual void emit(Event event) = 0;
-};
 
 class EventOrderer : public EventSink {
 public:

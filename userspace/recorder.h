@@ -6,20 +6,14 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "env_scrub.h"
 #include "trace_meta.h"
+#include "usage_error.h"
 
 namespace rw {
-
-// A problem the user can fix (bad command, missing privilege…).
-struct UsageError : std::runtime_error {
-    UsageError(const std::string& message, int exit_code = 2) : std::runtime_error(message), exit_code(exit_code) {}
-    int exit_code;
-};
 
 struct RecordOptions {
     std::optional<std::filesystem::path> output;

@@ -13,7 +13,7 @@
 #include <functional>
 #include <map>
 
-#include "event_orderer.h"
+#include "event_sink.h"
 
 namespace rw {
 

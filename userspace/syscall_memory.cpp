@@ -1,7 +1,5 @@
 #include "syscall_memory.h"
 
-#include <xxhash.h>
-
 #include "syscall_table.h"
 #include "tracee.h"
 
@@ -95,11 +93,6 @@ std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr,
         out.push_back(std::move(r));
     }
     return out;
-}
-
-uint64_t hash_bytes(const void* data, size_t size)
-{
-    return XXH3_64bits(data, size);
 }
 
 void finalize_memory(SyscallEvent& e)

@@ -47,6 +47,5 @@ inline constexpr int kKeepInputFdLimit = 3;
 // Merges adjacent pieces, computes hashes, applies the input-data policy.
 void finalize_memory(SyscallEvent& event);
 
-uint64_t hash_bytes(const void* data, size_t size);
 
 } // namespace rw

@@ -274,12 +274,4 @@ uint64_t perf_data(const siginfo_t& info)
     return data;
 }
 
-std::string signal_name(int signo)
-{
-    if (signo >= SIGRTMIN && signo <= SIGRTMAX)
-        return "SIGRTMIN+" + std::to_string(signo - SIGRTMIN);
-    const char* abbrev = sigabbrev_np(signo);
-    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
-}
-
 } // namespace rw

@@ -97,8 +97,6 @@ struct StopInfo {
 };
 StopInfo decode_wait_status(int status);
 
-std::string signal_name(int signo);
-
 // The sig_data of a perf event's SIGTRAP (si_code TRAP_PERF); the C
 // library's siginfo_t predates the field.
 uint64_t perf_data(const siginfo_t& info);

@@ -33,7 +33,7 @@ bench: build
 sanitize: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DREWIND_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS) --target rewind_unit_tests
-	@$(BUILD)-asan/tests/unit/rewind_unit_tests
+	@cd $(BUILD)-asan && ctest -L unit --output-on-failure
 
 # libFuzzer on the trace reader and the event decoder: FUZZ_SECONDS in all, shared
 # between the targets (`make check` runs them for 24 s).

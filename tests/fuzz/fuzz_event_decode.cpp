@@ -16,7 +16,6 @@
 #include "json_bytes.h"
 #include "replay_limits.h"
 #include "stdio_fds.h"
-#include "syscall_memory.h"
 #include "trace_summary.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)

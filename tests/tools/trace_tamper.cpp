@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "event_stream.h"
-#include "syscall_memory.h"
 
 using namespace rw;
 

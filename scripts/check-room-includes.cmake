@@ -1,0 +1,33 @@
+# Checks that every file of one room includes only headers of its own
+# folder, of the rooms it links (ALLOWED) or of no room (system and
+# generated headers). CONFIG names TOP, ROOM, ALLOWED and ROOMS; STAMP is
+# touched when the room is clean. See scripts/rooms.cmake.
+include(${CONFIG})
+file(RELATIVE_PATH room_name ${TOP} ${ROOM})
+file(GLOB files ${ROOM}/*.h ${ROOM}/*.cpp ${ROOM}/*.c)
+set(problems "")
+foreach(file ${files})
+  file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line ${lines})
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" header "${line}")
+    if(EXISTS ${ROOM}/${header})
+      continue()
+    endif()
+    foreach(dir ${ROOMS})
+      if(EXISTS ${dir}/${header})
+        list(FIND ALLOWED ${dir} i)
+        if(i EQUAL -1)
+          file(RELATIVE_PATH file_name ${TOP} ${file})
+          file(RELATIVE_PATH owner ${TOP} ${dir})
+          string(APPEND problems "  ${file_name} includes ${header}, of ${owner}/\n")
+        endif()
+        break()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "${room_name}/ includes headers of rooms it does not link:\n${problems}"
+    "A room uses only the rooms its CMakeLists.txt links (docs/architecture.md says which it may).")
+endif()
+file(TOUCH ${STAMP})

@@ -52,10 +52,10 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
     if (landmarks && !landmarks->empty()) {
         // A failed restore leaves no replayed world: this copy of the start
         // stands in when no landmark can be used.
-        timeline.add(replay::Timeline::Kind::Beginning, replay::Position{begin, {}}, replayer.take_snapshot(false));
+        timeline.add(replay::Timeline::Kind::Beginning, perfclock::Position{begin, {}}, replayer.take_snapshot(false));
         bool torn = false;
-        while (const replay::Timeline::Entry* e =
-                   landmarks->bring_in(replay::Position{target, {}}, replay::Position{begin, {}}, timeline, replayer)) {
+        while (const replay::Timeline::Entry* e = landmarks->bring_in(
+                   perfclock::Position{target, {}}, perfclock::Position{begin, {}}, timeline, replayer)) {
             try {
                 replayer.restore(*e->snapshot);
                 torn = false;
@@ -68,7 +68,7 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
         }
         if (torn) {
             say("replaying from the start");
-            replayer.restore(*timeline.best_for(replay::Position{begin, {}})->snapshot);
+            replayer.restore(*timeline.best_for(perfclock::Position{begin, {}})->snapshot);
         }
     }
     return replayer.run_to_end(); // (the output shows from `target` on: echo_from)

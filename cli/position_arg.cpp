@@ -19,7 +19,7 @@ PositionArg PositionArg::parse(const std::string& text)
         a.percent = std::stoul(digits);
         return a;
     }
-    auto pos = replay::Position::parse(text);
+    auto pos = perfclock::Position::parse(text);
     if (!pos || pos->anchored())
         throw UsageError("'" + text + "' is not a position: give a percentage (90%), an event index (1234) or a " +
                          "position as `monitor when` prints it");

@@ -13,7 +13,7 @@ namespace rw::cli {
 
 struct PositionArg {
     std::optional<uint64_t> percent; // 0..100
-    replay::Position position;       // when not a percentage
+    perfclock::Position position;    // when not a percentage
 
     // Throws UsageError naming the text.
     static PositionArg parse(const std::string& text);

@@ -6,7 +6,7 @@
 #include "process_image.h"
 #include "tracee.h"
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 namespace {
 
@@ -144,8 +144,8 @@ void SoftCounters::plant_all()
 ExecutionCounter::ExecutionCounter(SoftCounters& soft, pid_t tid, uint64_t addr, uint64_t stop_after, uint64_t tag)
     : addr_(addr)
 {
-    if (perfclock::breakpoints_work()) {
-        hardware_.emplace(tid, perfclock::BreakpointKind::Execute, addr, 8, stop_after, tag);
+    if (breakpoints_work()) {
+        hardware_.emplace(tid, BreakpointKind::Execute, addr, 8, stop_after, tag);
     } else {
         counter_ = soft.add(tid, addr, stop_after, tag);
         soft_ = &soft;
@@ -170,4 +170,4 @@ uint64_t ExecutionCounter::count() const
     return hardware_ ? hardware_->count() : counter_->count;
 }
 
-} // namespace rw::replay
+} // namespace rw::perfclock

@@ -26,7 +26,7 @@
 #include "hw_breakpoint.h"
 #include "instruction_trap.h"
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 // The thread an int3 counter's trap stopped, as its owner keeps it: the
 // owner may cache its registers for the stop, so the counters read and
@@ -118,13 +118,13 @@ public:
     uint64_t count() const;
     uint64_t address() const { return addr_; }
     bool by_debug_register() const { return hardware_.has_value(); }
-    const perfclock::BreakpointCounter* hardware() const { return hardware_ ? &*hardware_ : nullptr; }
+    const BreakpointCounter* hardware() const { return hardware_ ? &*hardware_ : nullptr; }
 
 private:
     uint64_t addr_;
-    std::optional<perfclock::BreakpointCounter> hardware_;
+    std::optional<BreakpointCounter> hardware_;
     SoftCounters* soft_ = nullptr;
     std::shared_ptr<SoftCounters::Counter> counter_;
 };
 
-} // namespace rw::replay
+} // namespace rw::perfclock

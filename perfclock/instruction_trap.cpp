@@ -4,7 +4,7 @@
 
 #include "text.h"
 
-namespace rw::replay {
+namespace rw::perfclock {
 namespace {
 constexpr uint8_t kInt3 = 0xcc;
 }
@@ -51,4 +51,4 @@ void InstructionTrap::plant()
     planted_ = true;
 }
 
-} // namespace rw::replay
+} // namespace rw::perfclock

@@ -12,7 +12,7 @@
 
 #include "tracee.h"
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 // The byte under another component's int3 at an address, if it has one
 // there now: an int3 of one's own shares it.
@@ -67,4 +67,4 @@ private:
     uint64_t& slot_;
 };
 
-} // namespace rw::replay
+} // namespace rw::perfclock

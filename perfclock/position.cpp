@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 bool Position::at_or_before(const Position& other) const
 {
@@ -151,4 +151,4 @@ std::string Position::describe() const
     return out;
 }
 
-} // namespace rw::replay
+} // namespace rw::perfclock

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 struct Segment {
     enum class Kind : uint8_t {
@@ -73,4 +73,4 @@ struct Position {
     static std::optional<Position> parse(const std::string& text);
 };
 
-} // namespace rw::replay
+} // namespace rw::perfclock

@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <variant>
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 RunningTimes::RunningTimes(const std::function<bool(Event&)>& next, Tid process, bool from_zero) : process_(process)
 {
@@ -71,4 +71,4 @@ uint64_t split_by_time(uint64_t lo, uint64_t hi, const RunningTimes& times, bool
     return a;
 }
 
-} // namespace rw::replay
+} // namespace rw::perfclock

@@ -13,7 +13,7 @@
 
 #include "event.h"
 
-namespace rw::replay {
+namespace rw::perfclock {
 
 // One process's running time at each position of a recording (position p
 // follows p events): the sum, over its threads, of what each syscall's
@@ -50,4 +50,4 @@ private:
 uint64_t split_by_time(uint64_t lo, uint64_t hi, const RunningTimes& times, bool* by_time = nullptr,
                        double* share = nullptr);
 
-} // namespace rw::replay
+} // namespace rw::perfclock

@@ -21,8 +21,8 @@ void Replayer::on_preempt(const PreemptEvent& e)
     // Each execution of the instruction stops the thread: a debug register
     // where they work, else the engine's own int3 (stepped over each time).
     std::optional<perfclock::BreakpointCounter> bp;
-    std::optional<InstructionTrap> trap;
-    std::optional<EngineInt3> trap_named;
+    std::optional<perfclock::InstructionTrap> trap;
+    std::optional<perfclock::EngineInt3> trap_named;
     if (perfclock::breakpoints_work()) {
         bp.emplace(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
     } else {

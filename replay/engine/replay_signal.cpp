@@ -180,13 +180,13 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
 void Replayer::reach_position_by_int3(Task& t, const SignalEvent& e)
 {
     uint64_t rip = e.regs[Registers::RIP];
-    std::optional<InstructionTrap> trap;
+    std::optional<perfclock::InstructionTrap> trap;
     try {
         trap.emplace(t.tid(), rip);
     } catch (const std::exception& x) {
         diverge(t, "cannot find the point where the recording delivered " + signal_name(e.signo) + ": " + x.what());
     }
-    EngineInt3 active(engine_int3_, rip);
+    perfclock::EngineInt3 active(engine_int3_, rip);
     for (uint64_t hits = 0;; hits++) {
         resume(t, Resume::Emulate);
         StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) + ", " +
@@ -227,7 +227,7 @@ void Replayer::on_random(const RandomEvent& e)
     const std::string what = std::string(e.seed ? "rdseed" : "rdrand") + " at " + hex(e.ip);
     Task& t = task(e.tid);
     collect_fresh(t);
-    std::optional<InstructionTrap> trap;
+    std::optional<perfclock::InstructionTrap> trap;
     try {
         plant_engine_trap(trap, t, e.ip);
     } catch (const std::exception& x) {
@@ -244,7 +244,7 @@ void Replayer::on_random(const RandomEvent& e)
                      "rewind: a breakpoint at %s is on an %s instruction, which replay runs in the program's place: "
                      "it does not stop there (put it on the next instruction)\n",
                      hex(e.ip).c_str(), e.seed ? "rdseed" : "rdrand");
-    EngineInt3 active(engine_int3_, e.ip);
+    perfclock::EngineInt3 active(engine_int3_, e.ip);
     resume(t, Resume::Emulate);
     StopInfo s = wait_stop(t, what);
     if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != e.ip)

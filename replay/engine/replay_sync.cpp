@@ -230,7 +230,7 @@ void Replayer::run_next_calls_early(Tid except, uint64_t object, const std::func
     }
 }
 
-void Replayer::plant_engine_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr)
+void Replayer::plant_engine_trap(std::optional<perfclock::InstructionTrap>& trap, Task& t, uint64_t addr)
 {
     if (!hook_) {
         trap.emplace(t.tid(), addr);
@@ -259,14 +259,14 @@ void Replayer::hide_engine_int3(uint64_t addr, std::span<uint8_t> data) const
 
 void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
 {
-    std::optional<InstructionTrap> trap;
+    std::optional<perfclock::InstructionTrap> trap;
     try {
         plant_engine_trap(trap, t, e.entry);
     } catch (const std::exception& x) {
         diverge(t, "cannot stop the thread at " + std::string(sync_call_name(e.fn)) + " (" + hex(e.entry) +
                        "): " + x.what());
     }
-    EngineInt3 active(engine_int3_, e.entry);
+    perfclock::EngineInt3 active(engine_int3_, e.entry);
     // Still at the entry where its last event stopped it (a pthread_once
     // whose initializer calls pthread_once): the next call is a later one.
     if (t.regs()[Registers::RIP] == e.entry)
@@ -283,13 +283,13 @@ void Replayer::reach_sync_entry(Task& t, const SyncEvent& e)
 
 bool Replayer::run_sync_call(Task& t, SyncCallState& call)
 {
-    std::optional<InstructionTrap> trap;
+    std::optional<perfclock::InstructionTrap> trap;
     try {
         plant_engine_trap(trap, t, call.return_to);
     } catch (const std::exception& x) {
         diverge(t, "cannot stop the thread where " + std::string(sync_call_name(call.fn)) + " returns: " + x.what());
     }
-    EngineInt3 active(engine_int3_, call.return_to);
+    perfclock::EngineInt3 active(engine_int3_, call.return_to);
     for (;;) {
         resume(t, Resume::Syscall);
         std::optional<StopInfo> stop;
@@ -455,8 +455,8 @@ void Replayer::finish_sync_call(Task& t, const SyncEvent& e, SyncCallState& call
         }
     }
     if (call.in_syscall || call.ret == kNotReturned) {
-        std::optional<InstructionTrap> trap;
-        EngineInt3 active(engine_int3_, call.return_to);
+        std::optional<perfclock::InstructionTrap> trap;
+        perfclock::EngineInt3 active(engine_int3_, call.return_to);
         plant_engine_trap(trap, t, call.return_to);
         bool timed_out = recorded_timeout(e) && !call.timed_out;
         // A waiter woken again and again by wait_woken, whose futex no

@@ -252,7 +252,7 @@ bool Replayer::claim_engine_int3(Task& t, const StopInfo& stop)
     return true;
 }
 
-void Replayer::step_over_engine_int3(Task& t, InstructionTrap& trap)
+void Replayer::step_over_engine_int3(Task& t, perfclock::InstructionTrap& trap)
 {
     trap.lift();
     engine_step_ = true;

@@ -42,8 +42,6 @@
 
 namespace rw::replay {
 
-class InstructionTrap;
-
 struct ReplayOptions {
     bool echo_output = true;                              // re-emit what the program wrote to stdout/stderr
     int stdout_fd = 1, stderr_fd = 2;                     // … to these descriptors
@@ -215,7 +213,7 @@ private:
     std::string stuck_details(Tid tid) const;
     void reach_sync_entry(Task& t, const SyncEvent& e);
     // The engine's int3 at `addr`, or the debugger's if it has one there.
-    void plant_engine_trap(std::optional<InstructionTrap>& trap, Task& t, uint64_t addr);
+    void plant_engine_trap(std::optional<perfclock::InstructionTrap>& trap, Task& t, uint64_t addr);
     bool completes_round_later(const SyncEvent& e);
     SyncCallState entered_call(Task& t, const SyncEvent& e); // at its entry
     static bool is_try_acquire(uint32_t fn);
@@ -270,7 +268,7 @@ private:
         Tid recorded_tid = 0; // interrupted in its wait, which it restarts
     };
     std::vector<ParkedSleeper> parked_;
-    const InstructionTrap* sync_trap_ = nullptr;                  // the engine's int3 at a synchronization call
+    const perfclock::InstructionTrap* sync_trap_ = nullptr;       // the engine's int3 at a synchronization call
     std::map<Tid, std::pair<uint64_t, std::string>> last_events_; // recorded tid -> index, what
     // A SIGTRAP of the thread being run to a preemption point, at its
     // instruction: checks that execution (true), whichever trap it was.
@@ -335,7 +333,7 @@ private:
         EngineSteps& operator=(const EngineSteps&) = delete;
     };
     bool claim_engine_int3(Task& t, const StopInfo& stop);
-    void step_over_engine_int3(Task& t, InstructionTrap& trap);
+    void step_over_engine_int3(Task& t, perfclock::InstructionTrap& trap);
     void check_registers(Task& t, const Registers& expected, const std::string& what);
     // A sibling of t holding the signal t's recorded death names, to deliver.
     Task* sibling_delivering(Task& t, int exit_code);

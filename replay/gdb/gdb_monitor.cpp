@@ -40,7 +40,7 @@ std::optional<ResumeRequest> parse_goto(const std::string& where, std::string& e
     try {
         if (w.find(':') != std::string::npos) {
             // A position as `when` or rewind watch print it.
-            auto p = Position::parse(w);
+            auto p = perfclock::Position::parse(w);
             if (!p)
                 throw std::invalid_argument("position");
             r.kind = ResumeRequest::Kind::GotoPosition;
@@ -118,8 +118,8 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         out.travel.reset();
         return out;
     };
-    auto position = [&](const std::string& text) -> std::optional<Position> {
-        auto p = Position::parse(text);
+    auto position = [&](const std::string& text) -> std::optional<perfclock::Position> {
+        auto p = perfclock::Position::parse(text);
         if (p &&
             (p->event < session.beginning().event || (session.total_events() && p->event >= session.total_events())))
             return std::nullopt;
@@ -154,7 +154,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
             return fail("rw-split needs two events of this recording with at least one between them");
         bool by_time = false;
         double share = 0.5;
-        uint64_t m = split_by_time(lo, hi, session.running_times(), &by_time, &share);
+        uint64_t m = perfclock::split_by_time(lo, hi, session.running_times(), &by_time, &share);
         out.output = dump_for_display(nlohmann::json{{"event", m}, {"by_time", by_time}, {"share", share}}) + "\n";
         return out;
     }
@@ -229,7 +229,7 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
             r.kind = ResumeRequest::Kind::GotoEnd;
         } else {
             r.kind = ResumeRequest::Kind::GotoPosition;
-            r.from = args[0] == "begin" ? session.beginning() : position(args[0]).value_or(Position{});
+            r.from = args[0] == "begin" ? session.beginning() : position(args[0]).value_or(perfclock::Position{});
             if (args[0] != "begin" && !position(args[0]))
                 return fail("not a position of this recording: " + args[0]);
         }

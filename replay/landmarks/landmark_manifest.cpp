@@ -225,7 +225,7 @@ LandmarkManifest LandmarkManifest::from_json(const json& j)
         if (int format = j.at("format").get<int>(); format != kFormat)
             throw std::runtime_error("manifest format " + std::to_string(format) + " is not " +
                                      std::to_string(kFormat));
-        auto pos = Position::parse(j.at("position").get<std::string>());
+        auto pos = perfclock::Position::parse(j.at("position").get<std::string>());
         if (!pos)
             throw std::runtime_error("the position '" + j.at("position").get<std::string>() + "' is malformed");
         m.position = *pos;

@@ -33,9 +33,9 @@ struct LandmarkFile {
 struct LandmarkManifest {
     static constexpr int kFormat = 1;
 
-    Position position;         // exactly where the landmark stands (an event boundary)
-    uint64_t trace_events = 0; // how many events the trace has (a landmark of another trace is refused)
-    std::string trace_id;      // the trace's recording identity, from meta.json
+    perfclock::Position position; // exactly where the landmark stands (an event boundary)
+    uint64_t trace_events = 0;    // how many events the trace has (a landmark of another trace is refused)
+    std::string trace_id;         // the trace's recording identity, from meta.json
     std::vector<MountedFile> mounts;
     // One CRIU image directory per process copy, in the order of the
     // snapshot's tasks that have a copy (TaskCopy::pid != 0).

@@ -103,7 +103,7 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
             throw std::runtime_error("no landmark here: " + why);
         auto snap = replayer.take_snapshot(false);
         LandmarkManifest m;
-        m.position = Position{snap->next_event(), {}};
+        m.position = perfclock::Position{snap->next_event(), {}};
         m.trace_events = trace_events(replayer.trace());
         m.trace_id = trace_identity(replayer.trace());
         m.mounts = snap->mounts;
@@ -217,12 +217,12 @@ LandmarkSet::LandmarkSet(const Trace& trace, std::function<void(const std::strin
     }
 }
 
-const Timeline::Entry* LandmarkSet::bring_in(const Position& target, const Position& after, Timeline& timeline,
-                                             Replayer& replayer)
+const Timeline::Entry* LandmarkSet::bring_in(const perfclock::Position& target, const perfclock::Position& after,
+                                             Timeline& timeline, Replayer& replayer)
 {
     for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
         Slot& s = *it;
-        const Position& pos = s.entry.manifest->position;
+        const perfclock::Position& pos = s.entry.manifest->position;
         if (!pos.at_or_before(target) || pos.event <= after.event)
             continue;
         if (s.loaded)

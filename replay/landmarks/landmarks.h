@@ -58,7 +58,7 @@ struct LoadedLandmark {
     // replayed world made from it (killing one kills its namespace).
     std::vector<RestoredLandmark> copies;
     std::unique_ptr<ReplaySnapshot> snapshot;
-    Position position;
+    perfclock::Position position;
     std::chrono::duration<double> restore_time{};
 };
 
@@ -77,8 +77,8 @@ public:
 
     // A landmark that fails to load is skipped, with a message, for the
     // next earlier one.
-    const Timeline::Entry* bring_in(const Position& target, const Position& after, Timeline& timeline,
-                                    Replayer& replayer) override;
+    const Timeline::Entry* bring_in(const perfclock::Position& target, const perfclock::Position& after,
+                                    Timeline& timeline, Replayer& replayer) override;
     void failed(const Timeline::Entry& entry, const std::string& why) override;
     bool owns(const Timeline::Entry& entry) const override;
 

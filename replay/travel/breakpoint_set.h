@@ -38,7 +38,7 @@ struct HardwareBreakpoint {
 class BreakpointSet {
 public:
     // The replay engine's int3s (parallel traces): an int3 of this set shares one.
-    void set_foreign_int3(ByteUnderInt3 f) { foreign_ = std::move(f); }
+    void set_foreign_int3(perfclock::ByteUnderInt3 f) { foreign_ = std::move(f); }
 
     bool add_software(uint64_t addr) { return software_.insert(addr).second; }
     bool remove_software(uint64_t addr) { return software_.erase(addr) > 0; }
@@ -87,7 +87,7 @@ private:
     std::set<pid_t> armed_tids_;
     bool hardware_changed_ = false;
     std::map<uint64_t, uint8_t> shadow_; // original byte under each inserted int3
-    ByteUnderInt3 foreign_;
+    perfclock::ByteUnderInt3 foreign_;
     struct Armed {
         pid_t tid;
         size_t index; // into hardware_

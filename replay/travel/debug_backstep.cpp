@@ -18,16 +18,16 @@ constexpr size_t kCandidatesPerRound = 3;
 // Rounds at most: each replays the stretch once, at full speed.
 constexpr size_t kMaxCandidates = 4 * kCandidatesPerRound;
 
-perfclock::BreakpointKind counter_kind(const Segment& s)
+perfclock::BreakpointKind counter_kind(const perfclock::Segment& s)
 {
-    if (s.kind == Segment::Kind::Break)
+    if (s.kind == perfclock::Segment::Kind::Break)
         return perfclock::BreakpointKind::Execute;
     return s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite;
 }
 
 } // namespace
 
-std::vector<uint64_t> DebugSession::candidates_before(const Segment& arrival, Task& task)
+std::vector<uint64_t> DebugSession::candidates_before(const perfclock::Segment& arrival, Task& task)
 {
     const Registers& regs = task.regs();
     TraceeMemory mem = task.memory();
@@ -38,20 +38,22 @@ std::vector<uint64_t> DebugSession::candidates_before(const Segment& arrival, Ta
         return true;
     };
     std::vector<uint64_t> out;
-    if (arrival.kind == Segment::Kind::Break)
+    if (arrival.kind == perfclock::Segment::Kind::Break)
         out = predecessor_candidates(decoder_, regs[Registers::RIP], regs, read);
-    else if (arrival.kind == Segment::Kind::Watch && arrival.access == 1)
+    else if (arrival.kind == perfclock::Segment::Kind::Watch && arrival.access == 1)
         out = writer_candidates(decoder_, regs[Registers::RIP], regs, read, arrival.addr, arrival.len);
     if (out.size() > kMaxCandidates)
         out.resize(kMaxCandidates);
     return out;
 }
 
-std::optional<Position> DebugSession::backstep(const Position& base, const Segment& arrival,
-                                               const std::vector<uint64_t>& candidates, const Arrival& at_arrival,
-                                               std::optional<uint64_t> slot)
+std::optional<perfclock::Position> DebugSession::backstep(const perfclock::Position& base,
+                                                          const perfclock::Segment& arrival,
+                                                          const std::vector<uint64_t>& candidates,
+                                                          const Arrival& at_arrival, std::optional<uint64_t> slot)
 {
-    if ((candidates.empty() && !slot) || (arrival.kind != Segment::Kind::Break && arrival.kind != Segment::Kind::Watch))
+    if ((candidates.empty() && !slot) ||
+        (arrival.kind != perfclock::Segment::Kind::Break && arrival.kind != perfclock::Segment::Kind::Watch))
         return std::nullopt;
     debug_log("backstep from %s, %zu candidates", base.describe().c_str(), candidates.size());
     restore_for(base);
@@ -65,7 +67,7 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
     backstep_->candidates = candidates;
     backstep_->at_arrival = at_arrival;
     backstep_->slot = slot;
-    std::optional<Position> found;
+    std::optional<perfclock::Position> found;
     try {
         execute();
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
@@ -84,9 +86,10 @@ std::optional<Position> DebugSession::backstep(const Position& base, const Segme
     return found;
 }
 
-std::optional<Position> DebugSession::backstep_in_rounds(const Position& base, const Segment& arrival,
-                                                         const std::vector<uint64_t>& candidates,
-                                                         const Arrival& at_arrival)
+std::optional<perfclock::Position> DebugSession::backstep_in_rounds(const perfclock::Position& base,
+                                                                    const perfclock::Segment& arrival,
+                                                                    const std::vector<uint64_t>& candidates,
+                                                                    const Arrival& at_arrival)
 {
     for (size_t i = 0; i < candidates.size(); i += kCandidatesPerRound) {
         std::vector<uint64_t> round(candidates.begin() + static_cast<long>(i),
@@ -98,10 +101,10 @@ std::optional<Position> DebugSession::backstep_in_rounds(const Position& base, c
     return std::nullopt;
 }
 
-std::optional<uint64_t> DebugSession::callee_returning(const Position& base, const Segment& arrival,
-                                                       const Arrival& at_arrival)
+std::optional<uint64_t> DebugSession::callee_returning(const perfclock::Position& base,
+                                                       const perfclock::Segment& arrival, const Arrival& at_arrival)
 {
-    if (arrival.kind != Segment::Kind::Break)
+    if (arrival.kind != perfclock::Segment::Kind::Break)
         return std::nullopt;
     Task* t = runner();
     if (!t)
@@ -132,11 +135,11 @@ void DebugSession::begin_backstep()
     breakpoints_.lift(*t); // the debug registers are the backstep's
     Backstep& b = *backstep_;
     b.resting = resting_on_;
-    const Segment& a = b.arrival;
+    const perfclock::Segment& a = b.arrival;
     // The arrival's own counter stops the thread at the arrival itself:
     // reaching it means no candidate was the one.
-    uint64_t resting_extra = a.kind == Segment::Kind::Break && a.addr == b.resting ? 1 : 0;
-    b.arrival_counter.emplace(t->tid(), counter_kind(a), a.addr, a.kind == Segment::Kind::Break ? 8 : a.len,
+    uint64_t resting_extra = a.kind == perfclock::Segment::Kind::Break && a.addr == b.resting ? 1 : 0;
+    b.arrival_counter.emplace(t->tid(), counter_kind(a), a.addr, a.kind == perfclock::Segment::Kind::Break ? 8 : a.len,
                               a.count + resting_extra, kTagTarget);
     b.arrival_offset = resting_extra;
     for (size_t i = 0; i < b.candidates.size(); i++)
@@ -152,8 +155,8 @@ void DebugSession::filter_candidates(Task& task)
     // A store in a hot loop runs thousands of times before the one write
     // that is the arrival: judged in the kernel, the others do not stop.
     Backstep& b = *backstep_;
-    const Segment& a = b.arrival;
-    if (a.kind != Segment::Kind::Watch || a.access != 1 || b.candidates.empty() ||
+    const perfclock::Segment& a = b.arrival;
+    if (a.kind != perfclock::Segment::Kind::Watch || a.access != 1 || b.candidates.empty() ||
         b.candidates.size() > WriteMatchFilter::kMostCandidates)
         return;
     WriteMatchFilter* filter = WriteMatchFilter::get();
@@ -192,7 +195,7 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
         // breakpoint when the write is done.)
         b.verifying = false;
         Registers now = task.regs();
-        uint64_t expected = b.arrival.kind == Segment::Kind::Break ? b.arrival.count - 1 : b.arrival.count;
+        uint64_t expected = b.arrival.kind == perfclock::Segment::Kind::Break ? b.arrival.count - 1 : b.arrival.count;
         const Registers& want = b.at_arrival.regs;
         bool same = now[Registers::RIP] == want[Registers::RIP] && arrivals == expected;
         for (size_t i = 0; same && i < Registers::kCount; i++)
@@ -247,7 +250,7 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
     size_t n = mem.read_partial(RemoteAddr(c), code);
     bool leads_there = false;
     if (arrivals + 1 == b.arrival.count) {
-        if (b.arrival.kind == Segment::Kind::Break) {
+        if (b.arrival.kind == perfclock::Segment::Kind::Break) {
             auto next = decoder_.successor(c, {code, n}, regs, read);
             leads_there = next && *next == b.arrival.addr;
         } else {
@@ -259,7 +262,7 @@ DebugHook::Then DebugSession::backstep_trap(Task& task, const siginfo_t& info, b
     if (!leads_there)
         return Then::Resume;
     // Here, before it runs: remember this point, then confirm with one step.
-    b.chosen = resting ? b.base : b.base.with(Segment::brk(c, b.executions[i]));
+    b.chosen = resting ? b.base : b.base.with(perfclock::Segment::brk(c, b.executions[i]));
     position_ = b.chosen;
     snapshot_here(Timeline::Kind::Stop);
     b.verifying = true;

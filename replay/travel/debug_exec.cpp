@@ -19,7 +19,7 @@ std::optional<StopReport> DebugSession::enter_new_program(const ExecEvent& exec)
         bool execve_return = call && call->tid == exec.tid && (call->nr == SYS_execve || call->nr == SYS_execveat);
         bool wanted_between = mode_ != Mode::Forward && target_.event <= engine_.next_event_index();
         if (execve_return && !wanted_between && engine_.step())
-            position_ = Position{engine_.next_event_index(), {}};
+            position_ = perfclock::Position{engine_.next_event_index(), {}};
     }
     // The kernel dropped the former image with every int3 in it; gdb sets
     // its breakpoints again once it has read the new program.

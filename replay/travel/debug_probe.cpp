@@ -55,11 +55,11 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         if (!exit)
             throw ReplayError(ReplayErrorKind::Refused, position_.event, current_tid_,
                               "the recording does not show the program's end");
-        seek(Position{*exit, {}}, report);
+        seek(perfclock::Position{*exit, {}}, report);
         arrival_hook_ = [this] {
             if (position_.path.empty())
                 if (auto insn = engine_.stop_before_exit_call())
-                    position_.extend(Segment::brk(*insn, 1));
+                    position_.extend(perfclock::Segment::brk(*insn, 1));
             end_ = position_;
             return AfterArrival::Report;
         };
@@ -70,9 +70,9 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         // FROM and TO share a prefix C; TO is C and one more segment, FROM
         // is C or C and one segment. Seek C; from there TO is the target and
         // FROM is trapped on the way, where counting starts.
-        const Position& from = *r.from;
-        const Position& to = *r.to;
-        Position common{to.event, {}};
+        const perfclock::Position& from = *r.from;
+        const perfclock::Position& to = *r.to;
+        perfclock::Position common{to.event, {}};
         size_t n = 0;
         while (n < from.path.size() && n < to.path.size() && from.path[n] == to.path[n])
             common.path.push_back(from.path[n++]);
@@ -107,11 +107,11 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         j["anchors"] = anchors;
         j["ran_us"] = ran; // where each landed: interrupts come late, by varying amounts
         probe_result_ = dump_for_display(j);
-        seek(anchors.empty() ? *r.from : *Position::parse(anchors.back()), report);
+        seek(anchors.empty() ? *r.from : *perfclock::Position::parse(anchors.back()), report);
         return;
     }
     case ResumeRequest::Kind::Label: {
-        Position found = label(*r.from, *r.to);
+        perfclock::Position found = label(*r.from, *r.to);
         probe_result_ = nlohmann::json{{"position", found.serialize()}}.dump();
         seek(found, report);
         return;
@@ -125,17 +125,18 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
 
 namespace rw::replay {
 
-void DebugSession::arm_probe_from(const Segment& s)
+void DebugSession::arm_probe_from(const perfclock::Segment& s)
 {
     Task* t = runner();
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_, "the debugged process is gone");
     switch (s.kind) {
-    case Segment::Kind::Break:
-        probe_->from_trap.emplace(soft_counters_, t->tid(), s.addr, s.count + (s.addr == resting_on_ ? 1 : 0), kTagProbe);
+    case perfclock::Segment::Kind::Break:
+        probe_->from_trap.emplace(soft_counters_, t->tid(), s.addr, s.count + (s.addr == resting_on_ ? 1 : 0),
+                                  kTagProbe);
         probe_->from_resting = s.addr;
         break;
-    case Segment::Kind::Step:
+    case perfclock::Segment::Kind::Step:
         probe_->steps_to_from = s.count;
         engine_.set_single_stepping(*t, true);
         break;
@@ -171,8 +172,8 @@ void DebugSession::start_probe()
     if (probe_->kind == ResumeRequest::Kind::Count) {
         for (uint64_t a : probe_->addrs) {
             refuse_count_at_switch_point(a);
-            probe_->counters.emplace_back(soft_counters_, t->tid(), a, perfclock::breakpoints_work() ? 0 : kSoftCountMost + 1,
-                                          kTagCountCap);
+            probe_->counters.emplace_back(soft_counters_, t->tid(), a,
+                                          perfclock::breakpoints_work() ? 0 : kSoftCountMost + 1, kTagCountCap);
             // Resting on it: the counter sees that execution, which the position counted already.
             probe_->resting.push_back(a == resting ? 1 : 0);
         }
@@ -244,8 +245,8 @@ void DebugSession::finish_probe()
 
 namespace rw::replay {
 
-std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(const Position& from, uint64_t count,
-                                                                              std::chrono::nanoseconds span)
+std::pair<std::vector<std::string>, std::vector<double>>
+DebugSession::sample(const perfclock::Position& from, uint64_t count, std::chrono::nanoseconds span)
 {
     // Native running, interrupted now and then: each interrupt leaves a
     // snapshot of the state it found, ordered, but with no count to name it.
@@ -264,7 +265,7 @@ std::pair<std::vector<std::string>, std::vector<double>> DebugSession::sample(co
             arm_sampling_alarm(*t);
         }
         sampling_->started = steady_now();
-        retarget(Position{sampling_->event + 1, {}});
+        retarget(perfclock::Position{sampling_->event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw SamplingDone{}; };
         return AfterArrival::Continue;
     };
@@ -335,13 +336,13 @@ double DebugSession::sampling_ran_us() const
     return std::chrono::duration<double, std::micro>(steady_now() - sampling_->started).count();
 }
 
-Position DebugSession::label(const Position& from, const Position& anchored)
+perfclock::Position DebugSession::label(const perfclock::Position& from, const perfclock::Position& anchored)
 {
     // The anchor itself, or a position reached from it by one more segment
     // (where a call returns, say): an instruction executed less often than
     // the one an interrupt happened to stop at is cheaper to count.
     const Timeline::Entry* a = anchored.anchored() ? timeline_.anchor(anchored.path[0]) : nullptr;
-    bool beyond = anchored.path.size() == 2 && anchored.path[1].kind == Segment::Kind::Break;
+    bool beyond = anchored.path.size() == 2 && anchored.path[1].kind == perfclock::Segment::Kind::Break;
     if (!a || (anchored.path.size() != 1 && !beyond) || from.event != anchored.event)
         throw NoSuchPosition("cannot name " + anchored.describe() + " from " + from.describe());
     Registers want;
@@ -392,7 +393,7 @@ Position DebugSession::label(const Position& from, const Position& anchored)
                     filter->attach(hw->fd(), labelling_->want, kLabelMostByDebugRegister + 1 + resting);
         debug_log("  %s",
                   labelling_->filtered ? "registers compared by the filter" : "registers compared at each stop");
-        retarget(Position{labelling_->from.event + 1, {}});
+        retarget(perfclock::Position{labelling_->from.event + 1, {}});
         arrival_hook_ = []() -> AfterArrival { throw NoSuchPosition("the snapshot's state never comes again"); };
         return AfterArrival::Continue;
     };
@@ -406,7 +407,7 @@ Position DebugSession::label(const Position& from, const Position& anchored)
             s.labelling_.reset();
         }
     } done{*this};
-    Position found;
+    perfclock::Position found;
     try {
         execute();
     } catch (const LabelDone& d) {
@@ -444,7 +445,7 @@ DebugHook::Then DebugSession::label_trap(Task& task)
     for (size_t i = 0; i < Registers::kCount; i++)
         if (i != Registers::EFLAGS && i != Registers::ORIG_RAX && now.words[i] != l.want.words[i])
             return Then::Resume;
-    throw LabelDone{l.from.with(Segment::brk(l.rip, l.hits))};
+    throw LabelDone{l.from.with(perfclock::Segment::brk(l.rip, l.hits))};
 }
 
 } // namespace rw::replay

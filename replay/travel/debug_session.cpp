@@ -45,7 +45,7 @@ void DebugSession::run(DebugFrontend& frontend)
     engine_.set_debug_hook(this);
     StopReport report = start();
     std::optional<ResumeRequest> travel = start_at_;
-    Position before_travel = position_;
+    perfclock::Position before_travel = position_;
     for (;;) {
         try {
             if (travel) {
@@ -116,10 +116,10 @@ StopReport DebugSession::start()
     // The exec, and the execve's return: the next instruction is the program's first.
     engine_.step();
     engine_.step();
-    std::pair<Position, std::unique_ptr<ReplaySnapshot>> on_the_way;
+    std::pair<perfclock::Position, std::unique_ptr<ReplaySnapshot>> on_the_way;
     if (process_to_debug_ && process_to_debug_ != exec->tgid)
         on_the_way = replay_until_start_of(process_to_debug_);
-    position_ = begin_ = Position{engine_.next_event_index(), {}};
+    position_ = begin_ = perfclock::Position{engine_.next_event_index(), {}};
     if (on_the_way.second && !engine_.can_snapshot())
         timeline_.add(Timeline::Kind::Beginning, on_the_way.first, std::move(on_the_way.second));
     else
@@ -128,7 +128,7 @@ StopReport DebugSession::start()
     return stop(StopReport::Kind::Signal);
 }
 
-std::pair<Position, std::unique_ptr<ReplaySnapshot>> DebugSession::replay_until_start_of(Tid pid)
+std::pair<perfclock::Position, std::unique_ptr<ReplaySnapshot>> DebugSession::replay_until_start_of(Tid pid)
 {
     auto tree = process_tree(trace_);
     const RecordedProcess* p = find_process(tree, pid);
@@ -155,14 +155,14 @@ std::pair<Position, std::unique_ptr<ReplaySnapshot>> DebugSession::replay_until_
     debugged_tgid_ = pid;
     history_begins_late_ = true;
     current_tid_ = p->execs.empty() ? pid : program_.tid;
-    std::pair<Position, std::unique_ptr<ReplaySnapshot>> on_the_way{Position{engine_.next_event_index(), {}},
-                                                                    engine_.take_snapshot()};
+    std::pair<perfclock::Position, std::unique_ptr<ReplaySnapshot>> on_the_way{
+        perfclock::Position{engine_.next_event_index(), {}}, engine_.take_snapshot()};
     while (engine_.next_event_index() < begins_at)
         if (!engine_.step())
             throw ReplayError(ReplayErrorKind::Refused, begins_at, pid,
                               "the recording ends before process " + std::to_string(pid) + " starts");
     if (engine_.can_snapshot())
-        on_the_way = {Position{engine_.next_event_index(), {}}, engine_.take_snapshot()};
+        on_the_way = {perfclock::Position{engine_.next_event_index(), {}}, engine_.take_snapshot()};
     // Its exec (or fork), then its own first event if that is the return of
     // the execve or fork: the next instruction is the process's first.
     engine_.step();
@@ -273,8 +273,8 @@ void DebugSession::begin_search()
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone at " + position_.describe());
     trail_.start(position_, t->regs()[Registers::RIP]);
-    if (search_arrival_->kind == Segment::Kind::Watch) {
-        const Segment& a = *search_arrival_;
+    if (search_arrival_->kind == perfclock::Segment::Kind::Watch) {
+        const perfclock::Segment& a = *search_arrival_;
         search_counter_.emplace(t->tid(),
                                 a.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
                                 a.addr, a.len, 0, 0);
@@ -329,9 +329,9 @@ std::string DebugSession::travel_unavailable(const ResumeRequest& r) const
     // reverse execution collects the debugger's watchpoints and steps back
     // by counting several instructions at once.
     using K = ResumeRequest::Kind;
-    auto watches = [](const std::optional<Position>& p) {
+    auto watches = [](const std::optional<perfclock::Position>& p) {
         return p && std::any_of(p->path.begin(), p->path.end(),
-                                [](const Segment& s) { return s.kind == Segment::Kind::Watch; });
+                                [](const perfclock::Segment& s) { return s.kind == perfclock::Segment::Kind::Watch; });
     };
     if (r.kind != K::ReverseContinue && r.kind != K::ReverseStep && !watches(r.from) && !watches(r.to))
         return "";
@@ -378,7 +378,7 @@ StopReport DebugSession::execute()
             if (!end_ || position_ != *end_)
                 if (auto insn = engine_.stop_before_exit_call()) {
                     if (position_.path.empty() || !end_)
-                        position_.extend(Segment::brk(*insn, 1));
+                        position_.extend(perfclock::Segment::brk(*insn, 1));
                     else
                         position_ = *end_; // one name for one point
                     if (!end_)
@@ -441,7 +441,7 @@ StopReport DebugSession::execute()
             engine_.cancel_interrupt();
         if (!stepped)
             return stop(StopReport::Kind::ReplayEnd);
-        position_ = Position{engine_.next_event_index(), {}};
+        position_ = perfclock::Position{engine_.next_event_index(), {}};
         if (new_program)
             if (auto report = enter_new_program(*new_program))
                 return *report;
@@ -511,7 +511,7 @@ bool DebugSession::at_end_of_history()
 void DebugSession::on_event_passed(uint64_t index)
 {
     // What the loop in execute() does after each event.
-    position_ = Position{index, {}};
+    position_ = perfclock::Position{index, {}};
     hit_counts_.clear();
     resting_on_ = 0;
 }
@@ -608,7 +608,7 @@ void DebugSession::on_signal(Task& task, const SignalEvent& signal)
     case Mode::Forward: {
         if (passed_.count(signo) && !step_pending_)
             return;
-        position_.extend(Segment::to_event());
+        position_.extend(perfclock::Segment::to_event());
         StopReport r = stop(StopReport::Kind::Signal);
         r.signal = signo;
         r.siginfo = signal.siginfo;
@@ -628,7 +628,7 @@ void DebugSession::on_signal(Task& task, const SignalEvent& signal)
     case Mode::Search:
         // Delivered (or faulting) before the next instruction: as many
         // instructions as steps so far.
-        if (search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent)
+        if (search_arrival_ && search_arrival_->kind == perfclock::Segment::Kind::ToEvent)
             throw SearchDone{search_steps_};
         return;
     }
@@ -638,7 +638,7 @@ bool DebugSession::at_event_segment() const
 {
     // Earlier events' signals and preemptions come on the way to the target's boundary.
     return position_.event == target_.event && segment_ < target_.path.size() &&
-           target_.path[segment_].kind == Segment::Kind::ToEvent;
+           target_.path[segment_].kind == perfclock::Segment::Kind::ToEvent;
 }
 
 void DebugSession::on_event_point(Task& task)
@@ -649,12 +649,13 @@ void DebugSession::on_event_point(Task& task)
         return;
     // A target counted on the preemption's own instruction trapped together
     // with the engine's breakpoint there, and only one SIGTRAP came: its count says.
-    bool target_here = position_.event == target_.event && target_counter_ && current_.kind == Segment::Kind::Break &&
+    bool target_here = position_.event == target_.event && target_counter_ &&
+                       current_.kind == perfclock::Segment::Kind::Break &&
                        current_.addr == task.regs()[Registers::RIP] && target_counter_->count() >= target_expected_;
     if ((mode_ == Mode::Seek || mode_ == Mode::Collect) && (target_here || at_event_segment())) {
         current_tid_ = task.recorded_tid();
         segment_reached();
-    } else if (mode_ == Mode::Search && search_arrival_ && search_arrival_->kind == Segment::Kind::ToEvent) {
+    } else if (mode_ == Mode::Search && search_arrival_ && search_arrival_->kind == perfclock::Segment::Kind::ToEvent) {
         // The step that landed on the point was counted; the engine's trap
         // there (an int3 the next step ran) is not an instruction.
         if (search_steps_ > 0 && trail_.drop_last_at(task.regs()[Registers::RIP]))

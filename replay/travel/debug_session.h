@@ -92,8 +92,8 @@ struct ResumeRequest {
     int signal = 0;           // Continue/Step: a signal to deliver (code the debugger runs in a copy)
     Tid thread = 0;           // Step, ReverseStep: the thread that steps (0: the current one)
     bool only_thread = false; // Continue, Step: no other thread may run (gdb's scheduler-locking)
-    std::optional<Position> from, to;
-    std::optional<Segment> arrival;
+    std::optional<perfclock::Position> from, to;
+    std::optional<perfclock::Segment> arrival;
     std::vector<uint64_t> addrs;
     std::vector<std::pair<uint64_t, uint32_t>> writes; // Count: the thread's writes to [addr, addr+len)
     uint64_t span_ns = 0;
@@ -157,15 +157,15 @@ public:
     BreakpointSet& breakpoints() { return breakpoints_; }
     const ExecEvent& program() const { return program_; }
     const Trace& trace() const { return trace_; }
-    const Position& position() const { return position_; }
+    const perfclock::Position& position() const { return position_; }
     std::string describe_position();
     uint64_t total_events() const;
-    const Position& beginning() const { return begin_; }
+    const perfclock::Position& beginning() const { return begin_; }
     std::optional<Event> event(uint64_t index) { return event_at(index); }
     // The debugged process's running time at each position (rw-split):
     // one pass over the events the first time, again when the debugged
     // process changes.
-    const RunningTimes& running_times();
+    const perfclock::RunningTimes& running_times();
     Tid debugged_process() const { return debugged_tgid_; }
     // What the last Count or Steps request found, as JSON.
     const std::string& probe_result() const { return probe_result_; }
@@ -216,15 +216,15 @@ private:
         bool syscall_clobbered = false;
     };
     struct Hit {
-        Position pos;
+        perfclock::Position pos;
         StopReport::Kind kind;
         uint64_t addr = 0;
         uint8_t access = 1;
         std::optional<Arrival> arrival; // watch hits: the state just after the write
     };
     struct Backstep {
-        Position base;
-        Segment arrival;
+        perfclock::Position base;
+        perfclock::Segment arrival;
         std::vector<uint64_t> candidates;
         Arrival at_arrival;
         std::optional<perfclock::BreakpointCounter> arrival_counter;
@@ -239,7 +239,7 @@ private:
         uint64_t resting = 0;
         bool resting_seen = false;
         bool verifying = false;
-        Position chosen;
+        perfclock::Position chosen;
         uint64_t stops = 0; // at candidates so far
         // A WriteMatchFilter stops the candidates (one or more) only where
         // they write the watched bytes: their counters say how often they ran.
@@ -250,7 +250,7 @@ private:
     // gives up.
     static constexpr uint64_t kBackstepMostFiltered = 65536;
     struct BackstepDone {
-        std::optional<Position> found;
+        std::optional<perfclock::Position> found;
         uint64_t after_slot_write = 0;
     };
     struct CollectDone {};
@@ -298,26 +298,26 @@ private:
     // Probes for tools (debug_probe.cpp): Count, Steps, GotoEnd.
     void begin_probe(const ResumeRequest& r, const StopReport& report);
     std::optional<uint64_t> final_exit_event();
-    void arm_probe_from(const Segment& s);
+    void arm_probe_from(const perfclock::Segment& s);
     void start_probe();
     Then probe_trap(bool step, bool from_reached);
     Then label_trap(Task& task);
     void finish_probe();
     // Anchors, and how long the run took to reach each (microseconds).
-    std::pair<std::vector<std::string>, std::vector<double>> sample(const Position& from, uint64_t count,
+    std::pair<std::vector<std::string>, std::vector<double>> sample(const perfclock::Position& from, uint64_t count,
                                                                     std::chrono::nanoseconds span);
     // The anchored position `anchored` as `from` and the count of executions of
     // the anchor's instruction, found by comparing registers at each of them.
-    Position label(const Position& from, const Position& anchored);
+    perfclock::Position label(const perfclock::Position& from, const perfclock::Position& anchored);
 
     // Positions and travel (debug_travel.cpp).
-    StopReport seek(const Position& target, const StopReport& report);
-    void restore_for(const Position& target);
+    StopReport seek(const perfclock::Position& target, const StopReport& report);
+    void restore_for(const perfclock::Position& target);
     void arm_next_segment();
-    void arm(const Segment& s);
+    void arm(const perfclock::Segment& s);
     Then segment_reached();
     bool at_event_segment() const; // a seek's armed segment is ToEvent, in its stretch
-    std::optional<Hit> last_hit_before(const Position& p);
+    std::optional<Hit> last_hit_before(const perfclock::Position& p);
     // The hits the last collect found, for the breakpoints it had: going
     // back from one of them (or from one reverse step before it, where gdb
     // goes first), the one before needs no collect again. gdb going back
@@ -325,47 +325,52 @@ private:
     struct CollectedHits {
         std::string breakpoints;
         std::vector<Hit> hits;
-        size_t reported = 0;                // the hit reverse execution went to last
-        std::optional<Position> stepped_to; // where one reverse step from it went
+        size_t reported = 0;                           // the hit reverse execution went to last
+        std::optional<perfclock::Position> stepped_to; // where one reverse step from it went
     };
-    std::optional<Hit> cached_hit_before(const Position& p);
+    std::optional<Hit> cached_hit_before(const perfclock::Position& p);
     std::optional<CollectedHits> collected_;
     std::string breakpoints_key() const;
-    std::optional<Hit> hit_at(const Position& p) const; // a breakpoint's arrival, as a hit
-    std::vector<Hit> collect(const Timeline::Entry& from, const Position& to);
-    std::optional<Position> previous_instruction(const Position& p, const std::optional<Arrival>& at);
+    std::optional<Hit> hit_at(const perfclock::Position& p) const; // a breakpoint's arrival, as a hit
+    std::vector<Hit> collect(const Timeline::Entry& from, const perfclock::Position& to);
+    std::optional<perfclock::Position> previous_instruction(const perfclock::Position& p,
+                                                            const std::optional<Arrival>& at);
     // The same for one thread: it may have last run several events back.
-    std::optional<Position> previous_instruction_of(Tid tid, const Position& p, const std::optional<Arrival>& at);
+    std::optional<perfclock::Position> previous_instruction_of(Tid tid, const perfclock::Position& p,
+                                                               const std::optional<Arrival>& at);
     Tid thread_of_event(uint64_t index);
     std::optional<Arrival> arrival_here(); // the current state, as an Arrival
 
     // Backstep (debug_backstep.cpp).
-    std::vector<uint64_t> candidates_before(const Segment& arrival, Task& task);
-    std::optional<Position> backstep(const Position& base, const Segment& arrival,
-                                     const std::vector<uint64_t>& candidates, const Arrival& at_arrival,
-                                     std::optional<uint64_t> slot = std::nullopt);
+    std::vector<uint64_t> candidates_before(const perfclock::Segment& arrival, Task& task);
+    std::optional<perfclock::Position> backstep(const perfclock::Position& base, const perfclock::Segment& arrival,
+                                                const std::vector<uint64_t>& candidates, const Arrival& at_arrival,
+                                                std::optional<uint64_t> slot = std::nullopt);
     uint64_t after_slot_write_ = 0; // what the last backstep with a slot found
     // Where the function that returned to the arrival (just after a call)
     // began: the call's push of the return address is the last write to its
     // slot before the arrival, and stops at the callee's first instruction.
     // For calls whose destination the registers no longer tell (call *%rax).
-    std::optional<uint64_t> callee_returning(const Position& base, const Segment& arrival, const Arrival& at_arrival);
+    std::optional<uint64_t> callee_returning(const perfclock::Position& base, const perfclock::Segment& arrival,
+                                             const Arrival& at_arrival);
     // backstep() over the candidates, as many at a time as debug registers allow.
-    std::optional<Position> backstep_in_rounds(const Position& base, const Segment& arrival,
-                                               const std::vector<uint64_t>& candidates, const Arrival& at_arrival);
+    std::optional<perfclock::Position> backstep_in_rounds(const perfclock::Position& base,
+                                                          const perfclock::Segment& arrival,
+                                                          const std::vector<uint64_t>& candidates,
+                                                          const Arrival& at_arrival);
     void begin_backstep();
     void filter_candidates(Task& task);
     Then backstep_trap(Task& task, const siginfo_t& info, bool step);
-    uint64_t search_steps(const Position& base, const Segment& arrival);
+    uint64_t search_steps(const perfclock::Position& base, const perfclock::Segment& arrival);
     void begin_search();
     AfterArrival arrived();
     StopReport arrival_report(); // a seek arrived: what the debugger is told
-    void retarget(const Position& target);
-    void continue_from(const Position& snapshot);
+    void retarget(const perfclock::Position& target);
+    void continue_from(const perfclock::Position& snapshot);
     void rest_on(Task& task, uint64_t addr);
     void rest_after_restore();
     std::optional<Event> event_at(uint64_t index);
-    Position position_of_event(uint64_t index);
+    perfclock::Position position_of_event(uint64_t index);
 
     void step_over(Task& task, uint64_t addr);
     void arm_soft_target(Task& task, uint64_t addr, uint64_t count);
@@ -373,9 +378,9 @@ private:
     void remove_soft_target(Task& task);
     void disarm_targets();
     void end_step_over();
-    static uint64_t resting_address(const Position& p)
+    static uint64_t resting_address(const perfclock::Position& p)
     {
-        return !p.path.empty() && p.path.back().kind == Segment::Kind::Break ? p.path.back().addr : 0;
+        return !p.path.empty() && p.path.back().kind == perfclock::Segment::Kind::Break ? p.path.back().addr : 0;
     }
 
     // Snapshots.
@@ -413,28 +418,28 @@ private:
     std::vector<DebugFrontend*> frontends_; // the ones waiting while another is served
     Timeline timeline_;
     BreakpointSet breakpoints_;
-    SoftCounters soft_counters_; // the int3s that count where debug registers do not
+    perfclock::SoftCounters soft_counters_; // the int3s that count where debug registers do not
     ExecEvent program_;
-    Position position_;
-    Position begin_;
+    perfclock::Position position_;
+    perfclock::Position begin_;
     Tid debugged_tgid_ = 0;
     Tid process_to_debug_ = 0; // 0: the recorded program
     // Returns a snapshot taken on the way (with its position), for when none
     // can be taken at the start itself (another process is in a blocking
     // syscall that runs for real).
-    std::pair<Position, std::unique_ptr<ReplaySnapshot>> replay_until_start_of(Tid pid);
+    std::pair<perfclock::Position, std::unique_ptr<ReplaySnapshot>> replay_until_start_of(Tid pid);
     Tid current_tid_ = 0;
     std::set<int> passed_;
 
     Mode mode_ = Mode::Forward;
     // Seek/Collect/Search: where to go, and how far along its path we are.
-    Position target_;
-    size_t segment_ = 0;                                       // index in target_.path of the armed segment
-    Segment current_;                                          // what is armed (a Step may be the rest of one)
-    uint64_t steps_left_ = 0;                                  // for a Step segment
-    std::optional<ExecutionCounter> target_counter_;           // a Break target
-    std::optional<perfclock::BreakpointCounter> target_watch_; // a Watch target (debug registers only)
-    uint64_t target_expected_ = 0;                             // the count at which a Break target arrives
+    perfclock::Position target_;
+    size_t segment_ = 0;                                        // index in target_.path of the armed segment
+    perfclock::Segment current_;                                // what is armed (a Step may be the rest of one)
+    uint64_t steps_left_ = 0;                                   // for a Step segment
+    std::optional<perfclock::ExecutionCounter> target_counter_; // a Break target
+    std::optional<perfclock::BreakpointCounter> target_watch_;  // a Watch target (debug registers only)
+    uint64_t target_expected_ = 0;                              // the count at which a Break target arrives
     // A Break target reached after few executions is counted with an int3
     // instead: an instruction breakpoint near a hot loop slows the loop
     // (about 2.5x on the AMD machines measured), an int3 costs only its hits.
@@ -447,7 +452,7 @@ private:
     } soft_target_;
     std::optional<StopReport> seek_report_; // reported when a Seek arrives
     // What to do on arrival of a Seek: report, or start a search.
-    std::optional<Segment> search_arrival_;
+    std::optional<perfclock::Segment> search_arrival_;
     std::unique_ptr<Backstep> backstep_; // set while a backstep replays towards its base
     // A tool's reverse step gives up past this many candidate executions
     // (each a stop) rather than take as long as it takes (0: no limit).
@@ -458,16 +463,16 @@ private:
     std::string travel_error_;
     struct Probe {
         ResumeRequest::Kind kind = ResumeRequest::Kind::Count;
-        Position from;
-        std::optional<Segment> from_segment; // FROM beyond the prefix it shares with TO
+        perfclock::Position from;
+        std::optional<perfclock::Segment> from_segment; // FROM beyond the prefix it shares with TO
         std::vector<uint64_t> addrs;
-        std::optional<ExecutionCounter> from_trap;
+        std::optional<perfclock::ExecutionCounter> from_trap;
         uint64_t from_resting = 0;
         uint64_t steps_to_from = 0;
         bool started = false;
         std::chrono::steady_clock::time_point start;
         std::optional<perfclock::TaskClock> clock; // the thread's running time from the start
-        std::vector<ExecutionCounter> counters;
+        std::vector<perfclock::ExecutionCounter> counters;
         std::vector<uint64_t> resting;
         std::vector<std::pair<uint64_t, uint32_t>> writes;
         std::vector<perfclock::BreakpointCounter> write_counters; // no stop at a write: the kernel counts it
@@ -498,20 +503,20 @@ private:
     struct Labelling {
         Registers want;
         uint64_t rip = 0;
-        Position from;
+        perfclock::Position from;
         uint64_t hits = 0;     // executions of rip so far, the trap's included
         uint64_t traps = 0;    // of them, those that stopped the thread
         uint64_t resting = 0;  // 1: the counter counted the execution the start rests on
         bool filtered = false; // a RegisterMatchFilter stops the thread only where it matches
         bool skip_resting = false;
-        std::optional<ExecutionCounter> trap;
+        std::optional<perfclock::ExecutionCounter> trap;
     };
     std::unique_ptr<Labelling> labelling_;
-    std::unique_ptr<RunningTimes> running_times_;
+    std::unique_ptr<perfclock::RunningTimes> running_times_;
     struct LabelDone {
-        Position found;
+        perfclock::Position found;
     };
-    std::optional<Position> end_; // just before the program's last exit, once known
+    std::optional<perfclock::Position> end_; // just before the program's last exit, once known
     X86Decoder decoder_;
     uint64_t search_steps_ = 0;
     StepTrail trail_; // the last search's steps

@@ -11,7 +11,7 @@ namespace rw::replay {
 namespace {
 
 // A task as the int3 counters see it.
-class CountedTask : public TrappedThread {
+class CountedTask : public perfclock::TrappedThread {
 public:
     explicit CountedTask(Task& task) : task_(task) {}
     pid_t tid() const override { return task_.tid(); }
@@ -42,15 +42,15 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
     // An int3 counting in place of a debug register: counted and stepped
     // over here, or its stop handled as the perf trap it stands for.
     CountedTask counted(task);
-    SoftCounters::Claim c = soft_counters_.claim(counted, info);
+    perfclock::SoftCounters::Claim c = soft_counters_.claim(counted, info);
     switch (c.kind) {
-    case SoftCounters::Claim::Kind::Handled:
-        return c.then == AfterTrap::Step ? Then::Step : Then::Resume;
-    case SoftCounters::Claim::Kind::Fired: {
+    case perfclock::SoftCounters::Claim::Kind::Handled:
+        return c.then == perfclock::AfterTrap::Step ? Then::Step : Then::Resume;
+    case perfclock::SoftCounters::Claim::Kind::Fired: {
         Then then = handle_trap(task, c.info);
         return soft_counters_.step_after_fired(counted, then == Then::Step) ? Then::Step : then;
     }
-    case SoftCounters::Claim::Kind::NotOurs:
+    case perfclock::SoftCounters::Claim::Kind::NotOurs:
         break;
     }
     return handle_trap(task, info);
@@ -143,24 +143,24 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         StopReport r;
         r.tid = current_tid_;
         if (software) {
-            position_.extend(Segment::brk(rip, 1));
+            position_.extend(perfclock::Segment::brk(rip, 1));
             r.kind = StopReport::Kind::SoftwareBreak;
             resting_on_ = rip;
         } else if (hw && hw->kind == perfclock::BreakpointKind::Execute) {
-            position_.extend(Segment::brk(rip, 1));
+            position_.extend(perfclock::Segment::brk(rip, 1));
             r.kind = StopReport::Kind::HardwareBreak;
             rest_on(task, rip);
         } else if (hw) {
             // (After a single step, the same point as that step's end.)
             uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
-            position_.extend(Segment::watch(hw->addr, hw->len, access, 1));
+            position_.extend(perfclock::Segment::watch(hw->addr, hw->len, access, 1));
             r.kind = StopReport::Kind::Watch;
             r.watch_addr = hw->addr;
             r.watch_access = access;
         } else {
             if (!step_pending_)
                 return Then::Resume; // a step we did not ask for
-            position_.extend(Segment::step(1));
+            position_.extend(perfclock::Segment::step(1));
             r.kind = StopReport::Kind::Step;
         }
         step_pending_ = false;
@@ -191,11 +191,11 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         if (!step)
             return Then::Resume;
         search_steps_++;
-        const Segment& a = *search_arrival_;
+        const perfclock::Segment& a = *search_arrival_;
         bool arrived = false;
-        if (a.kind == Segment::Kind::Break) {
+        if (a.kind == perfclock::Segment::Kind::Break) {
             arrived = rip == a.addr;
-        } else if (a.kind == Segment::Kind::Watch && search_counter_) {
+        } else if (a.kind == perfclock::Segment::Kind::Watch && search_counter_) {
             uint64_t n = search_counter_->count();
             arrived = n > search_counter_seen_;
             search_counter_seen_ = n;
@@ -211,7 +211,7 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
             // a hit (at the final step it is the target itself).
             uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
             uint64_t n = ++hit_counts_[hw->addr ^ 0x8000000000000000ull];
-            Segment w = Segment::watch(hw->addr, hw->len, access, n);
+            perfclock::Segment w = perfclock::Segment::watch(hw->addr, hw->len, access, n);
             hits_.push_back({position_.with(w), StopReport::Kind::Watch, hw->addr, access,
                              Arrival{task.regs(), candidates_before(w, task)}});
         }
@@ -234,20 +234,20 @@ DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)
         }
         if (software) {
             uint64_t n = ++hit_counts_[rip];
-            hits_.push_back(
-                {position_.with(Segment::brk(rip, n)), StopReport::Kind::SoftwareBreak, rip, 1, std::nullopt});
+            hits_.push_back({position_.with(perfclock::Segment::brk(rip, n)), StopReport::Kind::SoftwareBreak, rip, 1,
+                             std::nullopt});
             step_over(task, rip);
             return Then::Step;
         }
         if (hw) {
             if (hw->kind == perfclock::BreakpointKind::Execute) {
                 uint64_t n = ++hit_counts_[rip];
-                hits_.push_back(
-                    {position_.with(Segment::brk(rip, n)), StopReport::Kind::HardwareBreak, rip, 1, std::nullopt});
+                hits_.push_back({position_.with(perfclock::Segment::brk(rip, n)), StopReport::Kind::HardwareBreak, rip,
+                                 1, std::nullopt});
             } else {
                 uint8_t access = hw->kind == perfclock::BreakpointKind::Write ? 1 : 2;
                 uint64_t n = ++hit_counts_[hw->addr ^ 0x8000000000000000ull];
-                Segment w = Segment::watch(hw->addr, hw->len, access, n);
+                perfclock::Segment w = perfclock::Segment::watch(hw->addr, hw->len, access, n);
                 hits_.push_back({position_.with(w), StopReport::Kind::Watch, hw->addr, access,
                                  Arrival{task.regs(), candidates_before(w, task)}});
             }

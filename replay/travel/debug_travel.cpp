@@ -17,7 +17,7 @@ void DebugSession::begin_travel(const ResumeRequest& r)
 {
     nearest_boundary_ok_ = false;
     StopReport report = stop(StopReport::Kind::Signal);
-    Position target = begin_;
+    perfclock::Position target = begin_;
     switch (r.kind) {
     case ResumeRequest::Kind::ReverseContinue: {
         auto hit = last_hit_before(position_);
@@ -39,7 +39,7 @@ void DebugSession::begin_travel(const ResumeRequest& r)
     }
     case ResumeRequest::Kind::ReverseStep: {
         Tid tid = r.thread > 0 && engine_.find_task(r.thread) ? r.thread : current_tid_;
-        Position from = position_; // (finding the previous instruction may travel)
+        perfclock::Position from = position_; // (finding the previous instruction may travel)
         backstep_most_traps_ = r.value;
         struct Unbounded {
             uint64_t& most;
@@ -57,13 +57,14 @@ void DebugSession::begin_travel(const ResumeRequest& r)
         break;
     }
     case ResumeRequest::Kind::GotoEvent:
-        target = Position{std::max(r.value, begin_.event), {}};
+        target = perfclock::Position{std::max(r.value, begin_.event), {}};
         nearest_boundary_ok_ = true;
         break;
     case ResumeRequest::Kind::GotoPercent: {
         nearest_boundary_ok_ = true;
         uint64_t total = std::max(total_events(), begin_.event + 1);
-        target = Position{begin_.event + (total - 1 - begin_.event) * std::min<uint64_t>(r.value, 100) / 100, {}};
+        target =
+            perfclock::Position{begin_.event + (total - 1 - begin_.event) * std::min<uint64_t>(r.value, 100) / 100, {}};
         break;
     }
     case ResumeRequest::Kind::GotoCheckpoint:
@@ -114,7 +115,7 @@ DebugSession::AfterArrival DebugSession::arrived()
     return hook();
 }
 
-void DebugSession::retarget(const Position& target)
+void DebugSession::retarget(const perfclock::Position& target)
 {
     // From the current position (a prefix of the target, or an earlier boundary).
     target_ = target;
@@ -127,7 +128,7 @@ void DebugSession::retarget(const Position& target)
         arm_next_segment();
 }
 
-StopReport DebugSession::seek(const Position& target, const StopReport& report)
+StopReport DebugSession::seek(const perfclock::Position& target, const StopReport& report)
 {
     debug_log("seek %s", target.describe().c_str());
     restore_for(target);
@@ -135,7 +136,7 @@ StopReport DebugSession::seek(const Position& target, const StopReport& report)
     return report;
 }
 
-void DebugSession::restore_for(const Position& target)
+void DebugSession::restore_for(const perfclock::Position& target)
 {
     const Timeline::Entry* from = timeline_.best_for(target);
     if (!from)
@@ -175,17 +176,17 @@ void DebugSession::restore_for(const Position& target)
     continue_from(from->pos);
 }
 
-void DebugSession::continue_from(const Position& snapshot)
+void DebugSession::continue_from(const perfclock::Position& snapshot)
 {
     // The snapshot's path is a prefix of the target's, or stops part-way
     // through the target's segment there (fewer steps, or fewer executions
     // of the same instruction): that segment goes on for the rest.
     size_t n = snapshot.path.size();
-    const Segment& mine = snapshot.path[n - 1];
-    const Segment& theirs = target_.path[n - 1];
+    const perfclock::Segment& mine = snapshot.path[n - 1];
+    const perfclock::Segment& theirs = target_.path[n - 1];
     if (!(mine == theirs) && mine.kind == theirs.kind && theirs.count > mine.count) {
         segment_ = n - 1;
-        Segment rest = theirs;
+        perfclock::Segment rest = theirs;
         rest.count = theirs.count - mine.count; // a Break rests on its address: the count goes on from there
         arm(rest);
         return;
@@ -223,7 +224,7 @@ void DebugSession::arm_next_segment()
     arm(target_.path[segment_]);
 }
 
-void DebugSession::arm(const Segment& s)
+void DebugSession::arm(const perfclock::Segment& s)
 {
     Task* t = runner();
     if (!t)
@@ -233,9 +234,9 @@ void DebugSession::arm(const Segment& s)
     disarm_targets();
     steps_left_ = 0;
     hit_counts_.clear();
-    engine_.set_single_stepping(*t, s.kind == Segment::Kind::Step || (probe_ && probe_->stepping()));
+    engine_.set_single_stepping(*t, s.kind == perfclock::Segment::Kind::Step || (probe_ && probe_->stepping()));
     switch (s.kind) {
-    case Segment::Kind::Break: {
+    case perfclock::Segment::Kind::Break: {
         // Resting on the address: the counter sees that execution too.
         uint64_t count = s.count + (s.addr == resting_on_ ? 1 : 0);
         // An int3 in memory other threads share would stop them too: their
@@ -250,18 +251,18 @@ void DebugSession::arm(const Segment& s)
         target_expected_ = count;
         break;
     }
-    case Segment::Kind::Watch:
+    case perfclock::Segment::Kind::Watch:
         target_watch_.emplace(t->tid(),
                               s.access == 1 ? perfclock::BreakpointKind::Write : perfclock::BreakpointKind::ReadWrite,
                               s.addr, s.len, s.count, kTagTarget);
         break;
-    case Segment::Kind::Step:
+    case perfclock::Segment::Kind::Step:
         steps_left_ = s.count;
         engine_.request_step(*t);
         break;
-    case Segment::Kind::ToEvent:
+    case perfclock::Segment::Kind::ToEvent:
         break;
-    case Segment::Kind::Anchor:
+    case perfclock::Segment::Kind::Anchor:
         // Reached only by restoring its snapshot, which is gone.
         throw NoSuchPosition("the snapshot " + target_.describe() + " belongs to is gone");
     }
@@ -274,7 +275,8 @@ void DebugSession::arm_soft_target(Task& task, uint64_t addr, uint64_t count)
         soft_target_.original = *under; // the engine's int3 is there: this one shares it
     else if (!task.memory().read(RemoteAddr(addr), {&soft_target_.original, 1}))
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
-                          "cannot read the code at " + Position{0, {Segment::brk(addr, count)}}.describe());
+                          "cannot read the code at " +
+                              perfclock::Position{0, {perfclock::Segment::brk(addr, count)}}.describe());
     insert_soft_target(task);
 }
 
@@ -304,8 +306,8 @@ void DebugSession::disarm_targets()
 
 DebugHook::Then DebugSession::segment_reached()
 {
-    const Segment s = current_;
-    if (s.kind == Segment::Kind::Step && --steps_left_ > 0)
+    const perfclock::Segment s = current_;
+    if (s.kind == perfclock::Segment::Kind::Step && --steps_left_ > 0)
         return Then::Step;
     // The state is the target's path this far (a segment resumed part-way
     // from a snapshot completes the target's own segment).
@@ -313,7 +315,7 @@ DebugHook::Then DebugSession::segment_reached()
     resting_on_ = 0;
     segment_++;
     if (Task* t = runner()) {
-        if (s.kind == Segment::Kind::Break)
+        if (s.kind == perfclock::Segment::Kind::Break)
             rest_on(*t, s.addr);
         engine_.set_single_stepping(*t, probe_ && probe_->stepping());
     }
@@ -336,7 +338,7 @@ DebugHook::Then DebugSession::segment_reached()
     return ask(r);
 }
 
-std::vector<DebugSession::Hit> DebugSession::collect(const Timeline::Entry& from, const Position& to)
+std::vector<DebugSession::Hit> DebugSession::collect(const Timeline::Entry& from, const perfclock::Position& to)
 {
     mode_ = Mode::Collect;
     target_ = to;
@@ -363,7 +365,7 @@ std::vector<DebugSession::Hit> DebugSession::collect(const Timeline::Entry& from
     return hits_;
 }
 
-std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p)
+std::optional<DebugSession::Hit> DebugSession::last_hit_before(const perfclock::Position& p)
 {
     if (breakpoints_.software().empty() && breakpoints_.hardware().empty())
         return std::nullopt;
@@ -376,14 +378,14 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
     if (auto cached = cached_hit_before(p))
         return cached;
     std::string key = breakpoints_key();
-    Position end = p;
+    perfclock::Position end = p;
     for (;;) {
         // Never into what the process ran before its history began (the
         // former program of an exec): the snapshots taken there are kept.
         const Timeline::Entry* from = timeline_.strictly_before(end);
         if (!from || from->pos.event < begin_.event)
             return std::nullopt;
-        Position from_pos = from->pos;
+        perfclock::Position from_pos = from->pos;
         debug_log("collect %s -> %s", from_pos.describe().c_str(), end.describe().c_str());
         auto hits = collect(*from, end);
         debug_log("  %zu hits", hits.size());
@@ -407,7 +409,7 @@ std::optional<DebugSession::Hit> DebugSession::last_hit_before(const Position& p
     }
 }
 
-std::optional<DebugSession::Hit> DebugSession::cached_hit_before(const Position& p)
+std::optional<DebugSession::Hit> DebugSession::cached_hit_before(const perfclock::Position& p)
 {
     if (!collected_ || collected_->breakpoints != breakpoints_key())
         return std::nullopt;
@@ -446,18 +448,18 @@ std::string DebugSession::breakpoints_key() const
     return key;
 }
 
-std::optional<DebugSession::Hit> DebugSession::hit_at(const Position& p) const
+std::optional<DebugSession::Hit> DebugSession::hit_at(const perfclock::Position& p) const
 {
     if (p.path.empty())
         return std::nullopt;
-    const Segment& last = p.path.back();
-    if (last.kind == Segment::Kind::Break) {
+    const perfclock::Segment& last = p.path.back();
+    if (last.kind == perfclock::Segment::Kind::Break) {
         if (breakpoints_.has_software(last.addr))
             return Hit{p, StopReport::Kind::SoftwareBreak, last.addr, 1, std::nullopt};
         for (const auto& h : breakpoints_.hardware())
             if (h.kind == perfclock::BreakpointKind::Execute && h.addr == last.addr)
                 return Hit{p, StopReport::Kind::HardwareBreak, last.addr, 1, std::nullopt};
-    } else if (last.kind == Segment::Kind::Watch) {
+    } else if (last.kind == perfclock::Segment::Kind::Watch) {
         for (const auto& h : breakpoints_.hardware()) {
             uint8_t access = h.kind == perfclock::BreakpointKind::Write ? 1 : 2;
             if (h.kind != perfclock::BreakpointKind::Execute && h.addr == last.addr && h.len == last.len &&
@@ -479,13 +481,13 @@ std::optional<Event> DebugSession::event_at(uint64_t index)
     return e;
 }
 
-const RunningTimes& DebugSession::running_times()
+const perfclock::RunningTimes& DebugSession::running_times()
 {
     if (!running_times_ || running_times_->process() != debugged_tgid_) {
         const TraceEnd* end = trace_.end() ? &*trace_.end() : nullptr;
         EventStreamReader reader(trace_.events());
-        running_times_ = std::make_unique<RunningTimes>([&reader](Event& e) { return reader.next(e); }, debugged_tgid_,
-                                                        end && end->kernel_hz == kThreadTimeHz);
+        running_times_ = std::make_unique<perfclock::RunningTimes>(
+            [&reader](Event& e) { return reader.next(e); }, debugged_tgid_, end && end->kernel_hz == kThreadTimeHz);
     }
     return *running_times_;
 }
@@ -498,11 +500,12 @@ std::optional<DebugSession::Arrival> DebugSession::arrival_here()
     return Arrival{t->regs(), candidates_before(position_.path.back(), *t), end_ && position_ == *end_};
 }
 
-std::optional<Position> DebugSession::previous_instruction(const Position& p, const std::optional<Arrival>& at)
+std::optional<perfclock::Position> DebugSession::previous_instruction(const perfclock::Position& p,
+                                                                      const std::optional<Arrival>& at)
 {
     if (p == begin_ || p.event < begin_.event)
         return std::nullopt;
-    if (p.path.empty() || (p.path.size() == 1 && p.path[0].kind == Segment::Kind::ToEvent && [&] {
+    if (p.path.empty() || (p.path.size() == 1 && p.path[0].kind == perfclock::Segment::Kind::ToEvent && [&] {
             auto e = event_at(p.event);
             const auto* s = e ? std::get_if<SignalEvent>(&*e) : nullptr;
             return s && s->kind == SignalKind::AtSyscall;
@@ -511,22 +514,22 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
         if (p.event <= begin_.event)
             return std::nullopt;
         auto e = event_at(p.event - 1);
-        Position prev{p.event - 1, {}};
+        perfclock::Position prev{p.event - 1, {}};
         if (e) {
             if (const auto* sc = std::get_if<SyscallEvent>(&*e);
                 sc && sc->tgid == debugged_tgid_ && !(sc->flags & kSyscallChildReturn))
-                return prev.with(Segment::brk(sc->ip - 2, 1));
+                return prev.with(perfclock::Segment::brk(sc->ip - 2, 1));
             if (const auto* rd = std::get_if<RdtscEvent>(&*e))
-                return prev.with(Segment::brk(rd->ip, 1));
+                return prev.with(perfclock::Segment::brk(rd->ip, 1));
             // An rdrand/rdseed: the thread stands on it where the event
             // comes (replay runs it in the program's place, with an int3
             // that a breakpoint there would share).
             if (std::holds_alternative<RandomEvent>(*e))
-                return prev.with(Segment::to_event());
+                return prev.with(perfclock::Segment::to_event());
             // Just after a signal's delivery (the handler's first
             // instruction): before it, the interrupted point.
             if (const auto* sg = std::get_if<SignalEvent>(&*e); sg && sg->tgid == debugged_tgid_)
-                return prev.with(Segment::to_event());
+                return prev.with(perfclock::Segment::to_event());
             if (std::holds_alternative<PreemptEvent>(*e))
                 throw NoSuchPosition("stepping back across the point where the recording switched threads (event " +
                                      std::to_string(p.event - 1) + ") is not supported");
@@ -536,22 +539,22 @@ std::optional<Position> DebugSession::previous_instruction(const Position& p, co
     // Stepped through already (a reverse-next is many reverse-stepi).
     if (auto known = trail_.before(p))
         return known;
-    const Segment last = p.path.back();
-    Position base = p.parent();
+    const perfclock::Segment last = p.path.back();
+    perfclock::Position base = p.parent();
     switch (last.kind) {
-    case Segment::Kind::Anchor:
+    case perfclock::Segment::Kind::Anchor:
         // An anchor has no count to go back from: name it by one first.
         return previous_instruction(label(base, p), at);
-    case Segment::Kind::Step:
-        return last.count > 1 ? base.with(Segment::step(last.count - 1)) : base;
-    case Segment::Kind::Break:
-    case Segment::Kind::Watch:
-    case Segment::Kind::ToEvent: {
+    case perfclock::Segment::Kind::Step:
+        return last.count > 1 ? base.with(perfclock::Segment::step(last.count - 1)) : base;
+    case perfclock::Segment::Kind::Break:
+    case perfclock::Segment::Kind::Watch:
+    case perfclock::Segment::Kind::ToEvent: {
         // Step from the previous arrival (or the segment's start) to this
         // one; the instruction before the last step is the answer.
-        Segment arrival = last;
-        if (last.kind != Segment::Kind::ToEvent && last.count > 1) {
-            Segment earlier = last;
+        perfclock::Segment arrival = last;
+        if (last.kind != perfclock::Segment::Kind::ToEvent && last.count > 1) {
+            perfclock::Segment earlier = last;
             earlier.count--;
             base = base.with(earlier);
         }
@@ -591,8 +594,8 @@ Tid DebugSession::thread_of_event(uint64_t index)
     return e ? event_tid(*e) : 0;
 }
 
-std::optional<Position> DebugSession::previous_instruction_of(Tid tid, const Position& p,
-                                                              const std::optional<Arrival>& at)
+std::optional<perfclock::Position> DebugSession::previous_instruction_of(Tid tid, const perfclock::Position& p,
+                                                                         const std::optional<Arrival>& at)
 {
     // Between two events only the thread of the later one runs: `tid` last
     // ran in the stretch before its latest event, or in this one.
@@ -601,13 +604,13 @@ std::optional<Position> DebugSession::previous_instruction_of(Tid tid, const Pos
     for (uint64_t i = p.event; i > begin_.event; i--) {
         if (thread_of_event(i - 1) != tid)
             continue;
-        Position boundary{i, {}};
+        perfclock::Position boundary{i, {}};
         return previous_instruction(boundary, boundary == p ? at : std::nullopt);
     }
     return std::nullopt;
 }
 
-uint64_t DebugSession::search_steps(const Position& base, const Segment& arrival)
+uint64_t DebugSession::search_steps(const perfclock::Position& base, const perfclock::Segment& arrival)
 {
     debug_log("search from %s", base.describe().c_str());
     restore_for(base);

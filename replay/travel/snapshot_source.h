@@ -19,8 +19,8 @@ public:
     // The latest snapshot at or before `target` and strictly after `after`
     // (the best start the caller has already), added to `timeline`;
     // nullptr when there is none that loads.
-    virtual const Timeline::Entry* bring_in(const Position& target, const Position& after, Timeline& timeline,
-                                            Replayer& replayer) = 0;
+    virtual const Timeline::Entry* bring_in(const perfclock::Position& target, const perfclock::Position& after,
+                                            Timeline& timeline, Replayer& replayer) = 0;
     // Restoring the replay from an entry this source brought in failed: it
     // is not used again.
     virtual void failed(const Timeline::Entry& entry, const std::string& why) = 0;

@@ -19,7 +19,7 @@ class StepTrail {
 public:
     static constexpr size_t kMostSteps = 1 << 16;
 
-    void start(const Position& base, uint64_t start_rip)
+    void start(const perfclock::Position& base, uint64_t start_rip)
     {
         base_ = base;
         start_rip_ = start_rip;
@@ -41,7 +41,7 @@ public:
     }
 
     // Where the latest step stands (the base if none was taken).
-    Position last() const { return steps_.empty() ? base_ : name(steps_.back()); }
+    perfclock::Position last() const { return steps_.empty() ? base_ : name(steps_.back()); }
 
     // Forgets the last step if it landed at `rip`: the search arrived there
     // by a trap of the instruction it landed on, not by a step of its own.
@@ -57,15 +57,15 @@ public:
     }
 
     // The position one instruction before `p`, if `p` is on the trail.
-    std::optional<Position> before(const Position& p) const
+    std::optional<perfclock::Position> before(const perfclock::Position& p) const
     {
         if (!valid_ || p.path.empty() || p.parent() != base_)
             return std::nullopt;
-        const Segment& s = p.path.back();
+        const perfclock::Segment& s = p.path.back();
         for (size_t i = steps_.size(); i-- > 0;) {
             const Step& step = steps_[i];
-            bool here = s.kind == Segment::Kind::Step ? step.index == s.count
-                        : s.kind == Segment::Kind::Break
+            bool here = s.kind == perfclock::Segment::Kind::Step ? step.index == s.count
+                        : s.kind == perfclock::Segment::Kind::Break
                             ? step.rip == s.addr && step.count == s.count && step.rip != start_rip_
                             : false;
             if (!here)
@@ -88,12 +88,13 @@ private:
         uint64_t index; // steps since the base
     };
 
-    Position name(const Step& s) const
+    perfclock::Position name(const Step& s) const
     {
-        return s.rip != start_rip_ ? base_.with(Segment::brk(s.rip, s.count)) : base_.with(Segment::step(s.index));
+        return s.rip != start_rip_ ? base_.with(perfclock::Segment::brk(s.rip, s.count))
+                                   : base_.with(perfclock::Segment::step(s.index));
     }
 
-    Position base_;
+    perfclock::Position base_;
     uint64_t start_rip_ = 0;
     bool complete_ = true; // no step was dropped
     bool valid_ = false;

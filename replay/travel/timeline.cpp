@@ -5,7 +5,7 @@
 
 namespace rw::replay {
 
-const Timeline::Entry& Timeline::add(Kind kind, Position pos, std::unique_ptr<ReplaySnapshot> snapshot,
+const Timeline::Entry& Timeline::add(Kind kind, perfclock::Position pos, std::unique_ptr<ReplaySnapshot> snapshot,
                                      std::string note)
 {
     auto e = std::make_unique<Entry>();
@@ -23,11 +23,11 @@ const Timeline::Entry& Timeline::add(Kind kind, Position pos, std::unique_ptr<Re
 const Timeline::Entry& Timeline::add_anchor(uint64_t event, uint32_t run, uint64_t ordinal,
                                             std::unique_ptr<ReplaySnapshot> snapshot)
 {
-    Position pos{event, {Segment::anchor(next_id_, run, ordinal)}};
+    perfclock::Position pos{event, {perfclock::Segment::anchor(next_id_, run, ordinal)}};
     return add(Kind::Anchor, std::move(pos), std::move(snapshot));
 }
 
-const Timeline::Entry* Timeline::anchor(const Segment& s) const
+const Timeline::Entry* Timeline::anchor(const perfclock::Segment& s) const
 {
     for (const auto& e : entries_)
         if (e->kind == Kind::Anchor && e->id == s.addr)
@@ -78,7 +78,7 @@ namespace {
 
 // Later in the timeline: known to be after, or else a later boundary or a
 // longer path at the same one.
-bool later(const Position& a, const Position& b)
+bool later(const perfclock::Position& a, const perfclock::Position& b)
 {
     if (b.strictly_before(a))
         return true;
@@ -91,7 +91,7 @@ bool later(const Position& a, const Position& b)
 
 } // namespace
 
-const Timeline::Entry* Timeline::best_for(const Position& target) const
+const Timeline::Entry* Timeline::best_for(const perfclock::Position& target) const
 {
     const Entry* best = nullptr;
     for (const auto& e : entries_)
@@ -100,7 +100,7 @@ const Timeline::Entry* Timeline::best_for(const Position& target) const
     return best;
 }
 
-const Timeline::Entry* Timeline::strictly_before(const Position& pos) const
+const Timeline::Entry* Timeline::strictly_before(const perfclock::Position& pos) const
 {
     const Entry* best = nullptr;
     for (const auto& e : entries_)
@@ -117,7 +117,7 @@ const Timeline::Entry* Timeline::find_checkpoint(uint64_t id) const
     return nullptr;
 }
 
-bool Timeline::has_at(const Position& pos) const
+bool Timeline::has_at(const perfclock::Position& pos) const
 {
     return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e->pos == pos; });
 }

@@ -23,7 +23,7 @@ public:
     struct Entry {
         uint64_t id = 0; // checkpoints: 1, 2, … as the user sees them; others: internal
         Kind kind = Kind::Boundary;
-        Position pos;
+        perfclock::Position pos;
         std::unique_ptr<ReplaySnapshot> snapshot;
         std::string note; // for checkpoints: where the user was
     };
@@ -31,17 +31,18 @@ public:
     static constexpr size_t kStopSnapshotsKept = 16;
     static constexpr size_t kAnchorsKept = 256;
 
-    const Entry& add(Kind kind, Position pos, std::unique_ptr<ReplaySnapshot> snapshot, std::string note = {});
+    const Entry& add(Kind kind, perfclock::Position pos, std::unique_ptr<ReplaySnapshot> snapshot,
+                     std::string note = {});
     // A snapshot taken at an interrupt, named by itself: {event, [anchor]}.
     const Entry& add_anchor(uint64_t event, uint32_t run, uint64_t ordinal, std::unique_ptr<ReplaySnapshot> snapshot);
     // The snapshot an anchored position names, if it is still kept.
-    const Entry* anchor(const Segment& s) const;
+    const Entry* anchor(const perfclock::Segment& s) const;
     // The latest snapshot from which `target` is reached by going forward.
-    const Entry* best_for(const Position& target) const;
+    const Entry* best_for(const perfclock::Position& target) const;
     // The latest snapshot strictly before `pos`.
-    const Entry* strictly_before(const Position& pos) const;
+    const Entry* strictly_before(const perfclock::Position& pos) const;
     const Entry* find_checkpoint(uint64_t id) const;
-    bool has_at(const Position& pos) const;
+    bool has_at(const perfclock::Position& pos) const;
     std::vector<const Entry*> checkpoints() const;
     bool remove_checkpoint(uint64_t id);
     void remove(const Entry* entry);

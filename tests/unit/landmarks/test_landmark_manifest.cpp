@@ -8,6 +8,7 @@
 #include "stop_waiter.h"
 
 using namespace rw;
+using namespace rw::perfclock;
 using namespace rw::replay;
 namespace fs = std::filesystem;
 

@@ -11,7 +11,7 @@
 #include "tracee.h"
 
 using namespace rw;
-using namespace rw::replay;
+using namespace rw::perfclock;
 
 namespace {
 

@@ -3,6 +3,7 @@
 
 #include "step_trail.h"
 
+using namespace rw::perfclock;
 using namespace rw::replay;
 
 TEST_CASE("step trail: the place before each step, named by execution counts")

@@ -182,10 +182,10 @@ signal), which is what the last column measures (it includes replay's fixed star
 namespace, staging the program's binary, the first exec). Compute-bound work
 replays at native speed; syscall-heavy work is bound by ptrace round trips,
 which are slow on our VMs. Replay without a debugger runs on one CPU
-(replay/cpu_pin.cpp): across two CPUs every stop and resume is a cross-CPU
+(replay/engine/cpu_pin.cpp): across two CPUs every stop and resume is a cross-CPU
 wake-up, a VM exit in a guest; the unpinned row shows what that costs.
 On one CPU the replay's own thread traps rdtsc as the program does
-(userspace/own_tsc_trap.h), so switching between them writes no CR4 (an
+(userspace/process/own_tsc_trap.h), so switching between them writes no CR4 (an
 exit to the hypervisor in a guest at every switch); with it, a stop waits
 in one `wait4` and writes a call's bytes with one `process_vm_writev`.
 Side by side with the build before those changes (medians of 3), (b)
@@ -550,7 +550,7 @@ SIGNALS_NOTES = """\
 A signal that finds its thread computing is delivered where the thread
 stands after --signal-delay-ms; the recorder first single-steps one round of
 the loop there, to name the point by registers and the content of the pages
-the round wrote (userspace/supervisor_signal_probe.cpp): that stepping is
+the round wrote (userspace/record/supervisor_signal_probe.cpp): that stepping is
 the recording's extra cost in the first two rows, and replay stops once per
 round of the loop since the thread's last event. The third row is the
 preemption probes of serialized threads, which hash the resident pages only

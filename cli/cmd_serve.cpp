@@ -182,7 +182,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         opts.echo_output = !a->quiet;
         opts.watchdog = std::chrono::seconds(a->watchdog);
         // On one CPU each event's stop and resume is a context switch, not
-        // a cross-CPU wake-up (replay/cpu_pin.h). Not where the tracer's
+        // a cross-CPU wake-up (replay/engine/cpu_pin.h). Not where the tracer's
         // own timer must interrupt the replayed code (no task-clock
         // alarms): it would wait for the CPU the code holds.
         opts.one_cpu = perfclock::task_clock_works();

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Persistent landmarks with CRIU (replay/criu_landmark): a process seized at
+"""Persistent landmarks with CRIU (replay/landmarks/criu_landmark): a process seized at
 a stop outside system calls is dumped and a copy restored into a new pid
 namespace; the copy's registers and memory equal the original's, and both
 print the same when run to completion. One thread, two threads, and a

@@ -1,4 +1,4 @@
-// Exercises replay/criu_landmark for real: starts tests/programs/landmark_target,
+// Exercises replay/landmarks/criu_landmark for real: starts tests/programs/landmark_target,
 // seizes it at a stop outside system calls, dumps it with CRIU, restores a copy
 // into a new pid namespace, compares the copy's registers and memory with the
 // original's, runs both to completion and compares what they print.

@@ -645,6 +645,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 	if (!st || st->phase != RW_TASK_ACTIVE)
 		return 0;
+	st->entry_nr = (__s32)id;
 	/* The trampoline of a uretprobe (--parallel's probes) returns through
 	 * a syscall of its own: it is ours, not the program's, and replay,
 	 * which has no probes, does not make it. */
@@ -823,9 +824,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	s->sc.args[5] = regs->r9;
 	__builtin_memset(&s->sc.file, 0, sizeof(s->sc.file));
 	s->sc.file_offset = 0;
-	/* rt_sigreturn is the one syscall that leaves orig_ax at -1 (it
-	 * restores a context whose orig_ax it clears). */
-	if (s->sc.nr == -1)
+	/* rt_sigreturn leaves orig_ax at -1 (it restores a context whose
+	 * orig_ax it clears); a program's own syscall(-1) has -1 from its
+	 * entry on: the number it entered with tells them apart. */
+	if (s->sc.nr == -1 && st->entry_nr == RW_NR_RT_SIGRETURN)
 		s->sc.nr = RW_NR_RT_SIGRETURN;
 	if (st->child_return) {
 		s->sc.h.flags |= RW_SC_CHILD_RETURN;

@@ -145,6 +145,8 @@ struct rw_task_state {
 	__u16 in_uretprobe; /* in the kernel's uretprobe syscall: not the program's */
 	__u64 last_exit_ns; /* when its last syscall returned (0: in one, or none yet) */
 	__u64 user_ns;	    /* its running time between syscalls so far */
+	__s32 entry_nr;	    /* the number its current syscall entered with */
+	__u32 pad;
 	struct rw_sync_frame sync[RW_SYNC_MAX_DEPTH];
 };
 
@@ -352,7 +354,7 @@ static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");
 static_assert(sizeof(struct rw_rec_yield) == 24, "rw_rec_yield layout");
 static_assert(sizeof(struct rw_rec_sync) == 48, "rw_rec_sync layout");
-static_assert(sizeof(struct rw_task_state) == 32 + 24 * RW_SYNC_MAX_DEPTH, "rw_task_state layout");
+static_assert(sizeof(struct rw_task_state) == 40 + 24 * RW_SYNC_MAX_DEPTH, "rw_task_state layout");
 static_assert(sizeof(struct rw_write_form) == 40, "rw_write_form layout");
 #endif
 #endif

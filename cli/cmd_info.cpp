@@ -161,7 +161,10 @@ void add_info(CLI::App& app, Outcome& outcome)
                              {"signal", t.end()->exit.signal}};
             nlohmann::json unknown = nlohmann::json::array();
             for (const auto& [k, u] : s.unknown)
-                unknown.push_back({{"what", u.what}, {"count", u.count}, {"first_event", u.first_event}});
+                unknown.push_back({{"what", u.what},
+                                   {"count", u.count},
+                                   {"first_event", u.first_event},
+                                   {"first_success", u.first_success ? nlohmann::json(*u.first_success) : nullptr}});
             j["unknown_effects"] = unknown;
             if (*verify)
                 j["verified_copies"] = copies.intact;
@@ -224,8 +227,10 @@ void add_info(CLI::App& app, Outcome& outcome)
                     fmt::print("           - {}\n", p);
             }
             for (const auto& [k, u] : s.unknown)
-                fmt::print("unknown    {} x{} (first at event {}): effects unknown, replay will refuse here\n", u.what,
-                           u.count, u.first_event);
+                fmt::print(
+                    "unknown    {} x{} (first at event {}): effects unknown, {}\n", u.what, u.count, u.first_event,
+                    u.first_success ? fmt::format("succeeded at event {}: replay will refuse there", *u.first_success)
+                                    : std::string("every call failed: replayed with its result"));
             std::vector<std::pair<std::string, uint64_t>> counts(s.syscalls.begin(), s.syscalls.end());
             std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
                 return a.second != b.second ? a.second > b.second : a.first < b.first;

@@ -19,7 +19,6 @@
 #include "replay_limits.h"
 #include "remote_syscall.h"
 #include "replayer.h"
-#include "replay_limits.h"
 #include "syscall_restart.h"
 
 namespace rw::replay {
@@ -88,13 +87,13 @@ void Replayer::on_syscall(const SyscallEvent& e)
         finish_executing_call(t, e);
         return;
     }
-    if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
-        refuse(e.tid, syscall_name(e.nr) + " has effects rewind does not know (it is not in the syscall table)",
-               "  the call: " + call_text(e));
     const SyscallInfo* info = find_syscall(e.nr);
-    if (!info) // (a damaged or crafted trace: the recorder flags what it does not know)
-        refuse(e.tid, "syscall " + std::to_string(e.nr) + " is not in the syscall table",
-               "  the call: " + call_text(e));
+    if (!info || (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand)) || info->replay == ReplayAction::Refuse) {
+        if (auto why = replay_limit(e))
+            refuse(e.tid, *why, "  the call: " + call_text(e));
+        emulate(t, e); // it failed: its result is all it did
+        return;
+    }
     uint64_t args[RW_MAX_ARGS];
     std::copy(e.args.begin(), e.args.end(), args);
     ReplayAction action = replay_action(*info, args);
@@ -111,11 +110,6 @@ void Replayer::on_syscall(const SyscallEvent& e)
         break;
     case ReplayAction::Exit:
         refuse(e.tid, "an exit syscall that returned");
-    case ReplayAction::Refuse:
-        if (auto why = replay_limit(SyscallEvent(e)))
-            refuse(e.tid, *why, "  the call: " + call_text(e));
-        action = ReplayAction::Emulate; // it failed: its result is all it did
-        break;
     default:
         break;
     }

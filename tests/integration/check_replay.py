@@ -8,6 +8,7 @@ a divergence, never replayed silently.
   check_replay.py --rewind R --programs DIR --work W --scenarios
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -165,13 +166,22 @@ def scenario_notified_runs(rw, progs, work, tamper):
     return f"{notified} of {emulated} calls by notification; gdb: {gdb_said}; divergence at event #{index} found"
 
 
-def scenario_unknown_syscall(rw, progs, work):
+def scenario_unknown_syscall(rw, progs, work, tamper):
+    # Failed calls of unknown effect replay (the program's own run is
+    # compared byte for byte by replay.unknown_syscall); one that succeeded
+    # cannot: `info` says so before a replay starts, and replay stops there.
     trace = os.path.join(work, "trace")
     record(rw, trace, [os.path.join(progs, "unknown_syscall")], work)
+    made = subprocess.run([tamper, trace, "--unknown-succeeds"], capture_output=True)
+    check(made.returncode == 0 and made.stdout.strip(), f"trace_tamper --unknown-succeeds: {made.stderr!r}")
+    index = int(made.stdout.split()[-1])
+    info = json.loads(subprocess.run([rw, "info", "--json", trace], capture_output=True).stdout)
+    stops = info.get("replay_stops_at") or {}
+    check(stops.get("event") == index, f"info does not name event {index} as where replay stops: {stops}")
     rep = replay(rw, trace)
-    check(rep.status == REFUSED, f"unknown syscall: status {rep.status}, expected {REFUSED}")
-    check(b"syscall_600" in rep.stderr and b"not in the syscall table" in rep.stderr,
-          f"refusal does not say why: {rep.stderr!r}")
+    check(rep.status == REFUSED, f"unknown syscall that succeeded: status {rep.status}, expected {REFUSED}")
+    check(b"syscall_600" in rep.stderr and b"not in the syscall table" in rep.stderr and
+          f"event #{index}".encode() in rep.stderr, f"refusal does not say why and where: {rep.stderr!r}")
 
 
 def scenario_unfinished(rw, progs, work):
@@ -278,7 +288,7 @@ def main():
             return 1
     def scenario(s):
         work = fresh_dir(os.path.join(args.work, s.__name__))
-        if s in (scenario_tampered, scenario_notified_runs):
+        if s in (scenario_tampered, scenario_notified_runs, scenario_unknown_syscall):
             return s(args.rewind, args.programs, work, args.tamper)
         return s(args.rewind, args.programs, work)
 

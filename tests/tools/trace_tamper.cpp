@@ -14,6 +14,8 @@
 //                                        as a hash only, claiming N bytes
 //   trace_tamper TRACE_DIR --write-data K  the data of the K-th write()
 //                                        changed (one byte, hash and all)
+//   trace_tamper TRACE_DIR --unknown-succeeds  the first syscall of unknown
+//                                        effects made to return 0
 //   trace_tamper TRACE_DIR --group-exit-last  the exits of the threads an
 //                                        exit_group killed put before that
 //                                        call's own exit, as the kernel may
@@ -108,9 +110,12 @@ int main(int argc, char** argv)
     bool renumber = argc > 3 && std::string(argv[2]) == "--syscall-nr";
     bool hash_only = argc > 3 && std::string(argv[2]) == "--hash-only-input";
     bool write_data = argc > 3 && std::string(argv[2]) == "--write-data";
+    bool unknown_succeeds = argc > 2 && std::string(argv[2]) == "--unknown-succeeds";
     long writes_left = write_data ? std::atol(argv[3]) : 0;
     int64_t min_bytes =
-        argc > 2 && !preempt && !rename_copy && !renumber && !hash_only && !write_data ? std::atoll(argv[2]) : 2;
+        argc > 2 && !preempt && !rename_copy && !renumber && !hash_only && !write_data && !unknown_succeeds
+            ? std::atoll(argv[2])
+            : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -160,8 +165,15 @@ int main(int argc, char** argv)
                 done = true;
                 std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
-            auto* sc =
-                preempt || rename_copy || renumber || hash_only || write_data ? nullptr : std::get_if<SyscallEvent>(&e);
+            if (auto* c = std::get_if<SyscallEvent>(&e);
+                unknown_succeeds && c && !done && (c->flags & (kSyscallUnknown | kSyscallUnknownSubcommand))) {
+                c->ret = 0;
+                done = true;
+                std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
+            }
+            auto* sc = preempt || rename_copy || renumber || hash_only || write_data || unknown_succeeds
+                           ? nullptr
+                           : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
             if (!done && sc && sc->nr == SYS_read && sc->ret >= min_bytes && !sc->memory.empty() &&
                 sc->memory[0].bytes.size() == static_cast<size_t>(sc->ret)) {

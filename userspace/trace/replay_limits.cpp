@@ -18,24 +18,38 @@ std::optional<uint64_t> aux_value(const std::vector<uint64_t>& auxv, uint64_t ke
 
 } // namespace
 
+bool failed(const SyscallEvent& e)
+{
+    // The kernel's error returns are -4095..-1; the restart codes (-512..)
+    // are among them: an interrupted call that changed nothing yet.
+    return e.ret < 0 && e.ret >= -4095;
+}
+
 bool is_credential_aux(uint64_t key)
 {
     return key == AT_UID || key == AT_EUID || key == AT_GID || key == AT_EGID;
 }
 
+std::optional<std::string> replay_limit(const SyscallEvent& e)
+{
+    // A call that failed changed nothing: its result is replayed, whatever
+    // the call.
+    if (failed(e))
+        return std::nullopt;
+    if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
+        return syscall_name(e.nr) + " has effects rewind does not know (it is not in the syscall table)";
+    const SyscallInfo* info = find_syscall(e.nr);
+    if (!info)
+        return "syscall " + std::to_string(e.nr) + " is not in the syscall table";
+    if (info->replay == ReplayAction::Refuse)
+        return syscall_name(e.nr) + " cannot be replayed: its effects reach outside the recording";
+    return std::nullopt;
+}
+
 std::optional<std::string> replay_limit(const Event& event)
 {
-    if (const auto* e = std::get_if<SyscallEvent>(&event)) {
-        if (e->flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
-            return syscall_name(e->nr) + " has effects rewind does not know (it is not in the syscall table)";
-        const SyscallInfo* info = find_syscall(e->nr);
-        if (!info)
-            return "syscall " + std::to_string(e->nr) + " is not in the syscall table";
-        // A call that failed changed nothing: its result is replayed.
-        if (info && info->replay == ReplayAction::Refuse && e->ret >= 0)
-            return syscall_name(e->nr) + " cannot be replayed: its effects reach outside the recording";
-        return std::nullopt;
-    }
+    if (const auto* e = std::get_if<SyscallEvent>(&event))
+        return replay_limit(*e);
     if (const auto* e = std::get_if<ExecEvent>(&event)) {
         // A set-user-ID or set-group-ID program: the kernel placed it at
         // random addresses (it ignores the recorder's no-randomization for

@@ -12,6 +12,10 @@ namespace rw {
 
 // Why replay must stop at this event; nullopt if it can replay it.
 std::optional<std::string> replay_limit(const Event& event);
+std::optional<std::string> replay_limit(const SyscallEvent& event);
+
+// The call returned an error: it changed nothing, whatever it is.
+bool failed(const SyscallEvent& e);
 
 // Auxiliary vector entries that carry the process's credentials.
 bool is_credential_aux(uint64_t key);

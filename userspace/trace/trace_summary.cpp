@@ -63,6 +63,8 @@ TraceSummary summarize(const Trace& trace)
                             u.what = describe_unknown(e);
                             u.first_event = index;
                         }
+                        if (!failed(e) && !u.first_success)
+                            u.first_success = index;
                     }
                 } else if constexpr (std::is_same_v<T, ForkEvent>) {
                     s.threads.insert(e.child_tid);

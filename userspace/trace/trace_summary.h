@@ -24,6 +24,7 @@ struct TraceSummary {
         std::string what;
         uint64_t count = 0;
         uint64_t first_event = 0;
+        std::optional<uint64_t> first_success; // a call that succeeded: replay stops there
     };
     std::map<std::string, Unknown> unknown; // effects unknown, by description
     std::set<Tid> threads;

@@ -238,11 +238,13 @@ RW_INLINE void rw_walk_mmsghdr(struct rw_walk *w, __u64 addr, __u64 count, __u8 
 #endif
 }
 
-RW_INLINE int rw_buf_applies(const struct rw_buf_spec *b, __s64 ret)
+RW_INLINE int rw_buf_applies(const struct rw_buf_spec *b, const __u64 *args, __s64 ret)
 {
 	if ((b->flags & RW_BUF_ON_SUCCESS) && ret < 0)
 		return 0;
 	if ((b->flags & RW_BUF_ON_ERROR) && ret >= 0)
+		return 0;
+	if (b->when_bits && (b->when_arg >= RW_MAX_ARGS || !(args[b->when_arg] & b->when_bits)))
 		return 0;
 	return b->kind != RW_SZ_NONE && b->ptr_arg < RW_MAX_ARGS;
 }
@@ -257,7 +259,7 @@ RW_INLINE void rw_walk_buffer(struct rw_walk *w, const struct rw_buf_spec *b, __
 	__u64 ptr, mult, len = 0;
 	__u32 u32v;
 
-	if (!rw_buf_applies(b, ret))
+	if (!rw_buf_applies(b, args, ret))
 		return;
 	ptr = args[b->ptr_arg];
 	if (!ptr)

@@ -69,6 +69,12 @@ struct rw_buf_spec {
 	__u8 size_arg; /* argument used by the size rule */
 	__u8 flags;    /* RW_BUF_* */
 	__u32 size;    /* fixed size, multiplier or cap, per kind */
+	/* If non-zero, the buffer is there only when args[when_arg] has one
+	 * of these bits (clone writes the parent's tid only when its flags
+	 * ask for it). */
+	__u32 when_bits;
+	__u8 when_arg;
+	__u8 reserved[3];
 };
 
 /* Syscall flags (kernel side). */
@@ -345,8 +351,8 @@ struct rw_write_form {
 
 #ifndef __bpf__
 #ifdef __cplusplus
-static_assert(sizeof(struct rw_buf_spec) == 8, "rw_buf_spec layout");
-static_assert(sizeof(struct rw_sys_spec) == 40, "rw_sys_spec layout");
+static_assert(sizeof(struct rw_buf_spec) == 16, "rw_buf_spec layout");
+static_assert(sizeof(struct rw_sys_spec) == 72, "rw_sys_spec layout");
 static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
 static_assert(sizeof(struct rw_rec_syscall) == 144, "rw_rec_syscall layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");

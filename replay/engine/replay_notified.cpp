@@ -202,9 +202,9 @@ bool Replayer::notification_matches(Task& t, const SyscallNotification& call, co
             return false;
     }
     for (const auto& m : e.memory) {
-        if (m.dir != Direction::Out)
+        if (m.dir != Direction::Out || m.unreadable) // (not mapped: see write_outputs)
             continue;
-        if (m.unreadable || !mem.write(RemoteAddr(m.addr), m.bytes))
+        if (!mem.write(RemoteAddr(m.addr), m.bytes))
             return false;
     }
     return true;

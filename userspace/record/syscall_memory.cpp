@@ -83,9 +83,21 @@ std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr,
             r.bytes.resize(s.len);
             size_t got = mem.read_partial(RemoteAddr(s.addr), r.bytes);
             if (got < s.len) {
-                r.bytes.clear();
-                r.unreadable = true;
-                r.length = s.len;
+                // What is readable, then what is not (a buffer the table
+                // sizes for the largest case, which ends at an unmapped
+                // page: capget's data for an older header version).
+                r.bytes.resize(got);
+                MemoryRange rest = r;
+                rest.addr = s.addr + got;
+                rest.bytes.clear();
+                rest.unreadable = true;
+                rest.length = s.len - got;
+                if (got) {
+                    r.length = got;
+                    out.push_back(std::move(r));
+                }
+                out.push_back(std::move(rest));
+                continue;
             }
         }
         if (!r.unreadable)

@@ -1,6 +1,7 @@
 // The syscall table itself. Sizes are x86-64 kernel layouts.
 #include "syscall_table.h"
 
+#include <sched.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -21,7 +22,15 @@ constexpr uint8_t kErr = RW_BUF_ON_ERROR;
 
 constexpr rw_buf_spec buf(uint8_t kind, int ptr, int size_arg, uint8_t flags, uint32_t size)
 {
-    return rw_buf_spec{kind, static_cast<uint8_t>(ptr), static_cast<uint8_t>(size_arg), flags, size};
+    return rw_buf_spec{kind, static_cast<uint8_t>(ptr), static_cast<uint8_t>(size_arg), flags, size, 0, 0, {}};
+}
+
+// The buffer is there only when args[arg] has one of `bits`.
+constexpr rw_buf_spec when(int arg, uint32_t bits, rw_buf_spec b)
+{
+    b.when_arg = static_cast<uint8_t>(arg);
+    b.when_bits = bits;
+    return b;
 }
 
 // Written by the kernel.
@@ -373,7 +382,11 @@ const std::vector<SyscallInfo>& table()
         sys_spec(SYS_shmctl, "shmctl", "ddp", R::Emulate, dispatch(1)),
 
         // ---- processes and threads ------------------------------------------
-        keeps(sys(SYS_clone, "clone", "xpppp", R::Clone, {out_fixed_always(2, 4), out_fixed_always(3, 4)})),
+        // The parent's memory gets the child's id (CLONE_PARENT_SETTID) or
+        // a pidfd (CLONE_PIDFD) at ptid; ctid is written by the child, in
+        // its own memory, when it first runs (replay stores it then).
+        keeps(
+            sys(SYS_clone, "clone", "xpppp", R::Clone, {when(0, CLONE_PARENT_SETTID | CLONE_PIDFD, out_fixed(2, 4))})),
         keeps(sys(SYS_clone3, "clone3", "pu", R::Clone, {in_arg(0, 1)})),
         keeps(sys(SYS_fork, "fork", "", R::Clone)),
         keeps(sys(SYS_vfork, "vfork", "", R::Clone)),

@@ -1,4 +1,6 @@
 #include <doctest/doctest.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 
 #include <cstring>
@@ -178,4 +180,16 @@ TEST_CASE("finalize_memory merges chunks and keeps large inputs as hashes")
     finalize_memory(e);
     CHECK_FALSE(e.memory[0].hashed_only);
     CHECK(e.memory[0].bytes.size() == 6000);
+}
+
+TEST_CASE("clone: the parent's tid is an output only when its flags ask for it")
+{
+    FakeMemory mem;
+    CHECK(walk(SYS_clone, {SIGCHLD, 0, 0x3, 0x5}, 42, mem).segments.empty());
+    auto settid = walk(SYS_clone, {CLONE_PARENT_SETTID | SIGCHLD, 0, 0x7000, 0x5}, 42, mem);
+    REQUIRE(settid.segments.size() == 1);
+    CHECK(settid.segments[0].addr == 0x7000);
+    CHECK(settid.segments[0].len == 4);
+    CHECK(walk(SYS_clone, {CLONE_PIDFD | SIGCHLD, 0, 0x7000, 0x5}, 42, mem).segments.size() == 1);
+    CHECK(walk(SYS_clone, {CLONE_PARENT_SETTID | SIGCHLD, 0, 0x7000, 0x5}, -11, mem).segments.empty());
 }

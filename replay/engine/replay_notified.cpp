@@ -193,7 +193,7 @@ bool Replayer::notification_matches(Task& t, const SyscallNotification& call, co
             return false;
     TraceeMemory mem = t.memory();
     for (const auto& m : e.memory) {
-        if (m.dir != Direction::In || m.unreadable)
+        if (m.dir != Direction::In || m.unreadable || written_by_call(e, m))
             continue;
         if (m.hashed_only)
             return false; // long: the ptrace path reads it a piece at a time

@@ -208,7 +208,7 @@ void Replayer::check_inputs(Task& t, const SyscallEvent& e)
 {
     TraceeMemory mem = t.memory();
     for (const auto& m : e.memory) {
-        if (m.dir != Direction::In || m.unreadable)
+        if (m.dir != Direction::In || m.unreadable || written_by_call(e, m))
             continue;
         // A hash-only range's length is the trace's word alone: it is read
         // a piece at a time, never allocated whole.

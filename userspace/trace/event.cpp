@@ -19,6 +19,15 @@ uint64_t hash_bytes(const void* data, size_t size)
     return XXH3_64bits(data, size);
 }
 
+bool written_by_call(const SyscallEvent& e, const MemoryRange& input)
+{
+    for (const auto& m : e.memory)
+        if (m.dir == Direction::Out && !m.unreadable && m.addr < input.addr + input.length &&
+            input.addr < m.addr + m.length)
+            return true;
+    return false;
+}
+
 std::string signal_name(int signo)
 {
     if (signo >= SIGRTMIN && signo <= SIGRTMAX)

@@ -119,6 +119,13 @@ struct SyscallEvent {
     bool operator==(const SyscallEvent&) const = default;
 };
 
+// Whether the call also wrote some of an input range's bytes (the same
+// buffer as request and remainder of clock_nanosleep, as set and old set of
+// rt_sigprocmask, an ioctl's in-out struct): inputs are captured when the
+// call returns, so such a range holds what the kernel left there, not what
+// the program passed.
+bool written_by_call(const SyscallEvent& e, const MemoryRange& input);
+
 struct ForkEvent {
     uint64_t seq = 0;
     Tid parent_tid = 0;

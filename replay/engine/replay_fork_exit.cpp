@@ -243,6 +243,7 @@ void Replayer::on_exit(const ExitEvent& e)
             // Killed from outside (SIGKILL, or a sibling's exit_group): the
             // recording saw no more of it, so neither does the replay.
             ::kill(t.tid(), SIGKILL);
+            t.group().killed = true;
         } else if (t.at != Task::At::Running) {
             // A sibling's exit_group may already have taken it (it was
             // stopped in a futex the recording shows it never left): then
@@ -264,6 +265,10 @@ void Replayer::on_exit(const ExitEvent& e)
             run_group_exit_ahead(t);
         }
         for (;;) {
+            if (t.at == Task::At::Gone) { // its end is collected already (collect_fresh)
+                final = *t.final_status;
+                break;
+            }
             final = wait_stop(t, "its exit");
             if (final.kind == StopInfo::Kind::Exited || final.kind == StopInfo::Kind::Signaled)
                 break;

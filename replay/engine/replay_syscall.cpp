@@ -407,6 +407,8 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
 
 void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
 {
+    if (t.group().killed)
+        return; // it is dying with its process: its exit event collects it
     collect_fresh(t);
     store_recorded_tid(t, t.child_settid, e.tid);
     write_recorded_result(t, e);

@@ -421,6 +421,8 @@ void Replayer::collect_fresh(Task& t)
     if (t.at != Task::At::Fresh)
         return;
     StopInfo s = wait_stop(t, "its first stop");
+    if (t.group().killed && t.at == Task::At::Gone)
+        return; // killed with its process before it ever ran (wait_stop kept its end)
     if (s.kind != StopInfo::Kind::GroupStop)
         diverge(t, "a new task's first stop was " + describe_stop(t, s));
 }

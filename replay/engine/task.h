@@ -28,6 +28,11 @@ struct ThreadGroup {
     pid_t tgid = 0;
     std::shared_ptr<StdioFds> fds; // shared with CLONE_FILES children
     std::vector<Task*> tasks;
+    // The replay sent it SIGKILL, as something outside it did in the
+    // recording: its threads die with it, and what the recording still
+    // shows of them before their exits (a new thread's return from clone)
+    // is the kernel reporting threads that were already dying.
+    bool killed = false;
 };
 
 // How a task is resumed: the replayer always knows what the task's next

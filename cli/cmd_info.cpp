@@ -155,10 +155,12 @@ void add_info(CLI::App& app, Outcome& outcome)
                  s.replay_stops ? nlohmann::json{{"event", s.replay_stops->first}, {"why", s.replay_stops->second}}
                                 : nlohmann::json(nullptr)},
             };
-            if (t.end())
+            if (t.end()) {
                 j["exit"] = {{"signaled", t.end()->exit.signaled},
                              {"code", t.end()->exit.code},
                              {"signal", t.end()->exit.signal}};
+                j["killed_at_exit"] = t.end()->killed_at_exit;
+            }
             nlohmann::json unknown = nlohmann::json::array();
             for (const auto& [k, u] : s.unknown)
                 unknown.push_back({{"what", u.what},
@@ -193,6 +195,9 @@ void add_info(CLI::App& app, Outcome& outcome)
             fmt::print("recorded   {} on {} (Linux {}, {})\n", m.created, m.hostname, m.kernel_release, m.cpu_model);
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
             fmt::print("exit       {}\n", t.end() ? t.end()->exit.describe() : "unknown (recorder did not finish)");
+            if (t.end() && t.end()->killed_at_exit)
+                fmt::print("left       {} process{} still running at its exit, killed by the recorder (no --wait)\n",
+                           t.end()->killed_at_exit, t.end()->killed_at_exit == 1 ? "" : "es");
             fmt::print("status     {}\n", status);
             for (const auto& d : c.problems)
                 fmt::print("           - {}\n", d);

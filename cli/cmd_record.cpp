@@ -66,6 +66,9 @@ void add_record(CLI::App& app, Outcome& outcome)
                     "Threads of a process run one at a time; one that spins or computes without a syscall "
                     "while others wait is preempted after this long")
         ->check(CLI::Range(1, 60000));
+    cmd->add_flag("--wait", options->wait_all,
+                  "Record until every process of the program has exited; by default the recording ends when "
+                  "the program itself exits, and the processes it left running (daemons) are killed");
     cmd->add_flag("--chaos", options->chaos,
                   "Hand the CPU to a random waiting thread instead of the longest waiting one, so that "
                   "repeated recordings try other interleavings");
@@ -119,6 +122,12 @@ void add_record(CLI::App& app, Outcome& outcome)
             outcome.exit_code = 1;
             return;
         }
+        if (!*quiet && r.end.killed_at_exit)
+            std::fprintf(stderr,
+                         "rewind: %s exited and left %llu process%s running: killed, and the recording ends here "
+                         "(rewind record --wait records until every process exits)\n",
+                         options->command[0].c_str(), static_cast<unsigned long long>(r.end.killed_at_exit),
+                         r.end.killed_at_exit == 1 ? "" : "es");
         if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
                          static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),

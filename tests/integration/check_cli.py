@@ -133,7 +133,52 @@ def test_threads_are_all_recorded(rw, work, progs):
               f"thread {f['child_tid']} does not start with its return from clone")
 
 
-TESTS = [test_threads_are_all_recorded, test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
+def test_daemon_left_running(rw, work, progs):
+    # The recording ends when the program exits: what it left running is
+    # killed (no recording that waits for a daemon); replay matches.
+    prog = os.path.join(progs, "leaves_daemon")
+    trace = os.path.join(work, "daemon")
+    start = time.monotonic()
+    r = Run([rw, "record", "-o", trace, "--", prog], timeout=60)
+    took = time.monotonic() - start
+    check(r.status == 0 and r.stdout == b"daemon started\n", f"leaves_daemon under rewind: {r.describe()}")
+    check(took < 30, f"the recording waited {took:.1f} s for the daemon")
+    check(b"left 1 process running: killed" in r.stderr, f"no word of the killed daemon: {r.stderr!r}")
+    end = json.load(open(os.path.join(trace, "end.json")))
+    check(end.get("killed_at_exit") == 1 and end["complete"], f"end.json: {end}")
+    rep = Run([rw, "replay", "--autopilot", trace])
+    check(rep.status == 0 and rep.stdout == b"daemon started\n", f"replay: {rep.describe()}")
+    # --wait records the daemon to its own end.
+    trace = os.path.join(work, "daemon-wait")
+    start = time.monotonic()
+    r = Run([rw, "record", "--wait", "-o", trace, "--", prog, "2"], timeout=60)
+    took = time.monotonic() - start
+    check(r.status == 0 and took >= 2, f"--wait: status {r.status} after {took:.1f} s: {r.describe()}")
+    end = json.load(open(os.path.join(trace, "end.json")))
+    check(end.get("killed_at_exit", 0) == 0 and end["processes"] == 3, f"end.json with --wait: {end}")
+    rep = Run([rw, "replay", "--autopilot", trace])
+    check(rep.status == 0, f"replay of --wait: {rep.describe()}")
+
+
+def test_group_signals(rw, work, progs):
+    # The program shares its process group with the recorder: what it sends
+    # the group must not end the recording, nor reach it twice.
+    prog = os.path.join(progs, "group_signals")
+    trace = os.path.join(work, "group")
+    native = subprocess.run([prog], capture_output=True, start_new_session=True, timeout=60)
+    rec = subprocess.run([rw, "record", "-q", "-o", trace, "--", prog], capture_output=True,
+                         start_new_session=True, timeout=60)
+    check(native.stdout == b"usr1 1 term 1\n" and native.returncode == -signal.SIGABRT,
+          f"group_signals natively: {native}")
+    check(rec.stdout == native.stdout and rec.returncode == native.returncode, f"under rewind record: {rec}")
+    end = json.load(open(os.path.join(trace, "end.json")))
+    check(end["complete"] and end["exit"]["signal"] == signal.SIGABRT, f"end.json: {end}")
+    rep = subprocess.run([rw, "replay", "--autopilot", trace], capture_output=True, start_new_session=True,
+                         timeout=60)
+    check(rep.stdout == native.stdout and rep.returncode == native.returncode, f"replay: {rep}")
+
+
+TESTS = [test_threads_are_all_recorded, test_daemon_left_running, test_group_signals, test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
          test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing]
 
 

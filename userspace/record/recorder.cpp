@@ -40,6 +40,24 @@ extern char** environ;
 namespace rw {
 namespace {
 
+// The program runs in rewind's process group, as the shell started rewind:
+// a signal it sends to its group (kill(0, SIGABRT), raise through
+// killpg, or to its parent) reaches the recorder too, and must not end the
+// recording. The program gets the dispositions rewind was started with
+// (SignalState), not these. SIGINT and SIGQUIT from the terminal reach the
+// program directly; SIGTERM and SIGHUP the supervisor forwards to it;
+// Ctrl-Z (SIGTSTP) still stops the recorder with its program.
+void shield_from_program_signals()
+{
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    for (int sig : {SIGINT, SIGQUIT, SIGABRT, SIGTRAP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGVTALRM,
+                    SIGPROF, SIGIO, SIGPWR, SIGSYS, SIGXCPU, SIGXFSZ, SIGSTKFLT})
+        sigaction(sig, &ignore, nullptr);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        sigaction(sig, &ignore, nullptr);
+}
+
 // Writes events to the stream and keeps the numbers end.json reports.
 // Space set aside at the start of a recording so that end.json can still
 // be written if the disk fills up.
@@ -270,6 +288,7 @@ RecordResult record(const RecordOptions& options)
     EventAssembler assembler(sink, files, reads);
     assembler_ptr = &assembler;
 
+    shield_from_program_signals();
     uint64_t started = unix_time_ns();
     Launcher launcher(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
@@ -294,6 +313,7 @@ RecordResult record(const RecordOptions& options)
     sup_options.time_slice = options.time_slice;
     sup_options.chaos = options.chaos;
     sup_options.parallel = options.parallel;
+    sup_options.wait_all = options.wait_all;
     sup_options.scrub_env = options.scrub_env;
     Supervisor supervisor(capture, assembler, sink, files, random_sites, sup_options);
     // Room for end.json when the disk fills: freed just before it is written.
@@ -328,6 +348,7 @@ RecordResult record(const RecordOptions& options)
         return {dir, end};
     }
     end.stalls = supervisor.stalls();
+    end.killed_at_exit = supervisor.killed_at_exit();
     if (std::getenv("REWIND_RECORD_STATS"))
         std::fprintf(stderr,
                      "rewind: supervisor: %llu ptrace stops, %llu stalls, %llu rdtsc traps, %llu deferred signals; "

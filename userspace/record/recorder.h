@@ -24,6 +24,7 @@ struct RecordOptions {
     std::chrono::milliseconds time_slice{50}; // a thread others wait for runs this long before preemption
     bool chaos = false;                       // pick the next thread at random (races show up more)
     bool parallel = false;                    // threads run freely; libc synchronization calls are ordered
+    bool wait_all = false;                    // record until every process exits, not only the program
     std::function<void()> started;            // called once the program runs (it was found and exec'd)
     EnvScrub scrub_env;                       // kept in the trace as placeholders
 };

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <system_error>
 
 #include "bpf_capture.h"
@@ -92,11 +93,11 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
     thread(initial);
 
     // SIGCHLD wakes the loop; SIGTERM and SIGHUP are forwarded to the
-    // program; SIGINT and SIGQUIT reach the program from the terminal
-    // directly, so the recorder ignores them and keeps recording.
+    // program. (SIGINT and SIGQUIT reach the program from the terminal
+    // directly: the recorder ignores them and keeps recording.)
     sigset_t mask;
     sigemptyset(&mask);
-    for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT})
+    for (int s : {SIGCHLD, SIGTERM, SIGHUP})
         sigaddset(&mask, s);
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     UniqueFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
@@ -126,7 +127,12 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
                 continue;
             struct signalfd_siginfo si;
             while (::read(sigfd.get(), &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP)
+                // Not one the program sent its own process group: that
+                // reached the program already.
+                bool from_program = std::any_of(threads_.begin(), threads_.end(), [&](const auto& kv) {
+                    return kv.second.tgid == static_cast<Tid>(si.ssi_pid);
+                });
+                if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) && !from_program)
                     ::kill(initial_, static_cast<int>(si.ssi_signo));
             }
         }
@@ -162,6 +168,20 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
     return initial_status_;
 }
 
+void Supervisor::kill_the_rest()
+{
+    // The initial process has exited (its leader's exit is reported once
+    // all its threads are gone): what it left running (a daemon, an
+    // orphan asleep) would keep the recording going for as long as it
+    // lives. The kernel side records each death as any other.
+    std::set<Tid> groups;
+    for (const auto& [tid, t] : threads_)
+        groups.insert(t.tgid);
+    for (Tid tgid : groups)
+        if (::kill(tgid, SIGKILL) == 0)
+            killed_at_exit_++;
+}
+
 void Supervisor::on_stop(pid_t tid, int status)
 {
     // A thread that gave the CPU up at a syscall entry must be known as
@@ -175,9 +195,12 @@ void Supervisor::on_stop(pid_t tid, int status)
             threads_.erase(it);
         if (std::none_of(threads_.begin(), threads_.end(), [&](const auto& kv) { return kv.second.tgid == tgid; }))
             random_sites_.forget(tgid, false);
-        if (tid == initial_)
-            initial_status_ = status;
         on_thread_gone(tid, tgid);
+        if (tid == initial_) {
+            initial_status_ = status;
+            if (!options_.wait_all)
+                kill_the_rest();
+        }
         return;
     }
     stops_++;

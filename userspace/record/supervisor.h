@@ -56,6 +56,7 @@ public:
         std::chrono::milliseconds time_slice{50}; // before a thread that others wait for is preempted
         bool chaos = false;                       // the next thread to run is picked at random
         bool parallel = false;                    // threads run freely (sync probes order them)
+        bool wait_all = false;                    // record until every process exits, not only the initial one
         EnvScrub scrub_env;                       // environment entries the trace keeps as placeholders
     };
 
@@ -63,7 +64,10 @@ public:
                RandomSites& random_sites, const Options& options);
 
     // Runs until no traced task is left; returns the wait status of `initial`.
+    // Unless Options::wait_all, the processes still running when the
+    // initial process has exited are killed then (killed_at_exit()).
     int run(pid_t initial, const std::function<void()>& periodic);
+    uint64_t killed_at_exit() const { return killed_at_exit_; }
 
     const std::vector<std::string>& problems() const { return problems_; }
     uint64_t stalls() const { return stalls_; }
@@ -178,6 +182,8 @@ private:
     ThreadScheduler scheduler_;
     pid_t initial_ = -1;
     int initial_status_ = 0;
+    uint64_t killed_at_exit_ = 0;
+    void kill_the_rest();
     std::vector<std::string> problems_;
     uint64_t stalls_ = 0;
     uint64_t rdtsc_traps_ = 0;

@@ -229,6 +229,8 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
     };
     if (e.disk_full_at)
         j["disk_full_at_event"] = *e.disk_full_at;
+    if (e.killed_at_exit)
+        j["killed_at_exit"] = e.killed_at_exit;
     write_file_atomically(dir / "end.json", dump_for_display(j, 2) + "\n"); // (problems are text)
 }
 
@@ -259,6 +261,7 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
         e.syscall_counts = j.value("syscall_counts", std::map<std::string, uint64_t>{});
         if (j.contains("disk_full_at_event"))
             e.disk_full_at = j["disk_full_at_event"].get<uint64_t>();
+        e.killed_at_exit = j.value("killed_at_exit", uint64_t(0));
     } catch (const json::exception& ex) {
         throw FormatError((dir / "end.json").string() + ": " + ex.what());
     }

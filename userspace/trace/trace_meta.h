@@ -86,6 +86,10 @@ struct TraceEnd {
     // The disk filled while recording: the events kept end here, and the
     // program was stopped (the policy rewind record documents).
     std::optional<uint64_t> disk_full_at;
+    // Processes the program left running when it exited, which the
+    // recorder killed (rewind record without --wait): their ends are
+    // recorded as deaths by SIGKILL.
+    uint64_t killed_at_exit = 0;
 };
 
 void write_meta(const std::filesystem::path& trace_dir, const TraceMeta& meta);

@@ -11,7 +11,9 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 
+#include "steady_now.h"
 #include "text.h"
 
 namespace rw::replay {
@@ -211,6 +213,38 @@ void Replayer::run_group_exit_ahead(Task& t)
     current_ = saved;
 }
 
+bool Replayer::leader_outlived(Task& t)
+{
+    return t.tid() == t.group().tgid && t.group().tasks.size() > 1;
+}
+
+StopInfo Replayer::await_leader_exit(Task& t, const ExitEvent& e)
+{
+    // A process's main thread that ends with SYS_exit while its other
+    // threads run stays a zombie, which waitpid reports only when the
+    // whole process is gone: its own end is seen in /proc.
+    auto deadline = steady_now() + options_.watchdog;
+    for (;;) {
+        char state = thread_state(t.tid());
+        if (state == 'Z' || state == 'X' || state == 0)
+            break;
+        if (steady_now() > deadline)
+            report_stuck(t, "the end of its exit() while other threads run");
+        if (auto stop = waiter_.take(t.tid()))
+            diverge(t, "expected the main thread to end, got " + describe_stop(t, *stop));
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    StopInfo final;
+    final.kind = StopInfo::Kind::Exited;
+    final.exit_code = WEXITSTATUS(e.exit_code);
+    t.final_status = final;
+    finished_[t.recorded_tid()] = final;
+    t.group().leader_gone = true;
+    remove_task(t);
+    waiter_.discard(t.tid()); // its exit comes with the process's end
+    return final;
+}
+
 void Replayer::on_exit(const ExitEvent& e)
 {
     Task* live = find_task(e.tid);
@@ -230,6 +264,10 @@ void Replayer::on_exit(const ExitEvent& e)
             call.args = e.pending_args;
             run_to_syscall_entry(t, call, Resume::Syscall);
             resume(t, Resume::Cont);
+            if (e.pending_nr == SYS_exit && leader_outlived(t)) {
+                final = await_leader_exit(t, e);
+                return;
+            }
         } else if (t.inject_signal) {
             // The fatal signal is the one just delivered.
             resume(t, Resume::Cont);
@@ -283,6 +321,8 @@ void Replayer::on_exit(const ExitEvent& e)
             diverge(t, "expected the thread to exit, got " + describe_stop(t, final));
         }
     }
+    if (e.group_dead && live && live->group().leader_gone)
+        finished_[live->group().recorded_tgid] = final;
     // A thread's own exit status is only meaningful for the thread that
     // ends its process; the others vanish with it.
     bool recorded_signaled = WIFSIGNALED(e.exit_code);

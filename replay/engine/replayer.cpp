@@ -214,12 +214,9 @@ namespace {
 // loop that reaches no event), or sleeping in a syscall, or stopped.
 std::string what_thread_does(pid_t tid)
 {
-    std::ifstream stat("/proc/" + std::to_string(tid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line))
+    char state = thread_state(tid);
+    if (!state)
         return "it no longer exists";
-    size_t paren = line.rfind(')');
-    char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
     std::ifstream sc("/proc/" + std::to_string(tid) + "/syscall");
     std::string nr, rest;
     sc >> nr;

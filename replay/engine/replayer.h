@@ -193,6 +193,9 @@ private:
     void on_exec(const ExecEvent& e);
     void on_fork(const ForkEvent& e);
     void on_exit(const ExitEvent& e);
+    // The main thread of a process that others still run in (SYS_exit).
+    bool leader_outlived(Task& t);
+    StopInfo await_leader_exit(Task& t, const ExitEvent& e);
     void on_syscall(const SyscallEvent& e);
     void on_signal(const SignalEvent& e);
     void on_rdtsc(const RdtscEvent& e);

@@ -33,6 +33,10 @@ struct ThreadGroup {
     // shows of them before their exits (a new thread's return from clone)
     // is the kernel reporting threads that were already dying.
     bool killed = false;
+    // Its main thread ended with SYS_exit while others ran: the process's
+    // exit status (what waitpid reports for the main thread) is the last
+    // thread's.
+    bool leader_gone = false;
 };
 
 // How a task is resumed: the replayer always knows what the task's next

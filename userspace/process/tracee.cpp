@@ -195,6 +195,21 @@ bool in_ptrace_stop(pid_t tid)
     return errno != ESRCH;
 }
 
+char thread_state(pid_t tid)
+{
+    // /proc/TID/stat names a thread of any process; the state follows the
+    // command name, which may hold spaces and parentheses.
+    std::string path = "/proc/" + std::to_string(tid) + "/stat";
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    char buf[512];
+    ssize_t n = fd.get() < 0 ? -1 : ::read(fd.get(), buf, sizeof buf - 1);
+    if (n <= 0)
+        return 0;
+    std::string_view line(buf, static_cast<size_t>(n));
+    size_t paren = line.rfind(')');
+    return paren != std::string_view::npos && paren + 2 < line.size() ? line[paren + 2] : 0;
+}
+
 std::optional<uint64_t> get_sigmask(pid_t tid)
 {
     uint64_t mask = 0;

@@ -68,6 +68,9 @@ void set_siginfo(pid_t tid, const siginfo_t& info);
 unsigned long get_event_msg(pid_t tid);
 // Whether the thread is in a ptrace stop (ptrace requests on it succeed).
 bool in_ptrace_stop(pid_t tid);
+// The thread's scheduler state as /proc shows it ('R', 'S', 't', 'Z'…;
+// 0 if it is gone).
+char thread_state(pid_t tid);
 
 // A thread's blocked signals (PTRACE_GETSIGMASK, one bit per signal:
 // signal_bit), or nothing where they cannot be read (the thread is gone).

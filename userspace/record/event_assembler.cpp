@@ -133,6 +133,7 @@ void EventAssembler::on_record(std::span<const uint8_t> rec)
         std::copy(std::begin(x.pending_args), std::end(x.pending_args), e.pending_args.begin());
         e.time_ns = x.ktime_ns;
         partial_.erase(tid);
+        exits_.emplace_back(tid, e.tgid);
         // A thread killed inside a syscall (a sibling's exit_group): the call
         // never returns, and the exit happens where the kernel reported it.
         cancel_places(tid);

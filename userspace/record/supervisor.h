@@ -151,6 +151,7 @@ private:
     void hand_over(Thread& t); // gives the CPU up where it stands, and waits for it again
     void run_next(Tid tgid, std::optional<Tid> next);
     void on_thread_gone(Tid tid, Tid tgid);
+    void take_exits();
     void check_slices();
     void start_preemption(Thread& t);
     void watch_round(Thread& t); // to the next execution of probe_from's instruction

@@ -78,6 +78,18 @@ void Supervisor::drain_ring()
 {
     capture_.drain();
     take_yields();
+    take_exits();
+}
+
+void Supervisor::take_exits()
+{
+    // A thread that has exited runs no more user code: its turn passes on
+    // now. (The main thread's SYS_exit while others run leaves it a zombie
+    // that waitpid reports only when the whole process is gone: the others
+    // would wait for the CPU until then, that is, forever.)
+    for (auto [tid, tgid] : assembler_.take_exits())
+        if (scheduler_.serialized(tgid))
+            run_next(tgid, scheduler_.gone(tgid, tid, Clock::now()));
 }
 
 void Supervisor::take_yields()

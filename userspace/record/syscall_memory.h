@@ -47,5 +47,4 @@ inline constexpr int kKeepInputFdLimit = 3;
 // Merges adjacent pieces, computes hashes, applies the input-data policy.
 void finalize_memory(SyscallEvent& event);
 
-
 } // namespace rw

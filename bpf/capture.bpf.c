@@ -406,6 +406,37 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
 	return 1;
 }
 
+/* A write or resize of args[0]'s file while some process has it mapped
+ * (its address space has mappings): the identity, and where the data went,
+ * so that replay can change its own copy of the mapped file as the kernel
+ * changed the pages every mapping of it shows. */
+static __always_inline void note_mapped_write(struct scratch *s, const struct rw_sys_spec *spec, long ret)
+{
+	int unreadable;
+	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
+	struct address_space *mapping;
+	struct inode *inode;
+	__u8 offset_arg = spec->offset_arg;
+
+	if (!file)
+		return;
+	inode = file->f_inode;
+	if ((inode->i_mode & S_IFMT_BITS) != S_IFREG_BITS)
+		return;
+	mapping = inode->i_mapping;
+	if (!mapping || !mapping->i_mmap.rb_root.rb_node)
+		return;
+	fill_file_identity(s, inode);
+	/* pwritev2 takes -1 for the file position. */
+	if (offset_arg < RW_MAX_ARGS && (__s64)s->sc.args[offset_arg] != -1)
+		s->sc.file_offset = (__s64)s->sc.args[offset_arg];
+	else if (offset_arg != RW_OFFSET_NONE)
+		s->sc.file_offset = file->f_pos - ret;
+	else
+		s->sc.file_offset = 0;
+	s->sc.h.flags |= RW_SC_MAPPED_WRITE;
+}
+
 static __always_inline int file_is_known(struct scratch *s)
 {
 	struct file_key key = {.dev = s->sc.file.dev, .ino = s->sc.file.ino};
@@ -847,6 +878,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	spec = effective_spec(s, spec);
 	if (!spec)
 		goto emit;
+	if ((spec->flags & RW_SYS_WRITES_FILE) && ret >= 0)
+		note_mapped_write(s, spec, ret);
 	if ((spec->flags & RW_SYS_READS_FILE) && ret > 0 && read_by_reference(s, spec, ret))
 		goto emit;
 

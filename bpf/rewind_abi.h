@@ -95,6 +95,13 @@ struct rw_buf_spec {
  * of the bytes (see read_by_reference in capture.bpf.c). */
 #define RW_SYS_READS_FILE 0x20
 #define RW_OFFSET_FILE_POS 0xff
+/* Writes (or resizes) args[0]'s file, at args[offset_arg]
+ * (RW_OFFSET_FILE_POS: the file position; RW_OFFSET_NONE: no data, a new
+ * size): if some process has that file mapped, the kernel side records the
+ * identity and the offset (RW_SC_MAPPED_WRITE), for replay to change the
+ * mapped file as the kernel did. */
+#define RW_SYS_WRITES_FILE 0x40
+#define RW_OFFSET_NONE	   0xfe
 
 /* Values of the kernel side's `serialized` map: the process's threads run
  * one at a time, handing the CPU over at calls that may block, or also at
@@ -195,6 +202,10 @@ struct rw_rec_header {
 /* A read of a file the trace could hold a copy of (identity valid; no
  * process had it open for writing): its bytes follow as usual. */
 #define RW_SC_FILE_CANDIDATE 0x0080
+/* A write or resize (RW_SYS_WRITES_FILE) of a regular file that some
+ * process had mapped when the call returned: identity (its size after the
+ * call) and file_offset (where the data went) valid. */
+#define RW_SC_MAPPED_WRITE 0x0100
 
 struct rw_file_identity {
 	__u64 dev;

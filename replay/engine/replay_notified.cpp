@@ -42,7 +42,9 @@ constexpr std::chrono::milliseconds kLeastInterrupt{20};
 
 bool notified_call(const SyscallEvent& e)
 {
-    return SyscallNotifier::notifies(e.nr, e.args) && !(e.flags & kSyscallChildReturn);
+    // (A write to a mapped file changes the replay's copy of it too:
+    // replay_syscall.cpp, apply_mapped_write.)
+    return SyscallNotifier::notifies(e.nr, e.args) && !(e.flags & (kSyscallChildReturn | kSyscallMappedWrite));
 }
 
 // Scratch memory for the filter program: below the stack, clear of the red

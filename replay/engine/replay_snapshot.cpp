@@ -244,6 +244,10 @@ bool Replayer::can_snapshot(std::string* why, bool on_disk)
     // Its int3 would be copied into the snapshot, with nobody to take it out.
     if (engine_int3_)
         return fail("the engine's breakpoint is planted at " + hex(engine_int3_));
+    // Its processes map the replay's copies of files (mapped_file_copies.h),
+    // which live as long as this replay.
+    if (on_disk && !mapped_files_.empty())
+        return fail("processes map files that change while mapped, from copies only this replay has");
     if (on_disk && !in_sync_call_.empty())
         return fail("thread " + std::to_string(in_sync_call_.begin()->first) + " is inside " +
                     std::string(sync_call_name(in_sync_call_.begin()->second.fn)));
@@ -368,6 +372,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     snap->next_vm_id = next_vm_id_;
     snap->warned_unechoed = warned_unechoed_;
     snap->mounts = mounted_;
+    snap->mapped_files = mapped_files_.save();
     return snap;
 }
 
@@ -403,6 +408,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
 {
     forget_notified_run(); // its thread is killed with the rest
     kill_world();
+    mapped_files_.restore(snap.mapped_files);
     std::vector<std::shared_ptr<ThreadGroup>> groups;
     for (const auto& g : snap.groups) {
         auto group = std::make_shared<ThreadGroup>();

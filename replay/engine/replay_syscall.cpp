@@ -117,6 +117,20 @@ void Replayer::on_syscall(const SyscallEvent& e)
         emulate(t, e);
     else
         execute(t, e, action);
+    if (e.flags & kSyscallMappedWrite)
+        apply_mapped_write(t, e);
+}
+
+void Replayer::apply_mapped_write(Task& t, const SyscallEvent& e)
+{
+    // The file it wrote is mapped (by this process or another): replay
+    // emulated the call, so the mappings change here as the kernel
+    // changed them.
+    try {
+        mapped_files_.apply(e);
+    } catch (const std::exception& x) {
+        diverge(t, call_text(e) + " wrote a mapped file, which the replay cannot change likewise: " + x.what());
+    }
 }
 
 void Replayer::emulate(Task& t, const SyscallEvent& e)
@@ -450,17 +464,16 @@ void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
         refuse(e.tid, "mmap of " + (e.file ? e.file->path : std::string("a file")) +
                           ": the file's content is not in the trace (a device, or its copy failed)");
     std::string path = checked_copy(e.tid, e.file->content_hash, e.file->path);
-    bool shared_writable = (flags & MAP_SHARED) && (prot & PROT_WRITE);
-    if (shared_writable) {
-        // Writes through a shared mapping must not reach the trace's copy.
-        char tmpl[] = "/tmp/rewind-shared-XXXXXX";
-        int fd = mkstemp(tmpl);
-        if (fd < 0)
-            refuse(e.tid, std::string("cannot make a private copy of a shared mapping: ") + strerror(errno));
-        ::close(fd);
-        std::filesystem::copy_file(path, tmpl, std::filesystem::copy_options::overwrite_existing);
-        temp_files_.push_back(tmpl);
-        path = tmpl;
+    bool shared = flags & MAP_SHARED;
+    bool shared_writable = shared && (prot & PROT_WRITE);
+    if (shared || written_while_mapped_.contains(FileIdentity{e.file->dev, e.file->ino})) {
+        // The replay's own copy of the file, which every mapping of it
+        // shares (mapped_file_copies.h); the trace's copy stays as it is.
+        try {
+            path = mapped_files_.path_for(*e.file, path);
+        } catch (const std::exception& x) {
+            refuse(e.tid, "mmap of " + e.file->path + ": " + x.what());
+        }
     }
     OwnCalls own(injecting_); // (openat and close go through the seccomp listener)
     RemoteSyscalls remote(t, waiter_, [this, &t](const StopInfo& s) { return defer_own_interrupt(t, s); });

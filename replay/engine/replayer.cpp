@@ -33,6 +33,9 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
 {
     if (parallel_trace())
         source_.order_by_seq();
+    if (trace.end())
+        written_while_mapped_.insert(trace.end()->files_written_while_mapped.begin(),
+                                     trace.end()->files_written_while_mapped.end());
     if (const char* v = std::getenv("REWIND_NOTIFY_SYSCALLS"); v && std::string(v) == "0")
         options_.notify_syscalls = false; // every syscall a ptrace stop (for comparisons)
     // Copies of replayed processes outlive their parents: keep them ours.
@@ -72,8 +75,6 @@ Replayer::~Replayer()
             }
         }
     }
-    for (const auto& f : temp_files_)
-        ::unlink(f.c_str());
 }
 
 // ---- the event loop -------------------------------------------------------

@@ -28,6 +28,7 @@
 #include "event.h"
 #include "event_source.h"
 #include "instruction_trap.h"
+#include "mapped_file_copies.h"
 #include "mount_view.h"
 #include "own_tsc_trap.h"
 #include "replay_error.h"
@@ -193,6 +194,7 @@ private:
     void on_exec(const ExecEvent& e);
     void on_fork(const ForkEvent& e);
     void on_exit(const ExitEvent& e);
+    void apply_mapped_write(Task& t, const SyscallEvent& e);
     // The main thread of a process that others still run in (SYS_exit).
     bool leader_outlived(Task& t);
     StopInfo await_leader_exit(Task& t, const ExitEvent& e);
@@ -393,8 +395,11 @@ private:
     std::chrono::steady_clock::time_point through_deadline_{};
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid
     std::map<Tid, StopInfo> finished_;           // recorded tid -> how its task ended
-    std::vector<std::string> temp_files_;        // private copies of shared writable mappings
-    std::vector<MountedFile> mounted_;           // what launch and execs bind-mounted
+    // The replay's copies of mapped files, and the files the recording
+    // changed while mapped (TraceEnd), whose private mappings use them too.
+    MappedFileCopies mapped_files_;
+    std::set<FileIdentity> written_while_mapped_;
+    std::vector<MountedFile> mounted_; // what launch and execs bind-mounted
     uint64_t echo_from_ = 0;
     void note_mounts(const ExecEvent& e);
     Tid initial_tid_ = 0;

@@ -13,6 +13,7 @@
 
 #include "event.h"
 #include "event_source.h"
+#include "mapped_file_copies.h"
 #include "mount_view.h"
 #include "stdio_fds.h"
 #include "sync_call_state.h"
@@ -69,6 +70,9 @@ struct ReplaySnapshot {
     // rdtsc trap (PR_SET_TSC) nor the personality's ADDR_NO_RANDOMIZE:
     // restoring sets them again in each process.
     bool restored_by_criu = false;
+    // The replay's copies of mapped files (mapped_file_copies.h), which the
+    // copies' mappings share with the live processes.
+    MappedFileCopies::Contents mapped_files;
 
     uint64_t next_event() const { return source.cursor; }
 };

@@ -529,6 +529,26 @@ def scenario_hardware_random(rw, programs, sources, work):
     return f"r10 {number:#x} after the rdrand, forwards, backwards and forwards again"
 
 
+def scenario_mapped_file_back_in_time(rw, programs, sources, work):
+    """A store through a shared mapping of a file, undone by going back in
+    time: the replay's copy of the file is part of its snapshots."""
+    trace = os.path.join(work, "mapped_file_writes.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "mapped_file_writes")], cwd=work)
+    check(r.status == 0, f"recording mapped_file_writes\n{r.describe()}")
+    src = os.path.join(sources, "mapped_file_writes.c")
+    lines = open(src).read().split("\n")
+    store = next(n for n, line in enumerate(lines, 1) if "rw[50] = 'M';" in line)
+    after = next(n for n, line in enumerate(lines, 1) if "int changed" in line)
+    out = Session(rw, trace).run(f"break mapped_file_writes.c:{store}", f"break mapped_file_writes.c:{after}",
+                                 "continue", "print ro[50]", "continue", "print ro[50]", "print ro[10]@6",
+                                 "reverse-continue", "print ro[50]", "print ro[10]@6", "continue", "print ro[50]")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, main", r"\$1 = 0 '\\000'", r"Breakpoint 2, main", r"\$2 = 77 'M'",
+           r'\$3 = "pwrite"', r"Breakpoint 1, main", r"\$4 = 0 '\\000'", r'\$5 = "pwrite"',
+           r"Breakpoint 2, main", r"\$6 = 77 'M'")
+    return "the store is gone at the earlier stop and back at the later one"
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
@@ -576,6 +596,9 @@ def main():
     tests.append(("scenario_thread_local",
                   lambda: scenario_thread_local(args.rewind, args.programs, fresh_dir(os.path.join(work, "tls")))))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
+    tests.append(("scenario_mapped_file_back_in_time",
+                  lambda: scenario_mapped_file_back_in_time(args.rewind, args.programs, args.sources,
+                                                            fresh_dir(os.path.join(work, "mapped")))))
     tests.append(("scenario_hardware_random",
                   lambda: scenario_hardware_random(args.rewind, args.programs, args.sources,
                                                    fresh_dir(os.path.join(work, "hw_random")))))

@@ -50,6 +50,11 @@ inline std::vector<Event> sample_events(size_t count, uint32_t seed = 7)
             }
             if (rnd(3) == 0)
                 e.file = FileRef{rnd(0), rnd(0), static_cast<int64_t>(rnd(0)), 5, "abcdef", "/lib/libx.so"};
+            if (rnd(4) == 0) { // a write to a mapped file: its identity and where the data went
+                e.flags |= kSyscallMappedWrite;
+                e.file = FileRef{rnd(0), rnd(0), static_cast<int64_t>(rnd(1 << 20)), 7, "", ""};
+                e.file_offset = rnd(0);
+            }
             out.push_back(e);
             break;
         }

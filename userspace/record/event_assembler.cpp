@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mapped_files.h"
 #include "syscall_memory.h"
 #include "syscall_table.h"
 #include "trace_meta.h"
@@ -174,6 +175,12 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
         e.flags |= kSyscallInSync;
     if (s.h.flags & RW_SC_FILE)
         e.file = files_.resolve(e.tid, static_cast<int>(s.args[4]), s.file);
+    if (s.h.flags & RW_SC_MAPPED_WRITE) {
+        e.flags |= kSyscallMappedWrite;
+        // The device as stat() gives it, as a mapped file's reference has it.
+        e.file = FileRef{kernel_dev_to_user(s.file.dev), s.file.ino, s.file.size, s.file.mtime_ns, "", ""};
+        e.file_offset = static_cast<uint64_t>(s.file_offset);
+    }
     if ((s.h.flags & RW_SC_FILE_CANDIDATE) && s.ret > 0)
         reads_.on_read_by_content(e.tid, e.tgid, static_cast<int>(s.args[0]), s.file, static_cast<uint64_t>(s.ret));
     e.memory = std::move(memory);

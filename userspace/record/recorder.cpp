@@ -102,6 +102,7 @@ public:
         end.processes = processes_.size();
         end.threads = threads_.size();
         end.syscall_counts = counts_;
+        end.files_written_while_mapped.assign(written_while_mapped_.begin(), written_while_mapped_.end());
     }
 
 private:
@@ -113,6 +114,8 @@ private:
         processes_.insert(e.tgid);
         for (const auto& m : e.memory)
             memory_bytes_ += m.length;
+        if ((e.flags & kSyscallMappedWrite) && e.file)
+            written_while_mapped_.insert({e.file->dev, e.file->ino});
     }
     void count(const ForkEvent& e)
     {
@@ -127,6 +130,7 @@ private:
     std::set<Tid> threads_;
     std::set<Tid> processes_;
     std::map<std::string, uint64_t> counts_;
+    std::set<FileIdentity> written_while_mapped_;
 };
 
 TraceMeta make_meta(const std::string& program, const std::vector<std::string>& argv,

@@ -123,7 +123,9 @@ void finalize_memory(SyscallEvent& e)
         merged.push_back(std::move(r));
     }
     const SyscallInfo* info = find_syscall(e.nr);
-    bool keep_inputs = info && info->fd_arg >= 0 && e.args[info->fd_arg] < kKeepInputFdLimit;
+    // Replay writes what went into a mapped file into its own copy.
+    bool keep_inputs =
+        (info && info->fd_arg >= 0 && e.args[info->fd_arg] < kKeepInputFdLimit) || (e.flags & kSyscallMappedWrite);
     for (auto& r : merged) {
         if (r.unreadable)
             continue;

@@ -179,6 +179,17 @@ SyscallInfo reads_file(SyscallInfo info, uint8_t offset_arg)
     return info;
 }
 
+// Writes or resizes args[0]'s file, at args[offset_arg], at the file
+// position (RW_OFFSET_FILE_POS) or nowhere (RW_OFFSET_NONE: a new size):
+// noted where a process has the file mapped (capture.bpf.c,
+// note_mapped_write), for replay to change its copy as the kernel did.
+SyscallInfo writes_file(SyscallInfo info, uint8_t offset_arg)
+{
+    info.spec.flags |= RW_SYS_WRITES_FILE;
+    info.spec.offset_arg = offset_arg;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {
@@ -199,15 +210,15 @@ const std::vector<SyscallInfo>& table()
     static const std::vector<SyscallInfo> t = {
         // ---- file I/O ------------------------------------------------------
         reads_file(fd_io(sys(SYS_read, "read", "fpu", R::Emulate, {out_ret(1)})), RW_OFFSET_FILE_POS),
-        fd_io(sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0)),
+        writes_file(fd_io(sys(SYS_write, "write", "fpu", R::Emulate, {in_ret(1)}, 0)), RW_OFFSET_FILE_POS),
         reads_file(fd_io(sys(SYS_pread64, "pread64", "fpul", R::Emulate, {out_ret(1)})), 3),
-        fd_io(sys(SYS_pwrite64, "pwrite64", "fpul", R::Emulate, {in_ret(1)}, 0)),
+        writes_file(fd_io(sys(SYS_pwrite64, "pwrite64", "fpul", R::Emulate, {in_ret(1)}, 0)), 3),
         fd_io(sys(SYS_readv, "readv", "fpd", R::Emulate, {out_iovec(1, 2)})),
-        fd_io(sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0)),
+        writes_file(fd_io(sys(SYS_writev, "writev", "fpd", R::Emulate, {in_iovec(1, 2)}, 0)), RW_OFFSET_FILE_POS),
         fd_io(sys(SYS_preadv, "preadv", "fpdll", R::Emulate, {out_iovec(1, 2)})),
-        fd_io(sys(SYS_pwritev, "pwritev", "fpdll", R::Emulate, {in_iovec(1, 2)}, 0)),
+        writes_file(fd_io(sys(SYS_pwritev, "pwritev", "fpdll", R::Emulate, {in_iovec(1, 2)}, 0)), 3),
         fd_io(sys(SYS_preadv2, "preadv2", "fpdllx", R::Emulate, {out_iovec(1, 2)})),
-        fd_io(sys(SYS_pwritev2, "pwritev2", "fpdllx", R::Emulate, {in_iovec(1, 2)}, 0)),
+        writes_file(fd_io(sys(SYS_pwritev2, "pwritev2", "fpdllx", R::Emulate, {in_iovec(1, 2)}, 0)), 3),
         with(kNewFd, sys(SYS_open, "open", "sxo", R::Emulate, {in_str(0)})),
         with(kNewFd, sys(SYS_openat, "openat", "fsxo", R::Emulate, {in_str(1)})),
         with(kNewFd, sys(SYS_openat2, "openat2", "fspu", R::Emulate, {in_str(1), in_arg(2, 3)})),
@@ -230,11 +241,11 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_sync, "sync", "", R::Emulate),
         sys(SYS_syncfs, "syncfs", "f", R::Emulate),
         sys(SYS_sync_file_range, "sync_file_range", "fllx", R::Emulate),
-        sys(SYS_fallocate, "fallocate", "fxll", R::Emulate),
+        writes_file(sys(SYS_fallocate, "fallocate", "fxll", R::Emulate), RW_OFFSET_NONE),
         sys(SYS_fadvise64, "fadvise64", "flld", R::Emulate),
         sys(SYS_readahead, "readahead", "flu", R::Emulate),
         sys(SYS_flock, "flock", "fx", R::Emulate),
-        sys(SYS_ftruncate, "ftruncate", "fl", R::Emulate),
+        writes_file(sys(SYS_ftruncate, "ftruncate", "fl", R::Emulate), RW_OFFSET_NONE),
         sys(SYS_truncate, "truncate", "sl", R::Emulate, {in_str(0)}),
         sys(SYS_getdents, "getdents", "fpu", R::Emulate, {out_ret(1)}),
         sys(SYS_getdents64, "getdents64", "fpu", R::Emulate, {out_ret(1)}),

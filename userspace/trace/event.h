@@ -101,6 +101,10 @@ enum SyscallFlags : uint32_t {
     kSyscallRebuilt = 1u << 3,           // captured by the supervisor after a stall
     kSyscallChildReturn = 1u << 4,       // a new task's first return from fork/clone
     kSyscallInSync = 1u << 5,            // made inside a synchronization call (--parallel)
+    // Wrote or resized `file`, which some process had mapped: its input
+    // ranges went to the file at file_offset, and `file.size` is its size
+    // after the call.
+    kSyscallMappedWrite = 1u << 6,
 };
 
 struct SyscallEvent {
@@ -115,7 +119,8 @@ struct SyscallEvent {
     uint64_t exit_time = 0; // the thread's running time at exit + 1, in 1/TraceEnd::kernel_hz s (0: none)
     uint32_t flags = 0;
     std::vector<MemoryRange> memory;
-    std::optional<FileRef> file; // mmap of a file
+    std::optional<FileRef> file; // mmap of a file; the file a kSyscallMappedWrite changed
+    uint64_t file_offset = 0;    // kSyscallMappedWrite: where its data went in `file`
     bool operator==(const SyscallEvent&) const = default;
 };
 

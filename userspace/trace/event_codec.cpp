@@ -144,6 +144,8 @@ void encode(ByteWriter& w, const SyscallEvent& e)
     w.u8(e.file ? 1 : 0);
     if (e.file)
         put_file(w, *e.file);
+    if (e.flags & kSyscallMappedWrite)
+        w.varint(e.file_offset);
 }
 
 // Into `e`, whatever it held: its vectors keep their storage, so a reader
@@ -197,6 +199,12 @@ void decode_syscall(ByteReader& r, SyscallEvent& e)
         e.file = get_file(r);
     else
         e.file.reset();
+    e.file_offset = 0;
+    if (e.flags & kSyscallMappedWrite) {
+        if (!e.file)
+            throw FormatError("a write to a mapped file that names no file");
+        e.file_offset = r.varint();
+    }
 }
 
 void encode(ByteWriter& w, const ForkEvent& e)

@@ -153,7 +153,10 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                     s += "   <captured by the supervisor>";
                 if (e.flags & kSyscallInSync)
                     s += "   <inside a synchronization call>";
-                if (e.file)
+                if (e.file && (e.flags & kSyscallMappedWrite))
+                    s += fmt::format("   <writes a mapped file, inode {}:{}, at {}; {} bytes after>", e.file->dev,
+                                     e.file->ino, e.file_offset, e.file->size);
+                else if (e.file)
                     s += fmt::format("   <file {} {}>", e.file->path,
                                      e.file->content_hash.empty() ? "not copied" : e.file->content_hash);
                 for (const auto& m : e.memory) {
@@ -265,6 +268,8 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                     flags.push_back("child-return");
                 if (e.flags & kSyscallInSync)
                     flags.push_back("in-sync");
+                if (e.flags & kSyscallMappedWrite)
+                    flags.push_back("mapped-write");
                 j["flags"] = flags;
                 json mem = json::array();
                 for (const auto& m : e.memory) {
@@ -288,7 +293,9 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 }
                 j["memory"] = mem;
                 if (e.file)
-                    j["file"] = {{"path", e.file->path}, {"content_hash", e.file->content_hash}};
+                    j["file"] = {{"path", e.file->path}, {"content_hash", e.file->content_hash},
+                                 {"dev", e.file->dev},   {"ino", e.file->ino},
+                                 {"size", e.file->size}, {"offset", e.file_offset}};
             } else if constexpr (std::is_same_v<T, ForkEvent>) {
                 j["tid"] = e.parent_tid;
                 j["tgid"] = e.parent_tgid;

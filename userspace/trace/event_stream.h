@@ -24,11 +24,12 @@ namespace rw {
 class FileCopies;
 
 // Version 2 added memory ranges that name a file copy instead of holding
-// bytes (range bit 8: reads of files by reference). A version 1 trace is a
-// version 2 trace without them, so both are read; a rewind that reads only
-// version 1 refuses a version 2 trace up front instead of stopping at its
-// first read by reference.
-inline constexpr uint32_t kTraceFormatVersion = 2;
+// bytes (range bit 8: reads of files by reference); version 3 writes to
+// mapped files (syscall flag 64, with an offset after the file reference).
+// An older trace is a newer one without them, so all are read; a rewind
+// that reads only older versions refuses a newer trace up front instead of
+// stopping at the first event it cannot read.
+inline constexpr uint32_t kTraceFormatVersion = 3;
 inline constexpr uint32_t kOldestTraceFormatVersion = 1;
 
 // A trace of a format version this rewind does not read: not corrupt, but

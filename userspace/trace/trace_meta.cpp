@@ -231,6 +231,12 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
         j["disk_full_at_event"] = *e.disk_full_at;
     if (e.killed_at_exit)
         j["killed_at_exit"] = e.killed_at_exit;
+    if (!e.files_written_while_mapped.empty()) {
+        json files = json::array();
+        for (const auto& f : e.files_written_while_mapped)
+            files.push_back({{"dev", f.dev}, {"ino", f.ino}});
+        j["files_written_while_mapped"] = files;
+    }
     write_file_atomically(dir / "end.json", dump_for_display(j, 2) + "\n"); // (problems are text)
 }
 
@@ -262,6 +268,9 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
         if (j.contains("disk_full_at_event"))
             e.disk_full_at = j["disk_full_at_event"].get<uint64_t>();
         e.killed_at_exit = j.value("killed_at_exit", uint64_t(0));
+        if (j.contains("files_written_while_mapped"))
+            for (const auto& f : j.at("files_written_while_mapped"))
+                e.files_written_while_mapped.push_back({f.at("dev").get<uint64_t>(), f.at("ino").get<uint64_t>()});
     } catch (const json::exception& ex) {
         throw FormatError((dir / "end.json").string() + ": " + ex.what());
     }

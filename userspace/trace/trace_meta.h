@@ -2,6 +2,7 @@
 // and end.json (written when it ends; absent if the recorder was killed).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -69,6 +70,13 @@ struct ExitStatus {
 // Older recordings carry the kernel's jiffies there, a wall clock.
 inline constexpr uint32_t kThreadTimeHz = 4000;
 
+// A file as the kernel knows it: device (as stat() gives it) and inode.
+struct FileIdentity {
+    uint64_t dev = 0;
+    uint64_t ino = 0;
+    auto operator<=>(const FileIdentity&) const = default;
+};
+
 struct TraceEnd {
     std::string ended; // ISO 8601, UTC
     uint64_t duration_ns = 0;
@@ -90,6 +98,10 @@ struct TraceEnd {
     // recorder killed (rewind record without --wait): their ends are
     // recorded as deaths by SIGKILL.
     uint64_t killed_at_exit = 0;
+    // Files the program changed through a descriptor while they were
+    // mapped (kSyscallMappedWrite): replay maps even their private
+    // mappings from a copy of its own that it changes as the kernel did.
+    std::vector<FileIdentity> files_written_while_mapped;
 };
 
 void write_meta(const std::filesystem::path& trace_dir, const TraceMeta& meta);

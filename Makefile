@@ -1,13 +1,14 @@
 # rewind — top-level entry points. On a fresh Debian bookworm machine, as root:
 #   make demo    install what is missing, build, record and replay the bundled example
 #   make check   install what is missing, build, run every test
+#   make conformance   build, then run all of rr's test programs under rewind and print the table
 BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 REWIND = $(BUILD)/cli/rewind
 
-.PHONY: all deps build check demo bench format clean sanitize fuzz
+.PHONY: all deps build check conformance demo bench format clean sanitize fuzz
 
 all: build
 
@@ -22,6 +23,18 @@ build: deps
 check: build
 	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS); status=$$?; \
 		$(CURDIR)/scripts/skip-reasons.py Testing/Temporary/LastTest.log; exit $$status; }
+
+# rr's whole test corpus (tests/conformance/README.md): each program natively,
+# recorded, replayed with --autopilot, CONFORMANCE_GDB_SAMPLE of them under gdb;
+# the table by class is printed and kept in $(BUILD)/conformance.txt (.json per
+# test). Exits 1 while any test that passes natively fails under rewind.
+# `make check` runs the subset in tests/conformance/check_subset.txt.
+CONFORMANCE_GDB_SAMPLE ?= 30
+CONFORMANCE_ARGS ?=
+conformance: build
+	@./tests/conformance/run_conformance.py --rewind $(REWIND) --jobs $(JOBS) \
+		--gdb-sample $(CONFORMANCE_GDB_SAMPLE) --work $(BUILD)/test-work/conformance \
+		--text $(BUILD)/conformance.txt --json $(BUILD)/conformance.json $(CONFORMANCE_ARGS)
 
 demo: build
 	@./examples/demo.sh $(REWIND) $(BUILD)

@@ -141,6 +141,13 @@ def main():
     except (BadList, OSError) as e:
         log(f"error: {e}")
         return 1
+    if os.geteuid() != 0 and not args.build_only:
+        log("SKIP: recording needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)")
+        return SKIP
+    if args.gdb_sample > 0 and not shutil.which("gdb"):
+        # The rest still runs; the reason is printed where skip-reasons.py finds it.
+        log("SKIP gdb-sample: gdb is not installed")
+        args.gdb_sample = 0
     try:
         os.makedirs(args.cache, exist_ok=True)
         source, notes = get_rr_source(args.cache, [s for s in args.suites.split(",") if s], args.offline)

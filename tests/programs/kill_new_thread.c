@@ -1,8 +1,9 @@
 /* A process killed (SIGKILL, from its parent) just after it created a
  * thread that has not run yet: the recording's kernel still reports the new
  * thread's return from clone, after its process is gone. The child keeps
- * the CPU in a loop that makes progress, so the new thread cannot run
- * before the kill. */
+ * the CPU in a loop that makes progress, so under rewind's scheduler the
+ * new thread cannot run before the kill; natively, on a second core, it
+ * may, so its syscall counts vary from run to run. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>

@@ -48,6 +48,15 @@ ReplaySnapshot::~ReplaySnapshot()
     }
 }
 
+std::vector<pid_t> Replayer::live_processes()
+{
+    std::vector<pid_t> pids;
+    for (Task* t : live_tasks())
+        if (std::find(pids.begin(), pids.end(), t->group().tgid) == pids.end())
+            pids.push_back(t->group().tgid);
+    return pids;
+}
+
 std::vector<Task*> Replayer::live_tasks()
 {
     std::vector<Task*> out;
@@ -373,6 +382,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     snap->warned_unechoed = warned_unechoed_;
     snap->mounts = mounted_;
     snap->mapped_files = mapped_files_.save();
+    snap->shared_memory = SharedMemory::save(live_processes());
     return snap;
 }
 
@@ -470,6 +480,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
     next_vm_id_ = snap.next_vm_id;
     warned_unechoed_ = snap.warned_unechoed;
     mounted_ = snap.mounts;
+    snap.shared_memory.restore(live_processes());
     launched_ = true; // (a landmark may be restored into a replay that had not started)
     current_ = snap.next_event();
     in_flight_ = false;

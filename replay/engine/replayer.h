@@ -143,6 +143,7 @@ public:
     // returns the instruction's address. Replaying the exit goes on from there.
     std::optional<uint64_t> stop_before_exit_call();
     Task* find_task(Tid recorded_tid);
+    std::vector<pid_t> live_processes();
     std::vector<Task*> live_tasks();
     Tid initial_tid() const { return initial_tid_; }
     const Trace& trace() const { return trace_; }
@@ -430,6 +431,7 @@ private:
         const PreemptEvent* event = nullptr;
         uint64_t hits = 0, with_registers = 0;
         bool found = false;
+        bool from_rest = false; // it stands at that instruction, not yet run
     };
     std::optional<PreemptSearch> preempt_search_; // while a thread runs to a preemption point
     bool restartable_ = false;                    // events before this index had their output shown

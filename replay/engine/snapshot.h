@@ -14,6 +14,7 @@
 #include "event.h"
 #include "event_source.h"
 #include "mapped_file_copies.h"
+#include "shared_memory.h"
 #include "mount_view.h"
 #include "stdio_fds.h"
 #include "sync_call_state.h"
@@ -73,6 +74,8 @@ struct ReplaySnapshot {
     // The replay's copies of mapped files (mapped_file_copies.h), which the
     // copies' mappings share with the live processes.
     MappedFileCopies::Contents mapped_files;
+    // The memory its processes share with each other (shared_memory.h).
+    SharedMemory shared_memory;
 
     uint64_t next_event() const { return source.cursor; }
 };

@@ -549,6 +549,25 @@ def scenario_mapped_file_back_in_time(rw, programs, sources, work):
     return "the store is gone at the earlier stop and back at the later one"
 
 
+def scenario_shared_memory_back_in_time(rw, programs, sources, work):
+    """Shared anonymous memory, written by a child and by its parent, as it
+    was at an earlier stop: snapshots keep its content."""
+    trace = os.path.join(work, "shared_anon_back.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "shared_anon_back")], cwd=work)
+    check(r.status == 0, f"recording shared_anon_back\n{r.describe()}")
+    lines = open(os.path.join(sources, "shared_anon_back.c")).read().split("\n")
+    first = next(n for n, line in enumerate(lines, 1) if "the first stop" in line)
+    second = next(n for n, line in enumerate(lines, 1) if "the second stop" in line)
+    out = Session(rw, trace).run(f"break shared_anon_back.c:{first}", f"break shared_anon_back.c:{second}",
+                                 "continue", "print shared[0]", "print shared[1]", "continue",
+                                 "print shared[0]", "print shared[1]", "reverse-continue", "print shared[0]",
+                                 "print shared[1]", "continue", "print shared[0]")
+    no_divergence(out)
+    expect(out, r"Breakpoint 1, main", r"\$1 = 2", r"\$2 = 5", r"Breakpoint 2, main", r"\$3 = 3", r"\$4 = 6",
+           r"Breakpoint 1, main", r"\$5 = 2", r"\$6 = 5", r"Breakpoint 2, main", r"\$7 = 3")
+    return "the parent's and the child's stores are as they were at the earlier stop"
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
@@ -599,6 +618,9 @@ def main():
     tests.append(("scenario_mapped_file_back_in_time",
                   lambda: scenario_mapped_file_back_in_time(args.rewind, args.programs, args.sources,
                                                             fresh_dir(os.path.join(work, "mapped")))))
+    tests.append(("scenario_shared_memory_back_in_time",
+                  lambda: scenario_shared_memory_back_in_time(args.rewind, args.programs, args.sources,
+                                                              fresh_dir(os.path.join(work, "shared_anon")))))
     tests.append(("scenario_hardware_random",
                   lambda: scenario_hardware_random(args.rewind, args.programs, args.sources,
                                                    fresh_dir(os.path.join(work, "hw_random")))))

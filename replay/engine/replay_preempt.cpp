@@ -3,6 +3,7 @@
 // pages it was writing hold the recorded bytes (see supervisor_threads.cpp).
 #include <csignal>
 #include <optional>
+#include <utility>
 
 #include "hw_breakpoint.h"
 #include "instruction_trap.h"
@@ -33,7 +34,13 @@ void Replayer::on_preempt(const PreemptEvent& e)
         }
         trap_named.emplace(engine_int3_, rip);
     }
+    // A thread that rests at this very instruction (its last preemption
+    // was there) runs it first. That execution is not the point: the
+    // recorder's next preemption point was one round of the loop at least
+    // after the thread ran again (a spin loop on one flag, for turns one
+    // after another, is in the same registers at each).
     preempt_search_ = PreemptSearch{t.tid(), &e};
+    preempt_search_->from_rest = t.regs()[Registers::RIP] == rip;
     struct Done {
         std::optional<PreemptSearch>& search;
         ~Done() { search.reset(); }
@@ -86,6 +93,8 @@ bool Replayer::preempt_point_trap(Task& t, const StopInfo& stop)
     if (t.regs()[Registers::RIP] != e.regs[Registers::RIP])
         return false;
     preempt_search_->hits++;
+    if (std::exchange(preempt_search_->from_rest, false))
+        return true;
     if (same_registers(t.regs(), e.regs)) {
         preempt_search_->with_registers++;
         if (page_digest(t.tid(), e.pages) == e.pages_hash)

@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+
 #include "tracee.h"
 
 namespace rw {
@@ -22,6 +24,18 @@ uint64_t page_digest(pid_t tid, const std::vector<uint64_t>& pages)
     uint64_t h = XXH3_64bits_digest(state);
     XXH3_freeState(state);
     return h;
+}
+
+void add_stack_frame_pages(uint64_t rsp, uint64_t rbp, std::vector<uint64_t>& pages)
+{
+    constexpr uint64_t kMostFramePages = 4;
+    uint64_t first = rsp & ~(kPageSize - 1);
+    uint64_t last = first;
+    if (rbp >= rsp && rbp - rsp < kMostFramePages * kPageSize)
+        last = rbp & ~(kPageSize - 1);
+    for (uint64_t page = first; page <= last; page += kPageSize)
+        if (std::find(pages.begin(), pages.end(), page) == pages.end())
+            pages.push_back(page);
 }
 
 } // namespace rw

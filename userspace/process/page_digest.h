@@ -16,4 +16,10 @@ constexpr uint64_t kPageSize = 4096;
 // unreadable page contributes its address and a marker.
 uint64_t page_digest(pid_t tid, const std::vector<uint64_t>& pages);
 
+// Adds the pages of the thread's current stack frame (from rsp's page to
+// rbp's, if rbp points into it, at most a few), in order and once: a loop
+// whose counter lives there, in code built without optimisation, is in the
+// same registers at each round; its frame tells the rounds apart.
+void add_stack_frame_pages(uint64_t rsp, uint64_t rbp, std::vector<uint64_t>& pages);
+
 } // namespace rw

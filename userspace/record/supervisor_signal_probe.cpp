@@ -173,6 +173,7 @@ void Supervisor::deliver_at_position(Thread& t, const Registers& regs, std::vect
     t.at_position = true;
     t.position = regs;
     t.position_pages = std::move(pages);
+    add_stack_frame_pages(regs[Registers::RSP], regs[Registers::RBP], t.position_pages);
     resend_deferred(t);
 }
 

@@ -34,6 +34,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define BPF_F_NO_PREALLOC_FLAG 1
 #define MAP_ANONYMOUS_FLAG     0x20
+#define MAP_SHARED_FLAG	       0x01
+#define MMAP_NR		       9
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -360,7 +362,8 @@ static __always_inline int stable_filesystem(unsigned long magic)
  * which nobody can open the file for writing (or truncate it) without
  * breaking, and it removes the file from read_copies before it lets the
  * lease go; the writer count and the identity are checked here again. */
-static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec, long ret)
+static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec,
+					     long ret)
 {
 	struct files_struct *files = bpf_get_current_task_btf()->files;
 	int unreadable;
@@ -410,7 +413,8 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
  * (its address space has mappings): the identity, and where the data went,
  * so that replay can change its own copy of the mapped file as the kernel
  * changed the pages every mapping of it shows. */
-static __always_inline void note_mapped_write(struct scratch *s, const struct rw_sys_spec *spec, long ret)
+static __always_inline void note_mapped_write(struct scratch *s, const struct rw_sys_spec *spec,
+					      long ret)
 {
 	int unreadable;
 	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
@@ -934,6 +938,8 @@ emit:
 	}
 	if ((s->sc.h.flags & RW_SC_FILE) && !file_is_known(s))
 		stall(s, RW_STALL_COPY_FILE);
+	else if (s->sc.nr == MMAP_NR && ret >= 0 && (s->sc.args[3] & MAP_SHARED_FLAG))
+		stall(s, RW_STALL_SHARED_MAP);
 	else if (turn)
 		stall(s, RW_STALL_TURN);
 	return 0;

@@ -93,7 +93,7 @@ struct rw_buf_spec {
  * (RW_OFFSET_FILE_POS: at the file position): where the trace holds a copy
  * of that file, the kernel side records where the bytes came from instead
  * of the bytes (see read_by_reference in capture.bpf.c). */
-#define RW_SYS_READS_FILE 0x20
+#define RW_SYS_READS_FILE  0x20
 #define RW_OFFSET_FILE_POS 0xff
 /* Writes (or resizes) args[0]'s file, at args[offset_arg]
  * (RW_OFFSET_FILE_POS: the file position; RW_OFFSET_NONE: no data, a new
@@ -198,7 +198,7 @@ struct rw_rec_header {
 #define RW_SC_IN_SYNC	     0x0020 /* made inside a probed synchronization call */
 /* A read of a file the trace holds a copy of (file identity valid): the
  * bytes read are that copy's at file_offset, and no data records precede. */
-#define RW_SC_FILE_DATA	     0x0040
+#define RW_SC_FILE_DATA 0x0040
 /* A read of a file the trace could hold a copy of (identity valid; no
  * process had it open for writing): its bytes follow as usual. */
 #define RW_SC_FILE_CANDIDATE 0x0080
@@ -322,10 +322,12 @@ enum rw_stall_reason {
 	RW_STALL_RING_FULL = 1,
 	RW_STALL_READ_FAULT = 2,
 	RW_STALL_TOO_COMPLEX = 3,
-	RW_STALL_COPY_FILE = 4, /* event emitted; copy the mapped file */
-	RW_STALL_TURN = 5,	/* event emitted; the thread gave the CPU up at
-				   the entry (RW_REC_YIELD): it waits for its
-				   turn before it runs user code again */
+	RW_STALL_COPY_FILE = 4,	 /* event emitted; copy the mapped file */
+	RW_STALL_TURN = 5,	 /* event emitted; the thread gave the CPU up at
+				    the entry (RW_REC_YIELD): it waits for its
+				    turn before it runs user code again */
+	RW_STALL_SHARED_MAP = 6, /* event emitted; a MAP_SHARED mapping: the
+				    supervisor sees who shares memory */
 };
 
 struct rw_stall {

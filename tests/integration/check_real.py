@@ -86,6 +86,17 @@ for t in threads:
 print(sorted(results.items()))
 """
 
+# The workers share their task queue's locks and semaphores with the parent
+# (in /dev/shm, mapped shared): the processes run as one group.
+POOL_PY = """\
+from multiprocessing import Pool
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with Pool(2) as pool:
+        print(sum(pool.map(square, range(2000))), flush=True)
+"""
+
 SCRIPT_PY = """\
 #!/usr/bin/python3 -u
 import sys
@@ -150,6 +161,8 @@ CASES = [
     # Two compilers run at once: the first cc1 to start is either's.
     Case("make_j2", ["make", "-j2"], c_project, hits=3, child="cc1", child_shows=r"\.globl\\t(twice|plus_three|main)",
          watch=False),
+    Case("python_pool", ["/usr/bin/python3", "pool.py"], lambda d: write(os.path.join(d, "pool.py"), POOL_PY),
+         hits=1, watch=False),
     Case("python_script", ["./show.py", "one", "two"],
          lambda d: write(os.path.join(d, "show.py"), SCRIPT_PY, 0o755), hits=2),
     Case("env_exec", ["env", "GREETING=hi", "/usr/bin/python3", "-c", "import os; print(os.environ['GREETING'])"],

@@ -177,9 +177,13 @@ void Supervisor::kill_the_rest()
     std::set<Tid> groups;
     for (const auto& [tid, t] : threads_)
         groups.insert(t.tgid);
-    for (Tid tgid : groups)
-        if (::kill(tgid, SIGKILL) == 0)
+    for (Tid tgid : groups) {
+        // (One that has exited already, and is only still to be reported,
+        // was not left running.)
+        char state = thread_state(tgid);
+        if (state && state != 'Z' && state != 'X' && ::kill(tgid, SIGKILL) == 0)
             killed_at_exit_++;
+    }
 }
 
 void Supervisor::on_stop(pid_t tid, int status)
@@ -237,7 +241,7 @@ bool Supervisor::resume(Thread& t, int signo)
     if (t.out_of_turn && serialized(t)) {
         // It gave the CPU up at a syscall entry: it goes on in its turn.
         t.parked_signal = signo;
-        if (!scheduler_.want(t.tgid, t.tid, Clock::now()))
+        if (!scheduler_.want(key(t), t.tid, Clock::now()))
             return true;
         t.out_of_turn = false;
         t.parked_signal = 0;
@@ -258,9 +262,11 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_CLONE: {
         Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
         if (child.tgid == t.tgid) {
-            serialize(t.tgid, t.tid);
-        } else if (options_.parallel) {
-            inherit_sync_probes(child, t.tgid);
+            serialize(key(t), t.tid);
+        } else {
+            if (options_.parallel)
+                inherit_sync_probes(child, t.tgid);
+            on_fork_event(t, child, event);
         }
         break;
     }
@@ -290,6 +296,8 @@ void Supervisor::on_event_stop(Thread& t, int signal)
         if (options_.parallel)
             if (auto parent = proc_status_number(t.tgid, "PPid"))
                 inherit_sync_probes(t, static_cast<Tid>(*parent));
+        if (hold_new_child(t))
+            return;
     }
     if (t.preempt_requested) {
         t.preempt_requested = false;
@@ -542,7 +550,9 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
     const rw_stall* stall = &stall_entry;
     // Everything the kernel side emitted before the stall is in the ring.
     capture_.drain();
-    if (stall->reason != RW_STALL_COPY_FILE && stall->reason != RW_STALL_TURN) {
+    if (is_shared_mapping_call(stall->sc))
+        note_shared_mapping(t, stall->sc);
+    if (stall->reason != RW_STALL_COPY_FILE && stall->reason != RW_STALL_TURN && stall->reason != RW_STALL_SHARED_MAP) {
         assembler_.discard_partial(t.tid);
         std::string why;
         uint64_t args[RW_MAX_ARGS];
@@ -562,8 +572,19 @@ void Supervisor::on_exec(Thread& t)
     Tid former = static_cast<Tid>(get_event_msg(t.tid));
     if (former != t.tid)
         threads_.erase(former);
-    // The other threads are gone: the process runs freely again.
-    unserialize(t.tgid);
+    // The other threads are gone, and its memory is new: the process runs
+    // freely again, out of any group it was in.
+    if (Tid k = key(t); k != t.tgid) {
+        run_next(k, scheduler_.gone(k, t.tid, Clock::now()));
+        if (former != t.tid)
+            run_next(k, scheduler_.gone(k, former, Clock::now()));
+        groups_.leave(t.tgid);
+        capture_.set_serialized(t.tgid, false);
+        if (std::none_of(threads_.begin(), threads_.end(), [&](const auto& kv) { return key(kv.second) == k; }))
+            unserialize(k);
+    } else {
+        unserialize(t.tgid);
+    }
     t.out_of_turn = false;
     t.parked_signal = 0;
     t.tgid = t.tid; // the exec'ing thread now leads its process

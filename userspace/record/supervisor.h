@@ -36,6 +36,7 @@
 #include "event.h"
 #include "hw_breakpoint.h"
 #include "rewind_abi.h"
+#include "memory_groups.h"
 #include "thread_scheduler.h"
 #include "written_pages.h"
 
@@ -47,6 +48,10 @@ class EventSink;
 class FileStore;
 class MappedFiles;
 class RandomSites;
+
+// A successful MAP_SHARED mmap: the kernel side stops the thread after it
+// (RW_STALL_SHARED_MAP), for the supervisor to see who shares memory.
+bool is_shared_mapping_call(const rw_rec_syscall& sc);
 
 class Supervisor {
 public:
@@ -138,9 +143,12 @@ private:
     void check_deadlines();
 
     // Scheduling the threads of multithreaded processes (supervisor_threads.cpp).
-    bool serialized(const Thread& t) const { return scheduler_.serialized(t.tgid); }
-    void serialize(Tid tgid, Tid runner);
-    void unserialize(Tid tgid);
+    // The key `t` is scheduled under: its process's, or its group's if the
+    // process shares memory with others (memory_groups.h).
+    Tid key(const Thread& t) const { return groups_.key_of(t.tgid); }
+    bool serialized(const Thread& t) const { return scheduler_.serialized(key(t)); }
+    void serialize(Tid key, Tid runner);
+    void unserialize(Tid key);
     void drain_ring(); // reads the ring, then hands on the CPU of threads that gave it up
     void take_yields();
     bool park_stop(Thread& t, int status); // true: handled in the thread's turn
@@ -152,6 +160,20 @@ private:
     void run_next(Tid tgid, std::optional<Tid> next);
     void on_thread_gone(Tid tid, Tid tgid);
     void take_exits();
+    // Processes that share memory (supervisor_groups.cpp).
+    void note_shared_mapping(Thread& t, const rw_rec_syscall& sc);
+    void on_fork_event(Thread& parent, Thread& child, int event);
+    bool hold_new_child(Thread& t); // true: it starts when its parent's fork event says how
+    void start_child(Thread& t, bool joined);
+    void release_children_of(Tid parent);
+    // The one thread of these processes (nullptr if none, or several),
+    // leaving out a new one whose first stop is still to come.
+    Thread* lone_thread(const std::vector<Tid>& processes, const Thread* not_started = nullptr);
+    // `stopped`: the thread whose call or fork made the merges, which the
+    // supervisor holds stopped now.
+    void merge_schedules(const std::vector<MemoryGroups::Merge>& merges, Thread& stopped,
+                         const Thread* not_started = nullptr);
+    void mark_serialized(Tid key);
     void check_slices();
     void start_preemption(Thread& t);
     void watch_round(Thread& t); // to the next execution of probe_from's instruction
@@ -181,6 +203,9 @@ private:
     Options options_;
     std::map<Tid, Thread> threads_;
     ThreadScheduler scheduler_;
+    MemoryGroups groups_;
+    std::map<Tid, Tid> held_children_; // new processes at their first stop -> the parent they wait for
+    std::map<Tid, bool> forks_seen_;   // new processes whose first stop is to come -> joined a group
     pid_t initial_ = -1;
     int initial_status_ = 0;
     uint64_t killed_at_exit_ = 0;

@@ -55,23 +55,24 @@ constexpr int kMaxProbeSteps = 2000;
 
 } // namespace
 
-void Supervisor::serialize(Tid tgid, Tid runner)
+void Supervisor::serialize(Tid key, Tid runner)
 {
     // rewind record --parallel: the threads run on all CPUs; the kernel
     // side's synchronization probes give their lock operations an order.
     if (options_.parallel)
         return;
-    if (!scheduler_.serialized(tgid))
-        capture_.set_serialized(tgid, true, options_.chaos);
-    scheduler_.serialize(tgid, runner, Clock::now());
+    scheduler_.serialize(key, runner, Clock::now());
+    mark_serialized(key);
 }
 
-void Supervisor::unserialize(Tid tgid)
+void Supervisor::unserialize(Tid key)
 {
-    if (!scheduler_.serialized(tgid))
+    if (!scheduler_.serialized(key))
         return;
-    scheduler_.forget(tgid);
-    capture_.set_serialized(tgid, false);
+    scheduler_.forget(key);
+    for (Tid tgid : groups_.members(key))
+        if (tgid > 0)
+            capture_.set_serialized(tgid, false);
 }
 
 void Supervisor::drain_ring()
@@ -87,9 +88,11 @@ void Supervisor::take_exits()
     // now. (The main thread's SYS_exit while others run leaves it a zombie
     // that waitpid reports only when the whole process is gone: the others
     // would wait for the CPU until then, that is, forever.)
-    for (auto [tid, tgid] : assembler_.take_exits())
-        if (scheduler_.serialized(tgid))
-            run_next(tgid, scheduler_.gone(tgid, tid, Clock::now()));
+    for (auto [tid, tgid] : assembler_.take_exits()) {
+        Tid k = groups_.key_of(tgid);
+        if (scheduler_.serialized(k))
+            run_next(k, scheduler_.gone(k, tid, Clock::now()));
+    }
 }
 
 void Supervisor::take_yields()
@@ -123,7 +126,7 @@ bool Supervisor::park_stop(Thread& t, int status)
     StopInfo s = decode_wait_status(status);
     if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == RW_STALL_SIGNAL && capture_.has_stall(t.tid))
         return false;
-    if (scheduler_.want(t.tgid, t.tid, Clock::now())) {
+    if (scheduler_.want(key(t), t.tid, Clock::now())) {
         t.out_of_turn = false;
         return false;
     }
@@ -151,7 +154,7 @@ void Supervisor::on_new_thread_stop(Thread& t)
     if (!serialized(t)) {
         for (const auto& [tid, other] : threads_)
             if (other.tgid == t.tgid && tid != t.tid) {
-                serialize(t.tgid, tid);
+                serialize(key(t), tid);
                 break;
             }
     }
@@ -160,13 +163,13 @@ void Supervisor::on_new_thread_stop(Thread& t)
 
 void Supervisor::want_cpu(Thread& t)
 {
-    if (scheduler_.want(t.tgid, t.tid, Clock::now()) && !grant(t))
+    if (scheduler_.want(key(t), t.tid, Clock::now()) && !grant(t))
         on_thread_gone(t.tid, t.tgid);
 }
 
 void Supervisor::give_up_cpu(Thread& t)
 {
-    run_next(t.tgid, scheduler_.yield(t.tgid, t.tid, Clock::now()));
+    run_next(key(t), scheduler_.yield(key(t), t.tid, Clock::now()));
 }
 
 void Supervisor::hand_over(Thread& t)
@@ -178,27 +181,36 @@ void Supervisor::hand_over(Thread& t)
         want_cpu(it->second);
 }
 
-void Supervisor::run_next(Tid tgid, std::optional<Tid> next)
+void Supervisor::run_next(Tid key, std::optional<Tid> next)
 {
     // A thread that died while it waited passes its turn on.
     while (next) {
         auto it = threads_.find(*next);
         if (it != threads_.end() && grant(it->second))
             return;
-        next = scheduler_.gone(tgid, *next, Clock::now());
+        next = scheduler_.gone(key, *next, Clock::now());
     }
 }
 
 void Supervisor::on_thread_gone(Tid tid, Tid tgid)
 {
-    run_next(tgid, scheduler_.gone(tgid, tid, Clock::now()));
-    bool any = false;
-    for (const auto& [other, th] : threads_)
-        any = any || th.tgid == tgid;
-    if (!any) {
+    Tid k = groups_.key_of(tgid);
+    run_next(k, scheduler_.gone(k, tid, Clock::now()));
+    release_children_of(tid);
+    auto under = [&](auto pred) {
+        return std::any_of(threads_.begin(), threads_.end(), [&](const auto& kv) { return pred(kv.second); });
+    };
+    if (under([&](const Thread& th) { return th.tgid == tgid; }))
+        return;
+    // The process is gone: out of its group, and its schedule ends with
+    // its group's last thread.
+    capture_.release_sync_probes(tgid);
+    if (groups_.leave(tgid))
+        capture_.set_serialized(tgid, false);
+    if (!under([&](const Thread& th) { return key(th) == k; }))
+        unserialize(k);
+    else if (k == tgid)
         unserialize(tgid);
-        capture_.release_sync_probes(tgid);
-    }
 }
 
 void Supervisor::check_slices()
@@ -241,8 +253,8 @@ void Supervisor::start_preemption(Thread& t)
         // which is left to reach its syscall: a point in the middle of
         // computation would cost replay a breakpoint hit per execution of
         // its instruction, hundreds of millions in xz's workers.
-        if (Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
-            scheduler_.extend(t.tgid, 4 * options_.time_slice);
+        if (Clock::now() - scheduler_.running_since(key(t)) < kComputeBudget) {
+            scheduler_.extend(key(t), 4 * options_.time_slice);
             resume(t, 0);
             return;
         }
@@ -257,7 +269,7 @@ void Supervisor::start_preemption(Thread& t)
     // where soft-dirty bits do not work (written_pages.h): a thread still
     // within its compute budget is first looked at by its registers alone,
     // and only one that keeps them gets a second round with its pages.
-    if (Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget)
+    if (Clock::now() - scheduler_.running_since(key(t)) >= kComputeBudget)
         t.written.emplace(t.tgid);
     else
         t.written.reset();
@@ -276,7 +288,7 @@ void Supervisor::watch_round(Thread& t)
                     "); it runs on",
                 t.tid);
         t.written.reset();
-        scheduler_.extend(t.tgid, std::chrono::hours(1));
+        scheduler_.extend(key(t), std::chrono::hours(1));
         resume(t, 0);
         return;
     }
@@ -329,11 +341,11 @@ void Supervisor::probe_by_stepping(Thread& t, bool budget_preempts)
     auto written = t.written->since(kMaxProbePages);
     bool waiting =
         probe == StepProbe::Round && same_registers(get_registers(t.tid), t.probe_from) && written && written->empty();
-    if (waiting || (budget_preempts && Clock::now() - scheduler_.running_since(t.tgid) >= kComputeBudget)) {
+    if (waiting || (budget_preempts && Clock::now() - scheduler_.running_since(key(t)) >= kComputeBudget)) {
         preempt_here(t, std::move(written));
         return;
     }
-    scheduler_.extend(t.tgid, budget_preempts ? 4 * options_.time_slice
+    scheduler_.extend(key(t), budget_preempts ? 4 * options_.time_slice
                                               : std::chrono::duration_cast<std::chrono::milliseconds>(kComputeBudget));
     resume(t, 0);
 }
@@ -356,16 +368,16 @@ bool Supervisor::on_probe_trap(Thread& t)
             t.written.emplace(t.tgid); // the round from here tells a spin-wait
             watch_round(t);
         } else {
-            scheduler_.extend(t.tgid, 4 * options_.time_slice); // making progress
+            scheduler_.extend(key(t), 4 * options_.time_slice); // making progress
             resume(t, 0);
         }
         return true;
     }
     auto written = t.written->since(kMaxProbePages);
     bool waiting = same && written && written->empty();
-    if (!waiting && Clock::now() - scheduler_.running_since(t.tgid) < kComputeBudget) {
+    if (!waiting && Clock::now() - scheduler_.running_since(key(t)) < kComputeBudget) {
         // Making progress: let it run on towards a syscall; look again later.
-        scheduler_.extend(t.tgid, 4 * options_.time_slice);
+        scheduler_.extend(key(t), 4 * options_.time_slice);
         resume(t, 0);
         return true;
     }
@@ -387,6 +399,7 @@ void Supervisor::preempt_here(Thread& t, std::optional<std::vector<uint64_t>> pa
         pages.emplace();
     }
     e.pages = std::move(*pages);
+    add_stack_frame_pages(e.regs[Registers::RSP], e.regs[Registers::RBP], e.pages);
     e.pages_hash = page_digest(t.tid, e.pages);
     e.seq = capture_.next_seq();
     emit(std::move(e));

@@ -14,6 +14,26 @@ void ThreadScheduler::serialize(Tid tgid, Tid runner, Clock::time_point now)
     }
 }
 
+void ThreadScheduler::merge(Tid from, Tid into, Tid runner, Clock::time_point now)
+{
+    Process& a = procs_[into];
+    Process b = std::move(procs_[from]);
+    procs_.erase(from);
+    std::deque<Tid> all;
+    for (const auto& r : {a.running, b.running})
+        if (r)
+            all.push_back(*r);
+    all.insert(all.end(), a.waiting.begin(), a.waiting.end());
+    all.insert(all.end(), b.waiting.begin(), b.waiting.end());
+    a.waiting.clear();
+    for (Tid tid : all)
+        if (tid != runner && std::find(a.waiting.begin(), a.waiting.end(), tid) == a.waiting.end())
+            a.waiting.push_back(tid);
+    a.running = runner;
+    a.deadline = now + slice_;
+    a.since = now;
+}
+
 bool ThreadScheduler::want(Tid tgid, Tid tid, Clock::time_point now)
 {
     auto it = procs_.find(tgid);

@@ -9,6 +9,10 @@
 // others wait is preempted (the supervisor decides where: at the exit of a
 // syscall if it is in one). Processes run in parallel with each other.
 //
+// Processes that share memory run the same way, as one group
+// (memory_groups.h): the `tgid` the functions below take is the key a
+// process is scheduled under, its own id or its group's.
+//
 // This class is only the bookkeeping; the supervisor stops and resumes.
 #pragma once
 
@@ -39,6 +43,10 @@ public:
     void serialize(Tid tgid, Tid runner, Clock::time_point now);
     // The process exec'd or ended: its one thread runs freely again.
     void forget(Tid tgid) { procs_.erase(tgid); }
+    // The threads scheduled under `from` are scheduled under `into` from
+    // now on (both serialized); `runner` has the CPU (it had one of them),
+    // the others wait.
+    void merge(Tid from, Tid into, Tid runner, Clock::time_point now);
 
     // `tid` is stopped and wants to run. True: it has the CPU now (resume
     // it). False: it waits its turn.

@@ -99,6 +99,14 @@ void Replayer::on_syscall(const SyscallEvent& e)
     ReplayAction action = replay_action(*info, args);
     switch (action) {
     case ReplayAction::Exec:
+        // An exec that replaced the image has its exec event first (the
+        // recorder takes it at the exec stop, before the call returns), and
+        // that event leaves the thread inside the call (above). Without
+        // one, the call never ran, whatever it returned: a seccomp filter
+        // trapped it (rax keeps the call's number), or made it return an
+        // errno, or 0.
+        action = ReplayAction::Emulate;
+        break;
     case ReplayAction::Clone:
         if (e.ret >= 0)
             refuse(e.tid, "a successful " + syscall_name(e.nr) + " without its exec or fork event in the trace");

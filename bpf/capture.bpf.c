@@ -864,6 +864,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	 * entry on: the number it entered with tells them apart. */
 	if (s->sc.nr == -1 && st->entry_nr == RW_NR_RT_SIGRETURN)
 		s->sc.nr = RW_NR_RT_SIGRETURN;
+	/* A 64-bit image an exec loaded starts with orig_ax at execve's number
+	 * (set_personality_64bit), whichever call loaded it. */
+	if (s->sc.nr == RW_NR_EXECVE && st->entry_nr == RW_NR_EXECVEAT)
+		s->sc.nr = RW_NR_EXECVEAT;
 	if (st->child_return) {
 		s->sc.h.flags |= RW_SC_CHILD_RETURN;
 		st->child_return = 0;

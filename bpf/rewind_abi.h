@@ -164,6 +164,8 @@ struct rw_task_state {
 };
 
 #define RW_NR_RT_SIGRETURN 15
+#define RW_NR_EXECVE 59
+#define RW_NR_EXECVEAT 322
 /* The kernel's uretprobe trampoline returns through this syscall of its own
  * (x86-64, Linux 6.11 and later): not the program's, never in a trace. */
 #define RW_NR_URETPROBE 335

@@ -131,6 +131,23 @@ uint64_t RemoteSyscalls::push_string(const std::string& s)
     return addr;
 }
 
+void RemoteSyscalls::enter_original()
+{
+    if (first_) {
+        finished_ = true; // nothing was injected: still at that entry
+        return;
+    }
+    finish(static_cast<int64_t>(saved_[Registers::ORIG_RAX]));
+    Registers r = saved_;
+    r[Registers::RIP] = saved_[Registers::RIP] - 2;
+    r[Registers::RAX] = saved_[Registers::ORIG_RAX];
+    task_.set_regs(r);
+    task_.resume(Resume::Syscall);
+    wait_syscall_stop("entry");
+    task_.set_regs(saved_); // the entry's own rax (-ENOSYS) and arguments
+    task_.at = Task::At::SyscallEntry;
+}
+
 void RemoteSyscalls::finish(int64_t result)
 {
     finished_ = true;

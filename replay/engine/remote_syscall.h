@@ -34,6 +34,10 @@ public:
     uint64_t push_string(const std::string& s);
     // Leaves the task stopped after its original syscall with this result.
     void finish(int64_t result);
+    // Leaves the task stopped at the entry of its original syscall again,
+    // with its own registers and memory, for the call to run for real now
+    // that the injected ones prepared it.
+    void enter_original();
 
 private:
     int64_t call_once(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);

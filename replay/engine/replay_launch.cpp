@@ -104,19 +104,11 @@ void Replayer::on_exec(const ExecEvent& e)
         if (e.former_tid && e.former_tid != e.tid)
             refuse(e.tid, "execve from a non-leader thread is not replayed yet");
         collect_fresh(t);
-        // The execve that leads here; its path and arguments must be the same.
         std::vector<BindMount> binds = binds_for(e, true);
         if (std::string err = apply_bind_mounts_in(t.tid(), binds); !err.empty())
             refuse(e.tid, "preparing the files of execve(" + e.filename + "): " + err);
         note_mounts(e);
-        resume(t, Resume::Syscall);
-        StopInfo s = wait_stop(t, "execve(\"" + e.filename + "\")");
-        if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != SYS_execve)
-            diverge(t, "expected execve(\"" + e.filename + "\"), got " + describe_stop(t, s));
-        auto path = t.memory().read_string(RemoteAddr(t.regs()[Registers::RDI]), 4096);
-        if (!path || *path != e.filename)
-            diverge(t, "execve of a different program",
-                    "  expected \"" + e.filename + "\"\n  actual   \"" + path.value_or("<unreadable>") + "\"");
+        enter_exec(t, e);
         resume(t, Resume::Syscall);
     }
     Task& t = task(e.tid);

@@ -287,6 +287,12 @@ private:
     // ReplayError (Damaged) naming the file otherwise.
     std::string checked_copy(Tid tid, const std::string& content_hash, const std::string& path) const;
     void check_exec_image(Task& t, const ExecEvent& e);
+    // The exec call of a process that runs already, to its entry, checked,
+    // and what it names prepared (replay_exec.cpp).
+    void enter_exec(Task& t, const ExecEvent& e);
+    void reach_relative_exec(Task& t, const ExecEvent& e, const std::string& name);
+    // The mapping of the program an exec loaded, with the trace's copy of it.
+    static const Mapping* exec_image(const ExecEvent& e);
 
     // Syscalls.
     void emulate(Task& t, const SyscallEvent& e);

@@ -1,0 +1,52 @@
+#include "exec_names.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+namespace rw::replay {
+namespace fs = std::filesystem;
+
+std::optional<std::string> exec_name(long nr, int dirfd, const std::string& path, uint64_t flags)
+{
+    // fs/exec.c: alloc_bprm.
+    if (nr != SYS_execveat || path.starts_with("/") || dirfd == AT_FDCWD)
+        return path;
+    if (path.empty())
+        return (flags & AT_EMPTY_PATH) ? std::optional("/dev/fd/" + std::to_string(dirfd)) : std::nullopt;
+    return "/dev/fd/" + std::to_string(dirfd) + "/" + path;
+}
+
+std::string live_path(const std::string& maps_path)
+{
+    constexpr std::string_view kDeleted = " (deleted)";
+    if (maps_path.ends_with(kDeleted))
+        return maps_path.substr(0, maps_path.size() - kDeleted.size());
+    return maps_path;
+}
+
+std::optional<std::string> directory_reaching(const std::string& relative, const std::string& image)
+{
+    fs::path rel = fs::path(relative).lexically_normal();
+    fs::path img = fs::path(image).lexically_normal();
+    if (rel.empty() || rel.is_absolute() || !img.is_absolute() || rel == ".")
+        return std::nullopt;
+    for (const auto& part : rel)
+        if (part == "..")
+            return std::nullopt;
+    std::vector<fs::path> parts(img.begin(), img.end()), tail(rel.begin(), rel.end());
+    if (tail.size() >= parts.size())
+        return std::nullopt;
+    for (size_t i = 0; i < tail.size(); i++)
+        if (parts[parts.size() - tail.size() + i] != tail[i])
+            return std::nullopt;
+    fs::path dir;
+    for (size_t i = 0; i + tail.size() < parts.size(); i++)
+        dir /= parts[i];
+    return dir.string();
+}
+
+} // namespace rw::replay

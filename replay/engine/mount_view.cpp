@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "unique_fd.h"
 
@@ -146,36 +148,110 @@ std::string apply_bind_mounts(const std::vector<BindMount>& binds)
     return "";
 }
 
-std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds)
+namespace {
+
+// Runs `work` in a short-lived child that joins the mount namespace of
+// `pid`: a mount is made by a process inside the namespace, and rewind's
+// own must stay where it is. `work` returns an error or nothing, and may
+// hand one descriptor back (`handed`).
+std::string in_mount_namespace_of(pid_t pid, const std::function<std::string(UniqueFd&)>& work,
+                                  UniqueFd* handed = nullptr)
 {
     UniqueFd ns(::open(("/proc/" + std::to_string(pid) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
     if (!ns)
         return std::string("opening the replay's mount namespace: ") + strerror(errno);
     int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0)
-        return std::string("pipe: ") + strerror(errno);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) != 0)
+        return std::string("socketpair: ") + strerror(errno);
     pid_t helper = fork();
     if (helper == 0) {
         ::close(report[0]);
+        UniqueFd fd;
         std::string err;
         if (setns(ns.get(), CLONE_NEWNS) != 0)
             err = std::string("setns: ") + strerror(errno);
         else
-            err = apply_bind_mounts(binds);
-        ssize_t ignored = ::write(report[1], err.data(), err.size());
+            err = work(fd);
+        // One message: a byte, then the error; the descriptor rides along.
+        std::string text = "-" + err.substr(0, 4000);
+        struct iovec iov = {text.data(), text.size()};
+        alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        struct msghdr msg = {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        if (fd) {
+            msg.msg_control = control;
+            msg.msg_controllen = sizeof control;
+            struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(sizeof(int));
+            int raw = fd.get();
+            std::memcpy(CMSG_DATA(c), &raw, sizeof raw);
+        }
+        ssize_t ignored = ::sendmsg(report[1], &msg, 0);
         (void)ignored;
         _exit(0);
     }
     ::close(report[1]);
-    std::string out;
-    char buf[512];
+    UniqueFd reader(report[0]);
+    if (helper < 0)
+        return std::string("fork: ") + strerror(errno);
+    char buf[4096];
+    struct iovec iov = {buf, sizeof buf};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
     ssize_t n;
-    while ((n = ::read(report[0], buf, sizeof(buf))) > 0)
-        out.append(buf, static_cast<size_t>(n));
-    ::close(report[0]);
+    while ((n = ::recvmsg(reader.get(), &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
     int status;
-    waitpid(helper, &status, 0);
-    return out;
+    while (waitpid(helper, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (n <= 0)
+        return "the helper in the replay's mount namespace ended without a word";
+    for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int raw;
+            std::memcpy(&raw, CMSG_DATA(c), sizeof raw);
+            UniqueFd got(raw);
+            if (handed)
+                *handed = std::move(got);
+        }
+    return std::string(buf + 1, static_cast<size_t>(n) - 1);
+}
+
+} // namespace
+
+std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds)
+{
+    return in_mount_namespace_of(pid, [&](UniqueFd&) { return apply_bind_mounts(binds); });
+}
+
+std::string detached_copy_in(pid_t pid, const std::string& source, UniqueFd& out)
+{
+    return in_mount_namespace_of(
+        pid,
+        [&](UniqueFd& fd) -> std::string {
+            ScratchTmpfs staging;
+            if (std::string err = staging.open("a detached copy", {}); !err.empty())
+                return err;
+            std::string staged = staging.path() + "/" + fs::path(source).filename().string();
+            std::error_code ec;
+            fs::copy_file(source, staged, ec);
+            if (ec)
+                return "staging " + source + ": " + ec.message();
+            ::chmod(staged.c_str(), 0700);
+            // The clone holds the tmpfs; the scratch mount goes as usual.
+            fd.reset(::open_tree(AT_FDCWD, staged.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+            if (!fd)
+                return std::string("open_tree of the staged copy: ") + strerror(errno);
+            return "";
+        },
+        &out);
 }
 
 } // namespace rw::replay

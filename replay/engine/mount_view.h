@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "unique_fd.h"
+
 namespace rw::replay {
 
 struct BindMount {
@@ -35,5 +37,12 @@ std::string enter_private_mount_namespace();
 // Applies bind mounts inside the mount namespace of `pid`, from a short-lived
 // helper process. Returns an empty string or what went wrong.
 std::string apply_bind_mounts_in(pid_t pid, const std::vector<BindMount>& binds);
+
+// The trace's copy of an executable as the root of a mount that is attached
+// nowhere, made in the mount namespace of `pid` (OPEN_TREE_CLONE): what a
+// program has after it bind-mounts a file, opens it and unmounts it lazily,
+// and what /proc/PID/maps then shows as "/". `out` is an O_PATH descriptor
+// of it. Returns an empty string or what went wrong.
+std::string detached_copy_in(pid_t pid, const std::string& source, UniqueFd& out);
 
 } // namespace rw::replay

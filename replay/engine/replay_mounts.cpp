@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "exec_names.h"
 #include "replayer.h"
 
 namespace rw::replay {
@@ -13,11 +14,11 @@ std::vector<MountedFile> Replayer::mapped_copies(const ExecEvent& e)
     std::vector<MountedFile> out;
     std::set<std::string> seen;
     for (const auto& m : e.mappings) {
-        if (m.content_hash.empty() || m.path.empty() || m.path[0] != '/')
+        // A memfd or a detached mount is given to the exec as a descriptor
+        // (replay_exec.cpp).
+        if (m.content_hash.empty() || !bind_mountable(m.path))
             continue;
-        std::string path = m.path;
-        if (auto pos = path.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == path.size())
-            path.resize(pos);
+        std::string path = live_path(m.path);
         if (seen.insert(path).second)
             out.push_back({path, m.content_hash});
     }

@@ -43,6 +43,8 @@
 
 namespace rw::replay {
 
+struct DescriptorRoute;
+
 struct ReplayOptions {
     bool echo_output = true;                              // re-emit what the program wrote to stdout/stderr
     int stdout_fd = 1, stderr_fd = 2;                     // … to these descriptors
@@ -290,6 +292,7 @@ private:
     // The exec call of a process that runs already, to its entry, checked,
     // and what it names prepared (replay_exec.cpp).
     void enter_exec(Task& t, const ExecEvent& e);
+    void open_exec_descriptor(Task& t, const ExecEvent& e, const DescriptorRoute& route);
     void reach_relative_exec(Task& t, const ExecEvent& e, const std::string& name);
     // The mapping of the program an exec loaded, with the trace's copy of it.
     static const Mapping* exec_image(const ExecEvent& e);

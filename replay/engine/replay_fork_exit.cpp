@@ -213,38 +213,6 @@ void Replayer::run_group_exit_ahead(Task& t)
     current_ = saved;
 }
 
-bool Replayer::leader_outlived(Task& t)
-{
-    return t.tid() == t.group().tgid && t.group().tasks.size() > 1;
-}
-
-StopInfo Replayer::await_leader_exit(Task& t, const ExitEvent& e)
-{
-    // A process's main thread that ends with SYS_exit while its other
-    // threads run stays a zombie, which waitpid reports only when the
-    // whole process is gone: its own end is seen in /proc.
-    auto deadline = steady_now() + options_.watchdog;
-    for (;;) {
-        char state = thread_state(t.tid());
-        if (state == 'Z' || state == 'X' || state == 0)
-            break;
-        if (steady_now() > deadline)
-            report_stuck(t, "the end of its exit() while other threads run");
-        if (auto stop = waiter_.take(t.tid()))
-            diverge(t, "expected the main thread to end, got " + describe_stop(t, *stop));
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    StopInfo final;
-    final.kind = StopInfo::Kind::Exited;
-    final.exit_code = WEXITSTATUS(e.exit_code);
-    t.final_status = final;
-    finished_[t.recorded_tid()] = final;
-    t.group().leader_gone = true;
-    remove_task(t);
-    waiter_.discard(t.tid()); // its exit comes with the process's end
-    return final;
-}
-
 void Replayer::on_exit(const ExitEvent& e)
 {
     Task* live = find_task(e.tid);
@@ -257,6 +225,12 @@ void Replayer::on_exit(const ExitEvent& e)
     } else {
         Task& t = *live;
         collect_fresh(t);
+        if (ended_by_exec(t, e))
+            return; // it stays where it stands: a sibling's exec ends it (replay_exec_threads.cpp)
+        if (leaves_threads_behind(t, e)) {
+            end_as_zombie(t, e);
+            return;
+        }
         bool voluntary = e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group;
         if (voluntary && !WIFSIGNALED(e.exit_code)) {
             SyscallEvent call;
@@ -264,10 +238,6 @@ void Replayer::on_exit(const ExitEvent& e)
             call.args = e.pending_args;
             run_to_syscall_entry(t, call, Resume::Syscall);
             resume(t, Resume::Cont);
-            if (e.pending_nr == SYS_exit && leader_outlived(t)) {
-                final = await_leader_exit(t, e);
-                return;
-            }
         } else if (t.inject_signal) {
             // The fatal signal is the one just delivered.
             resume(t, Resume::Cont);
@@ -321,8 +291,8 @@ void Replayer::on_exit(const ExitEvent& e)
             diverge(t, "expected the thread to exit, got " + describe_stop(t, final));
         }
     }
-    if (e.group_dead && live && live->group().leader_gone)
-        finished_[live->group().recorded_tgid] = final;
+    if (e.group_dead && live)
+        collect_zombie_leader(*live);
     // A thread's own exit status is only meaningful for the thread that
     // ends its process; the others vanish with it.
     bool recorded_signaled = WIFSIGNALED(e.exit_code);

@@ -97,22 +97,34 @@ void Replayer::on_exec(const ExecEvent& e)
 {
     if (auto why = replay_limit(e))
         refuse(e.tid, *why);
+    StopInfo s;
+    Task* exec = nullptr;
     if (!launched_) {
         launch(e);
+        exec = &task(e.tid);
+        s = wait_stop(*exec, "the new image of execve(\"" + e.filename + "\")");
     } else {
-        Task& t = task(e.former_tid ? e.former_tid : e.tid);
-        if (e.former_tid && e.former_tid != e.tid)
-            refuse(e.tid, "execve from a non-leader thread is not replayed yet");
-        collect_fresh(t);
+        Task& caller = task(e.former_tid ? e.former_tid : e.tid);
+        exec = &caller;
+        collect_fresh(caller);
         std::vector<BindMount> binds = binds_for(e, true);
-        if (std::string err = apply_bind_mounts_in(t.tid(), binds); !err.empty())
+        if (std::string err = apply_bind_mounts_in(caller.tid(), binds); !err.empty())
             refuse(e.tid, "preparing the files of execve(" + e.filename + "): " + err);
         note_mounts(e);
-        enter_exec(t, e);
-        resume(t, Resume::Syscall);
+        enter_exec(caller, e);
+        // Their exits came first, the kernel's own order: they stand where
+        // those left them, and die now.
+        std::vector<Task*> ended = siblings_ended_by_exec(caller);
+        resume(caller, Resume::Syscall);
+        s = wait_exec_stop(caller, e);
+        if (s.kind == StopInfo::Kind::PtraceEvent && s.event == PTRACE_EVENT_EXEC) {
+            collect_ended_by_exec(ended, e);
+            auto vm = std::make_shared<AddressSpace>(); // the old one stays with a vfork parent
+            vm->id = next_vm_id_++;
+            caller.move_to(std::move(vm));
+        }
     }
-    Task& t = task(e.tid);
-    StopInfo s = wait_stop(t, "the new image of execve(\"" + e.filename + "\")");
+    Task& t = *exec;
     if (s.kind != StopInfo::Kind::PtraceEvent || s.event != PTRACE_EVENT_EXEC)
         diverge(t, "execve(\"" + e.filename + "\") did not succeed: got " + describe_stop(t, s));
     check_exec_image(t, e);

@@ -412,6 +412,8 @@ void Replayer::kill_world()
         remove_task(*t);
     }
     tasks_.clear();
+    retired_.clear();
+    zombie_leaders_.clear(); // a copy's process is led by the thread that forked it
 }
 
 void Replayer::restore(const ReplaySnapshot& snap)

@@ -198,9 +198,6 @@ private:
     void on_fork(const ForkEvent& e);
     void on_exit(const ExitEvent& e);
     void apply_mapped_write(Task& t, const SyscallEvent& e);
-    // The main thread of a process that others still run in (SYS_exit).
-    bool leader_outlived(Task& t);
-    StopInfo await_leader_exit(Task& t, const ExitEvent& e);
     void on_syscall(const SyscallEvent& e);
     void on_signal(const SignalEvent& e);
     void on_rdtsc(const RdtscEvent& e);
@@ -296,6 +293,20 @@ private:
     void reach_relative_exec(Task& t, const ExecEvent& e, const std::string& name);
     // The mapping of the program an exec loaded, with the trace's copy of it.
     static const Mapping* exec_image(const ExecEvent& e);
+    // The other threads of a process that execs (replay_exec_threads.cpp).
+    const ExecEvent* exec_ahead(Task& t);            // the exec of t's process, near in the stream
+    bool ended_by_exec(Task& t, const ExitEvent& e); // t's recorded end was a sibling's exec
+    std::vector<Task*> siblings_ended_by_exec(Task& caller);
+    StopInfo wait_exec_stop(Task& caller, const ExecEvent& e); // and the caller takes the leader's id
+    void collect_ended_by_exec(const std::vector<Task*>& ended, const ExecEvent& e);
+    void forget_calls_of(Tid recorded); // synchronization calls a thread that ends was in
+    // A leader that ends before its threads: a zombie ptrace says nothing of
+    // until its process ends, when its status is collected.
+    bool leaves_threads_behind(Task& t, const ExitEvent& e);
+    void end_as_zombie(Task& t, const ExitEvent& e);
+    void collect_zombie_leader(Task& last);
+    std::map<Tid, pid_t> zombie_leaders_;        // recorded tgid -> the zombie's tid
+    std::vector<std::unique_ptr<Task>> retired_; // leaders whose id an exec'ing thread took
 
     // Syscalls.
     void emulate(Task& t, const SyscallEvent& e);

@@ -2,6 +2,7 @@
 
 #include <sys/ptrace.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <system_error>
@@ -12,6 +13,22 @@ Task::Task(pid_t tid, Tid recorded_tid, std::shared_ptr<ThreadGroup> group, std:
     : tid_(tid), recorded_tid_(recorded_tid), group_(std::move(group)), vm_(std::move(vm))
 {
     group_->tasks.push_back(this);
+    vm_->tasks.push_back(this);
+}
+
+void Task::take_leader_id(pid_t tid, Tid recorded_tid)
+{
+    tid_ = tid;
+    recorded_tid_ = recorded_tid;
+    regs_.reset();
+    known_mask_.reset();
+}
+
+void Task::move_to(std::shared_ptr<AddressSpace> vm)
+{
+    auto& old = vm_->tasks;
+    old.erase(std::remove(old.begin(), old.end(), this), old.end());
+    vm_ = std::move(vm);
     vm_->tasks.push_back(this);
 }
 

@@ -33,10 +33,6 @@ struct ThreadGroup {
     // shows of them before their exits (a new thread's return from clone)
     // is the kernel reporting threads that were already dying.
     bool killed = false;
-    // Its main thread ended with SYS_exit while others ran: the process's
-    // exit status (what waitpid reports for the main thread) is the last
-    // thread's.
-    bool leader_gone = false;
 };
 
 // How a task is resumed: the replayer always knows what the task's next
@@ -61,6 +57,11 @@ public:
     const std::shared_ptr<ThreadGroup>& group_ptr() const { return group_; }
     const std::shared_ptr<AddressSpace>& vm() const { return vm_; }
     TraceeMemory memory() const { return TraceeMemory(tid_); }
+    // A thread that execs from outside the lead of its process takes the
+    // leader's id (the kernel's and the recording's).
+    void take_leader_id(pid_t tid, Tid recorded_tid);
+    // An exec gives the process an address space of its own.
+    void move_to(std::shared_ptr<AddressSpace> vm);
 
     // Registers, read once per stop.
     const Registers& regs();

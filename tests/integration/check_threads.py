@@ -61,6 +61,40 @@ def check_one(rw, progs, work, name):
     return f"{output!r}, {preempts} preemptions{extra}"
 
 
+def check_exec(rw, progs, work, name):
+    """An exec in a threaded process ends the other threads where they stand
+    (their exits come before it), and one from a thread that does not lead
+    its process takes the leader's id; the recorder followed it to the end
+    (it hung there before)."""
+    trace = os.path.join(work, name)
+    rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, name)], timeout=120)
+    rep = replay(rw, trace)
+    same_run(rec, rep, name)
+    events = dump_events(rw, trace)
+    execs = [e for e in events if e["kind"] == "exec"][1:]
+    check(execs, f"{name}: no exec after the first")
+    for x in execs:
+        ended = [e for e in events if e["kind"] == "exit" and e["tgid"] == x["tgid"] and e["seq"] < x["seq"]]
+        check(ended, f"{name}: the exec at seq {x['seq']} ended no thread before it")
+    from_threads = sum(1 for x in execs if x["former_tid"] not in (0, x["tid"]))
+    if name == "threads_exec_other":
+        check(from_threads == len(execs), f"{name}: {from_threads} of {len(execs)} execs came from a non-leader")
+    return f"{rec.stdout.decode().strip()!r}, {len(execs)} execs, {from_threads} from a non-leader thread"
+
+
+def check_leader_exit(rw, progs, work):
+    """The leader ends before its worker, which ends the process with status
+    3: a zombie ptrace reports only then, with that status (the recorder
+    hung at the leader's end before, waiting to hand its CPU on)."""
+    trace = os.path.join(work, "threads_leader_exit")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "threads_leader_exit")], timeout=120)
+    check(shell_status(rec.status) == 3, f"the recording did not end with status 3\n{rec.describe()}")
+    rep = replay(rw, trace)
+    check(rec.stdout == rep.stdout and shell_status(rep.status) == 3,
+          f"the replay differs from the recording\n--- recorded\n{rec.describe()}\n--- replayed\n{rep.describe()}")
+    return f"{rec.stdout.decode().strip()!r}, status 3"
+
+
 def check_spin_blocked(rw, progs, work):
     """Spinning threads that block every signal (as xz's workers do): no
     hardware breakpoint's SIGTRAP reaches them, so the recorder preempts
@@ -185,7 +219,10 @@ def main():
     work = fresh_dir(args.work)
     rw, progs = args.rewind, args.programs
     checks = [(name, lambda name=name: check_one(rw, progs, work, name)) for name in PROGRAMS]
-    checks += [("threads_spin blocked", lambda: check_spin_blocked(rw, progs, work)),
+    checks += [(name, lambda name=name: check_exec(rw, progs, work, name))
+               for name in ("threads_exec", "threads_exec_other")]
+    checks += [("threads_leader_exit", lambda: check_leader_exit(rw, progs, work)),
+               ("threads_spin blocked", lambda: check_spin_blocked(rw, progs, work)),
                ("hand-offs", lambda: check_handoffs(rw, progs, work)),
                ("races", lambda: check_races(rw, progs, work)),
                ("tampered preemption", lambda: check_tampered_preemption(rw, args.tamper, work)),

@@ -208,6 +208,8 @@ void Supervisor::on_stop(pid_t tid, int status)
         return;
     }
     stops_++;
+    if (s.kind == StopInfo::Kind::PtraceEvent && s.event == PTRACE_EVENT_EXEC)
+        take_over_leader(tid);
     Thread& t = thread(tid);
     try {
         if (t.out_of_turn && park_stop(t, status))
@@ -565,6 +567,22 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
         stalls_++;
     }
     resume(t, 0);
+}
+
+void Supervisor::take_over_leader(Tid tid)
+{
+    // An exec from a thread that did not lead its process: the kernel killed
+    // the leader with the other threads and gave the exec'ing thread its id
+    // (ptrace reports the leader's death only as this stop). The state kept
+    // under that id is the dead leader's; the exec'ing thread's is its own.
+    Tid former = static_cast<Tid>(get_event_msg(tid));
+    auto it = threads_.find(former);
+    if (former == tid || it == threads_.end())
+        return;
+    Thread moved = std::move(it->second);
+    threads_.erase(it);
+    moved.tid = tid;
+    threads_.insert_or_assign(tid, std::move(moved));
 }
 
 void Supervisor::on_exec(Thread& t)

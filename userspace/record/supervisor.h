@@ -125,6 +125,7 @@ private:
     void on_signal(Thread& t, int signo);
     void on_stall(Thread& t, const rw_stall& stall);
     void on_exec(Thread& t);
+    void take_over_leader(Tid tid); // at an exec stop
     bool emulate_tsc(Thread& t);
     bool emulate_random(Thread& t);
     void resend_deferred(Thread& t);

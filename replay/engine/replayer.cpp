@@ -491,7 +491,9 @@ std::string Replayer::checked_copy(Tid tid, const std::string& content_hash, con
     if (copy.empty())
         throw ReplayError(ReplayErrorKind::Damaged, current_, tid, "the copy of " + path + " cannot be used",
                           "  " + why);
-    return copy.string();
+    // The replayed processes open it from their own working directory,
+    // which is not rewind's.
+    return std::filesystem::absolute(copy).string();
 }
 
 void Replayer::refuse(Tid tid, std::string what, std::string details)

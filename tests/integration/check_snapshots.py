@@ -22,14 +22,22 @@ CASES = [  # program, event to snapshot at (the first one that can be, from ther
     ("threads_rounding", 300),
     # Pages kept out of fork children (MADV_DONTFORK, MADV_WIPEONFORK).
     ("fork_advice", 55),
+    # Execs after the snapshot: by a relative path after a chdir, of a file
+    # in a detached mount, from threads that do not lead their process.
+    ("exec_at", 60),
+    ("exec_detached", 30),
+    ("threads_exec", 40),
+    ("threads_exec_other", 200),
 ]
 
 
 def check_case(rw, snapshot_check, programs, work, name, event, rounds=3):
-    trace = os.path.join(work, name + ".trace")
+    # Named relative to where the replay runs, which the replayed processes'
+    # working directory need not be.
+    trace = name + ".trace"
     rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, name)], cwd=work)
     check(rec.status == 0, f"recording {name} failed\n{rec.describe()}")
-    r = Run([snapshot_check, trace, str(event), str(rounds)], timeout=600)
+    r = Run([snapshot_check, trace, str(event), str(rounds)], cwd=work, timeout=600)
     check(r.status == 0, f"snapshot_check failed\n{r.describe()}")
     parts = r.stdout.split(b"--- round ")
     outputs = [p.split(b"\n", 1)[1] if b"\n" in p else b"" for p in parts[1:]]

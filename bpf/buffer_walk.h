@@ -7,6 +7,9 @@
  *
  * The includer defines, before including:
  *   RW_READ_USER(walk, dst, size, user_addr)  -> 0 on success
+ *   RW_STATE_SIZE(walk, state, key, len_ptr)   -> 0 and *len_ptr set when it
+ *                                              knows the size kernel state
+ *                                              gives an output (enum rw_state)
  *   RW_WALK_MAX_SEGMENTS                       a power of two
  *   RW_WALK_MAX_IOV                            iovec entries walked per array;
  *                                              longer arrays are TOO_COMPLEX
@@ -26,8 +29,8 @@
 #define RW_INLINE static inline
 #endif
 
-#if !defined(RW_WALK_MAX_SEGMENTS) || !defined(RW_WALK_MAX_IOV)
-#error "define RW_WALK_MAX_SEGMENTS and RW_WALK_MAX_IOV before including buffer_walk.h"
+#if !defined(RW_WALK_MAX_SEGMENTS) || !defined(RW_WALK_MAX_IOV) || !defined(RW_STATE_SIZE)
+#error "define RW_WALK_MAX_SEGMENTS, RW_WALK_MAX_IOV and RW_STATE_SIZE before including buffer_walk.h"
 #endif
 
 #define RW_SEG_STRING 0x01 /* length is a maximum: copy up to the NUL */
@@ -45,6 +48,8 @@ enum rw_walk_status {
 	RW_WALK_OK = 0,
 	RW_WALK_TOO_COMPLEX = 1, /* more segments than RW_WALK_MAX_SEGMENTS */
 	RW_WALK_FAULT = 2,	 /* a descriptor (iovec, msghdr) was unreadable */
+	RW_WALK_UNSIZED = 3,	 /* an output's size depends on state the walker
+				    could not read (RW_SZ_STATE) */
 };
 
 struct rw_walk {
@@ -82,6 +87,16 @@ struct rw_msghdr {
 #define RW_MSG_FLAGS_OFF      48
 #define RW_MMSG_LEN_OFF	      56
 #define RW_UIO_MAXIOV	      1024
+
+/* struct io_event and struct iocb (linux/aio_abi.h). */
+#define RW_IO_EVENT_SIZE    32
+#define RW_IO_EVENT_OBJ_OFF 8
+#define RW_IO_EVENT_RES_OFF 16
+#define RW_IOCB_OPCODE_OFF  16
+#define RW_IOCB_BUF_OFF	    24
+#define RW_IOCB_NBYTES_OFF  32
+#define RW_IOCB_CMD_PREAD   0
+#define RW_IOCB_CMD_PREADV  7
 
 /* Where the walk counts its segments. The BPF includer keeps the count in
  * map memory, whose contents the verifier does not track: counted on the
@@ -238,15 +253,108 @@ RW_INLINE void rw_walk_mmsghdr(struct rw_walk *w, __u64 addr, __u64 count, __u8 
 #endif
 }
 
-RW_INLINE int rw_buf_applies(const struct rw_buf_spec *b, const __u64 *args, __s64 ret)
+/* sendmmsg: the kernel writes back the msg_len of each message it sent.
+ * Like the messages themselves, too irregular for the kernel side. */
+RW_INLINE void rw_walk_mmsg_len(struct rw_walk *w, __u64 addr, __u64 count, __u8 buf_index,
+				__u8 dir)
 {
+#ifdef __bpf__
+	if (count)
+		w->status = RW_WALK_TOO_COMPLEX;
+#else
+	__u64 i;
+
+	for (i = 0; i < count && i < RW_UIO_MAXIOV && !w->status; i++)
+		rw_push(w, addr + i * RW_MMSGHDR_SIZE + RW_MMSG_LEN_OFF, 4, buf_index, dir, 0);
+#endif
+}
+
+/* io_getevents: `count` struct io_event, then what each completed read
+ * put in its buffers (the kernel writes them when the I/O completes, which
+ * may be at any moment before: a program may look at them once the event
+ * says so). The kernel side leaves this to the supervisor. */
+RW_INLINE void rw_walk_io_events(struct rw_walk *w, __u64 addr, __u64 count, __u8 buf_index,
+				 __u8 dir)
+{
+#ifdef __bpf__
+	if (count)
+		w->status = RW_WALK_TOO_COMPLEX;
+#else
+	__u64 i;
+
+	rw_push(w, addr, count * RW_IO_EVENT_SIZE, buf_index, dir, 0);
+	for (i = 0; i < count && i < RW_UIO_MAXIOV && !w->status; i++) {
+		__u64 ev = addr + i * RW_IO_EVENT_SIZE, iocb, buf, nbytes;
+		__s64 res;
+		__u16 opcode;
+
+		if (RW_READ_USER(w, &iocb, 8, ev + RW_IO_EVENT_OBJ_OFF) ||
+		    RW_READ_USER(w, &res, 8, ev + RW_IO_EVENT_RES_OFF)) {
+			w->status = RW_WALK_FAULT;
+			return;
+		}
+		if (res <= 0)
+			continue;
+		if (RW_READ_USER(w, &opcode, 2, iocb + RW_IOCB_OPCODE_OFF) ||
+		    RW_READ_USER(w, &buf, 8, iocb + RW_IOCB_BUF_OFF) ||
+		    RW_READ_USER(w, &nbytes, 8, iocb + RW_IOCB_NBYTES_OFF)) {
+			w->status = RW_WALK_FAULT;
+			return;
+		}
+		if (opcode == RW_IOCB_CMD_PREAD)
+			rw_push(w, buf, rw_min(nbytes, (__u64)res), buf_index, dir, 0);
+		else if (opcode == RW_IOCB_CMD_PREADV)
+			rw_walk_iovec(w, buf, nbytes, (__u64)res, buf_index, dir);
+	}
+#endif
+}
+
+/* Whether a field ending `end` bytes into the struct the buffer reads
+ * fields of lies within the size the program gave the kernel. */
+RW_INLINE int rw_field_within(const struct rw_buf_spec *b, const __u64 *args, __u64 end)
+{
+	return b->within_arg >= RW_MAX_ARGS || end <= args[b->within_arg];
+}
+
+/* Reads a u32 field; a field the call could not have read (it failed)
+ * reads as absent, one it read as a fault. 0: *v holds it. */
+RW_INLINE int rw_read_field(struct rw_walk *w, __u64 addr, __u32 *v)
+{
+	if (!RW_READ_USER(w, v, sizeof(*v), addr))
+		return 0;
+	if (w->ret >= 0)
+		w->status = RW_WALK_FAULT;
+	return 1;
+}
+
+RW_INLINE int rw_buf_applies(struct rw_walk *w, const struct rw_buf_spec *b)
+{
+	const __u64 *args = w->args;
+	__s64 ret = w->ret;
+	__u32 v;
+
 	if ((b->flags & RW_BUF_ON_SUCCESS) && ret < 0)
 		return 0;
 	if ((b->flags & RW_BUF_ON_ERROR) && ret >= 0)
 		return 0;
-	if (b->when_bits && (b->when_arg >= RW_MAX_ARGS || !(args[b->when_arg] & b->when_bits)))
+	if (b->kind == RW_SZ_NONE || b->ptr_arg >= RW_MAX_ARGS)
 		return 0;
-	return b->kind != RW_SZ_NONE && b->ptr_arg < RW_MAX_ARGS;
+	if (!b->when_bits)
+		return 1;
+	if (b->when_arg >= RW_MAX_ARGS)
+		return 0;
+	switch (b->when_how) {
+	case RW_WHEN_EQUALS:
+		return args[b->when_arg] == b->when_bits;
+	case RW_WHEN_FIELD_EQUALS:
+		if (!args[b->when_arg] || !rw_field_within(b, args, (__u64)b->when_off + 4))
+			return 0;
+		if (rw_read_field(w, args[b->when_arg] + b->when_off, &v))
+			return 0;
+		return v == b->when_bits;
+	default:
+		return (args[b->when_arg] & b->when_bits) != 0;
+	}
 }
 
 /* Appends the segments of one buffer description. */
@@ -256,14 +364,29 @@ RW_INLINE void rw_walk_buffer(struct rw_walk *w, const struct rw_buf_spec *b, __
 	__s64 ret = w->ret;
 	__u8 dir = (b->flags & RW_BUF_OUT) ? RW_BUF_OUT : RW_BUF_IN;
 	__u8 sa = b->size_arg < RW_MAX_ARGS ? b->size_arg : 0;
-	__u64 ptr, mult, len = 0;
+	__u64 ptr, mult, key, len = 0;
 	__u32 u32v;
 
-	if (!rw_buf_applies(b, args, ret))
+	if (!rw_buf_applies(w, b))
 		return;
 	ptr = args[b->ptr_arg];
 	if (!ptr)
 		return;
+	if (b->ptr_how == RW_PTR_AT) {
+		if (!rw_field_within(b, args, (__u64)b->ptr_off + 1))
+			return;
+		ptr += b->ptr_off;
+	} else if (b->ptr_how == RW_PTR_LOADED) {
+		if (!rw_field_within(b, args, (__u64)b->ptr_off + 8))
+			return;
+		if (RW_READ_USER(w, &ptr, sizeof(ptr), ptr + b->ptr_off)) {
+			if (ret >= 0)
+				w->status = RW_WALK_FAULT;
+			return;
+		}
+		if (!ptr)
+			return;
+	}
 	mult = b->size ? b->size : 1;
 
 	switch (b->kind) {
@@ -307,9 +430,51 @@ RW_INLINE void rw_walk_buffer(struct rw_walk *w, const struct rw_buf_spec *b, __
 			len = RW_IOC_SIZE(cmd);
 		break;
 	}
+	case RW_SZ_FIELD:
+		if (!args[sa] || !rw_field_within(b, args, (__u64)b->size_off + 4))
+			return;
+		if (rw_read_field(w, args[sa] + b->size_off, &u32v))
+			return;
+		len = (__u64)u32v * mult;
+		break;
+	case RW_SZ_RET_CAPPED:
+		len = ret > 0 ? rw_min((__u64)ret, args[sa]) : 0;
+		break;
+	case RW_SZ_RET_IF_FITS:
+		len = ret > 0 && (__u64)ret <= args[sa] ? (__u64)ret : 0;
+		break;
+	case RW_SZ_PAGES:
+		len = (args[sa] + 4095) / 4096;
+		break;
+	case RW_SZ_STATE:
+		key = args[sa];
+		if (b->flags & RW_BUF_KEY_IN_FIELD) {
+			if (!key || !rw_field_within(b, args, (__u64)b->size_off + 4))
+				return;
+			if (rw_read_field(w, key + b->size_off, &u32v))
+				return;
+			key = u32v;
+		}
+		if (RW_STATE_SIZE(w, b->size, key, &len)) {
+			w->status = RW_WALK_UNSIZED;
+			return;
+		}
+		break;
+	case RW_SZ_MMSG_LEN:
+		rw_walk_mmsg_len(w, ptr, ret > 0 ? (__u64)ret : 0, buf_index, dir);
+		return;
+	case RW_SZ_IO_EVENTS:
+		rw_walk_io_events(w, ptr, ret > 0 ? (__u64)ret : 0, buf_index, dir);
+		return;
 	default:
 		return;
 	}
+	if (b->cap && len > b->cap)
+		len = b->cap;
+	/* A field of the struct itself: no further than the program's size. */
+	if (b->ptr_how == RW_PTR_AT && b->within_arg < RW_MAX_ARGS &&
+	    len > args[b->within_arg] - b->ptr_off)
+		len = args[b->within_arg] - b->ptr_off;
 	rw_push(w, ptr, len, buf_index, dir, 0);
 }
 

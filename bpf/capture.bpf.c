@@ -28,6 +28,10 @@
 #define RW_READ_USER(w, dst, size, src) bpf_probe_read_user((dst), (size), (const void *)(src))
 /* The walk's `reader` points at the count, in the scratch map value. */
 #define RW_WALK_COUNT(w) (*(__u32 *)(w)->reader)
+/* Sizes kept in kernel state (below); what it cannot read here stalls the
+ * thread, and the supervisor reads it from procfs. */
+static __always_inline int state_size(__u32 state, __u64 key, __u64 *len);
+#define RW_STATE_SIZE(w, state, key, len) state_size((state), (key), (len))
 #include "buffer_walk.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -53,7 +57,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 512);
+	__uint(max_entries, 1024);
 	__type(key, struct rw_subcmd_key);
 	__type(value, struct rw_sys_spec);
 } subcmds SEC(".maps");
@@ -334,6 +338,61 @@ static __always_inline int fd_may_block(__u64 fd)
 	if (mode == S_IFCHR_BITS && (inode->i_rdev >> KERNEL_MINOR_BITS) == MEM_MAJOR)
 		return 0;
 	return 1;
+}
+
+/* A BPF map's descriptor is an anonymous inode's file named so
+ * (bpf_map_new_fd): "bpf-map" and its NUL, as a little-endian u64. */
+#define BPF_MAP_FILE_NAME   0x0070616d2d667062ull
+#define ANON_INODE_FS_MAGIC 0x09041934
+
+/* What the kernel copies in or out for a key or a value of the BPF map at
+ * descriptor `fd` (bpf_map_value_size in kernel/bpf/syscall.c): a slot for
+ * every possible CPU in a per-CPU map, an id in a map of descriptors. */
+static __always_inline int bpf_map_sizes(__u32 state, __u64 fd, __u64 *len)
+{
+	int unreadable;
+	struct file *file = file_of_fd(fd, &unreadable);
+	struct bpf_map *map;
+	__u64 name = 0;
+	__u32 value_size;
+
+	if (!file || file->f_inode->i_sb->s_magic != ANON_INODE_FS_MAGIC)
+		return -1;
+	if (bpf_probe_read_kernel(&name, sizeof(name), file->f_path.dentry->d_name.name) ||
+	    name != BPF_MAP_FILE_NAME)
+		return -1;
+	map = TYPED(struct bpf_map, file->private_data);
+	if (state == RW_STATE_BPF_KEY) {
+		*len = map->key_size;
+		return 0;
+	}
+	value_size = map->value_size;
+	switch ((__u32)map->map_type) {
+	case 5:	 /* BPF_MAP_TYPE_PERCPU_HASH */
+	case 6:	 /* BPF_MAP_TYPE_PERCPU_ARRAY */
+	case 10: /* BPF_MAP_TYPE_LRU_PERCPU_HASH */
+	case 21: /* BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE */
+		if (!cfg.possible_cpus)
+			return -1;
+		*len = (((__u64)value_size + 7) & ~7ull) * cfg.possible_cpus;
+		return 0;
+	case 3:	 /* BPF_MAP_TYPE_PROG_ARRAY */
+	case 4:	 /* BPF_MAP_TYPE_PERF_EVENT_ARRAY */
+	case 8:	 /* BPF_MAP_TYPE_CGROUP_ARRAY */
+	case 12: /* BPF_MAP_TYPE_ARRAY_OF_MAPS */
+	case 13: /* BPF_MAP_TYPE_HASH_OF_MAPS */
+		*len = 4;
+		return 0;
+	}
+	*len = value_size;
+	return 0;
+}
+
+static __always_inline int state_size(__u32 state, __u64 key, __u64 *len)
+{
+	if (state == RW_STATE_BPF_KEY || state == RW_STATE_BPF_VALUE)
+		return bpf_map_sizes(state, key, len);
+	return -1; /* a semaphore set: its array lives behind the IPC idr */
 }
 
 /* Local filesystems whose files change only through writes the kernel sees
@@ -905,8 +964,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS, walk_one_buffer,
 			 &wc, 0);
 	if (walk.status) {
-		stall(s, walk.status == RW_WALK_TOO_COMPLEX ? RW_STALL_TOO_COMPLEX
-							    : RW_STALL_READ_FAULT);
+		/* The supervisor reads what the walk could not (a fault, too
+		 * many pieces, a size kept in kernel state). */
+		stall(s, walk.status == RW_WALK_FAULT ? RW_STALL_READ_FAULT : RW_STALL_TOO_COMPLEX);
 		return 0;
 	}
 

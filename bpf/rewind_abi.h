@@ -15,7 +15,7 @@
 #endif
 
 #define RW_MAX_ARGS 6
-#define RW_MAX_BUFS 4
+#define RW_MAX_BUFS 6
 /* Largest piece of user memory copied in one ring record. */
 #define RW_CHUNK_BYTES 16384
 /* Upper bound on memory segments the kernel side walks for one buffer
@@ -53,7 +53,30 @@ enum rw_size_kind {
 	RW_SZ_MMSGHDR,	   /* struct mmsghdr[ret] at ptr (recvmmsg/sendmmsg) */
 	RW_SZ_CSTRING,	   /* NUL-terminated string, at most size bytes */
 	RW_SZ_IOCTL,	   /* size encoded in the ioctl command (_IOC_SIZE) */
+	/* A u32 of a struct in user memory, as it is after the call (ifconf's
+	 * ifc_len, bpf_attr's log_size, fiemap's fm_mapped_extents): the u32
+	 * at args[size_arg] + size_off (× size if size != 0). */
+	RW_SZ_FIELD,
+	RW_SZ_RET_CAPPED,  /* return value bytes, at most args[size_arg] (calls that
+			      return the whole length and copy what fits) */
+	RW_SZ_RET_IF_FITS, /* return value bytes if at most args[size_arg], else
+			      none (calls that copy only what fits whole) */
+	RW_SZ_PAGES,	   /* a byte per page of args[size_arg] bytes (mincore) */
+	/* Sized by kernel state the call names but does not carry: `size` is
+	 * an enum rw_state, its key args[size_arg] or, with
+	 * RW_BUF_KEY_IN_FIELD, the u32 at args[size_arg] + size_off. */
+	RW_SZ_STATE,
+	RW_SZ_MMSG_LEN,	 /* the msg_len of each of ret struct mmsghdr (sendmmsg) */
+	RW_SZ_IO_EVENTS, /* struct io_event[ret], and the data of the reads they
+			    complete (io_getevents) */
 	RW_SZ_KIND_COUNT
+};
+
+/* Kernel state an output's size depends on (RW_SZ_STATE). */
+enum rw_state {
+	RW_STATE_BPF_KEY = 1,	/* the key size of the BPF map at descriptor `key` */
+	RW_STATE_BPF_VALUE = 2, /* the size of a value the kernel copies out of it */
+	RW_STATE_SEM_NSEMS = 3, /* 2 bytes per semaphore of the set with id `key` */
 };
 
 /* Buffer flags. */
@@ -61,20 +84,49 @@ enum rw_size_kind {
 #define RW_BUF_IN	  0x02 /* read by the kernel: replay checks it */
 #define RW_BUF_ON_SUCCESS 0x04 /* only when ret >= 0 */
 #define RW_BUF_ON_ERROR	  0x08 /* only when ret < 0 */
+/* RW_SZ_STATE: the state's key is the u32 at args[size_arg] + size_off. */
+#define RW_BUF_KEY_IN_FIELD 0x10
+/* An input kept whole in the trace, whatever its size (what replay reads
+ * in it: a BPF program's instructions), not only as a hash. */
+#define RW_BUF_KEEP	  0x20
 #define RW_BUF_NO_PTR_ARG 0xff /* value of ptr_arg: no buffer */
+#define RW_NO_ARG	  0xff /* value of within_arg: no bound */
+
+/* Where a buffer is (rw_buf_spec.ptr_how): at args[ptr_arg]; at
+ * args[ptr_arg] + ptr_off (a struct's inline array); at the u64 at
+ * args[ptr_arg] + ptr_off (a struct's pointer field: bpf_attr, ifconf). */
+#define RW_PTR_ARG    0
+#define RW_PTR_AT     1
+#define RW_PTR_LOADED 2
+
+/* When a buffer is there (rw_buf_spec.when_how), if when_bits != 0. */
+#define RW_WHEN_ANY_BIT	     0 /* args[when_arg] has one of when_bits */
+#define RW_WHEN_EQUALS	     1 /* args[when_arg] == when_bits */
+#define RW_WHEN_FIELD_EQUALS 2 /* the u32 at args[when_arg] + when_off == when_bits */
 
 struct rw_buf_spec {
 	__u8 kind;     /* enum rw_size_kind */
-	__u8 ptr_arg;  /* argument holding the user pointer */
+	__u8 ptr_arg;  /* argument holding the user pointer (or the struct holding it) */
 	__u8 size_arg; /* argument used by the size rule */
 	__u8 flags;    /* RW_BUF_* */
 	__u32 size;    /* fixed size, multiplier or cap, per kind */
 	/* If non-zero, the buffer is there only when args[when_arg] has one
 	 * of these bits (clone writes the parent's tid only when its flags
-	 * ask for it). */
+	 * ask for it), or as when_how says. */
 	__u32 when_bits;
 	__u8 when_arg;
-	__u8 reserved[3];
+	__u8 when_how; /* RW_WHEN_* */
+	__u8 ptr_how;  /* RW_PTR_* */
+	/* The fields read out of a struct (ptr_off, size_off, when_off) count
+	 * only if they lie within args[within_arg] bytes, the size the program
+	 * gave the kernel (bpf_attr: the kernel reads a shorter struct as if
+	 * the rest were zero). RW_NO_ARG: no bound. */
+	__u8 within_arg;
+	__u16 ptr_off;	/* RW_PTR_AT, RW_PTR_LOADED */
+	__u16 size_off; /* RW_SZ_FIELD, RW_SZ_STATE with RW_BUF_KEY_IN_FIELD */
+	__u16 when_off; /* RW_WHEN_FIELD_EQUALS */
+	__u16 reserved;
+	__u32 cap; /* if non-zero, at most this many bytes */
 };
 
 /* Syscall flags (kernel side). */
@@ -344,6 +396,8 @@ struct rw_stall {
 struct rw_config {
 	__u32 recorder_tgid; /* never record the recorder itself */
 	__u32 wakeup_bytes;  /* wake the consumer once this much is pending */
+	__u32 possible_cpus; /* a per-CPU map's value holds one slot per possible CPU */
+	__u32 reserved;
 };
 
 #define RW_STALL_SIGNAL 19 /* SIGSTOP */
@@ -366,8 +420,8 @@ struct rw_write_form {
 
 #ifndef __bpf__
 #ifdef __cplusplus
-static_assert(sizeof(struct rw_buf_spec) == 16, "rw_buf_spec layout");
-static_assert(sizeof(struct rw_sys_spec) == 72, "rw_sys_spec layout");
+static_assert(sizeof(struct rw_buf_spec) == 28, "rw_buf_spec layout");
+static_assert(sizeof(struct rw_sys_spec) == 8 + 28 * RW_MAX_BUFS, "rw_sys_spec layout");
 static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
 static_assert(sizeof(struct rw_rec_syscall) == 144, "rw_rec_syscall layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");

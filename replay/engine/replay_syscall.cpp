@@ -88,7 +88,8 @@ void Replayer::on_syscall(const SyscallEvent& e)
         return;
     }
     const SyscallInfo* info = find_syscall(e.nr);
-    if (!info || (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand)) || info->replay == ReplayAction::Refuse) {
+    if (!info || (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand | kSyscallUnsized)) ||
+        info->replay == ReplayAction::Refuse) {
         if (auto why = replay_limit(e))
             refuse(e.tid, *why, "  the call: " + call_text(e));
         emulate(t, e); // it failed: its result is all it did

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from rwtest import (Failure, Run, check, dump_events, fresh_dir, normalize_numbers, prepare_inputs, require_root,
-                    rewind_json, shell_status, strace_counts)
+                    rewind_json, shell_status, skip_if_program_skipped, strace_counts)
 
 # Served by the vDSO in a native run (strace cannot see them); real
 # syscalls under rewind, which hides the vDSO so their results are logged.
@@ -123,6 +123,7 @@ def main():
     argv = [args.program] + prog_args
 
     native = Run(argv, cwd=work)
+    skip_if_program_skipped(name, native)
     trace = os.path.join(work, "trace")
     recorded = Run([args.rewind, "record", "-q", "-o", trace, "--"] + argv, cwd=work)
     try:

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from rwtest import (Failure, Run, check, fresh_dir, machine_can, prepare_inputs, require_root, run_checks,
-                    shell_status, skip)
+                    shell_status, skip, skip_if_program_skipped)
 
 DIVERGENCE, REFUSED, TRACE_ENDED = 90, 91, 92
 
@@ -45,6 +45,7 @@ def check_program(rw, program, work):
     prog_args, _ = prepare_inputs(name, work)
     trace = os.path.join(work, "trace")
     rec = record(rw, trace, [program] + prog_args, work)
+    skip_if_program_skipped(name, rec)
     rep = replay(rw, trace)
     same_run(rec, rep, name)
     return f"{len(rec.stdout)} bytes of output, exit status {shell_status(rec.status)}"

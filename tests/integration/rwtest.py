@@ -15,6 +15,14 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+def skip_if_program_skipped(name, run):
+    """A program that exits 77 says why it cannot run here (the last line
+    of its output): the test is skipped for that reason, never passed."""
+    if shell_status(run.status) == SKIP:
+        lines = run.stdout.decode(errors="replace").strip().splitlines()
+        skip(f"{name}: {lines[-1] if lines else 'the program skipped itself'}")
+
+
 def require_root():
     if os.geteuid() != 0:
         skip("recording needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)")

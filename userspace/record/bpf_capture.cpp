@@ -200,6 +200,9 @@ BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
     auto* s = impl_->skel.get();
     s->rodata->cfg.recorder_tgid = static_cast<uint32_t>(getpid());
     s->rodata->cfg.wakeup_bytes = options.wakeup_bytes;
+    // The size of a per-CPU BPF map's value a program looks up (RW_STATE_BPF_VALUE).
+    int cpus = libbpf_num_possible_cpus();
+    s->rodata->cfg.possible_cpus = cpus > 0 ? static_cast<uint32_t>(cpus) : 0;
     if (int err = bpf_map__set_max_entries(s->maps.rb, options.ring_bytes))
         throw CaptureError("invalid ring buffer size " + std::to_string(options.ring_bytes) + ": " + strerror(-err));
 

@@ -556,14 +556,14 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
         note_shared_mapping(t, stall->sc);
     if (stall->reason != RW_STALL_COPY_FILE && stall->reason != RW_STALL_TURN && stall->reason != RW_STALL_SHARED_MAP) {
         assembler_.discard_partial(t.tid);
-        std::string why;
         uint64_t args[RW_MAX_ARGS];
         std::copy(std::begin(stall->sc.args), std::end(stall->sc.args), args);
         TraceeMemory mem(t.tid);
-        auto memory = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret, why);
-        assembler_.emit_syscall(stall->sc, std::move(memory), kSyscallRebuilt);
-        if (!why.empty())
-            problem("thread " + std::to_string(t.tid) + ": " + why, t.tid);
+        auto captured = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret);
+        assembler_.emit_syscall(stall->sc, std::move(captured.memory),
+                                kSyscallRebuilt | (captured.unsized ? uint32_t(kSyscallUnsized) : 0u));
+        if (!captured.problem.empty())
+            problem("thread " + std::to_string(t.tid) + ": " + captured.problem, t.tid);
         stalls_++;
     }
     resume(t, 0);

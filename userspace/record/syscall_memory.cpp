@@ -1,34 +1,60 @@
 #include "syscall_memory.h"
 
+#include <algorithm>
+
+#include "kernel_state.h"
 #include "syscall_table.h"
 #include "tracee.h"
 
-// The walker reads through a C callback; this adapts a UserReader to it.
+// The walker reads through C callbacks; these adapt a UserReader and a
+// StateReader to them.
 struct rw_walk;
 static int rw_walk_read(struct rw_walk* w, void* dst, size_t size, uint64_t addr);
+static int rw_walk_state(struct rw_walk* w, uint32_t state, uint64_t key, __u64* len);
 
 #define RW_WALK_MAX_SEGMENTS (1u << 16)
 #define RW_WALK_MAX_IOV 1024
 #define RW_READ_USER(w, dst, size, src) rw_walk_read((w), (dst), (size), (src))
+#define RW_STATE_SIZE(w, state, key, len) rw_walk_state((w), (state), (key), (len))
 #include "buffer_walk.h"
+
+namespace {
+struct Readers {
+    const rw::UserReader* memory;
+    const rw::StateReader* state;
+};
+} // namespace
 
 static int rw_walk_read(struct rw_walk* w, void* dst, size_t size, uint64_t addr)
 {
-    const auto* read = static_cast<const rw::UserReader*>(w->reader);
-    return (*read)(addr, dst, size) ? 0 : -1;
+    const auto* readers = static_cast<const Readers*>(w->reader);
+    return (*readers->memory)(addr, dst, size) ? 0 : -1;
+}
+
+static int rw_walk_state(struct rw_walk* w, uint32_t state, uint64_t key, __u64* len)
+{
+    const auto* readers = static_cast<const Readers*>(w->reader);
+    if (!*readers->state)
+        return -1;
+    auto size = (*readers->state)(state, key);
+    if (!size)
+        return -1;
+    *len = *size;
+    return 0;
 }
 
 namespace rw {
 
 WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_ARGS], int64_t ret,
-                        const UserReader& read)
+                        const UserReader& read, const StateReader& state)
 {
     WalkResult result;
     std::vector<rw_segment> segs(RW_WALK_MAX_SEGMENTS);
+    Readers readers{&read, &state};
     struct rw_walk w {};
     w.args = reinterpret_cast<const __u64*>(args);
     w.ret = ret;
-    w.reader = const_cast<UserReader*>(&read);
+    w.reader = &readers;
     w.segs = segs.data();
     rw_walk_syscall(&w, spec.bufs, spec.nbufs);
     switch (w.status) {
@@ -37,6 +63,9 @@ WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_A
         break;
     case RW_WALK_TOO_COMPLEX:
         result.status = WalkResult::Status::TooComplex;
+        break;
+    case RW_WALK_UNSIZED:
+        result.status = WalkResult::Status::Unsized;
         break;
     default:
         result.status = WalkResult::Status::Fault;
@@ -51,21 +80,25 @@ WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_A
     return result;
 }
 
-std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS],
-                                                int64_t ret, std::string& problem)
+CapturedMemory capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
 {
-    std::vector<MemoryRange> out;
+    CapturedMemory captured;
+    std::vector<MemoryRange>& out = captured.memory;
     ResolvedSpec resolved = resolve_spec(nr, args);
     if (!resolved.known)
-        return out;
+        return captured;
     UserReader reader = [&](uint64_t addr, void* dst, size_t size) {
         return mem.read(RemoteAddr(addr), {static_cast<uint8_t*>(dst), size});
     };
-    WalkResult walk = walk_buffers(resolved.spec, args, ret, reader);
+    StateReader state = [&](uint32_t which, uint64_t key) { return read_state_size(mem.tid(), which, key); };
+    WalkResult walk = walk_buffers(resolved.spec, args, ret, reader, state);
     if (walk.status == WalkResult::Status::TooComplex)
-        problem = syscall_name(nr) + ": more memory segments than rewind captures";
+        captured.problem = syscall_name(nr) + ": more memory segments than rewind captures";
     else if (walk.status == WalkResult::Status::Fault)
-        problem = syscall_name(nr) + ": a buffer description (iovec or msghdr) was unreadable";
+        captured.problem = syscall_name(nr) +
+                           ": a buffer description (a struct the call reads a pointer or a size from) was unreadable";
+    else if (walk.status == WalkResult::Status::Unsized)
+        captured.unsized = true;
     for (const auto& s : walk.segments) {
         MemoryRange r;
         r.addr = s.addr;
@@ -104,7 +137,7 @@ std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr,
             r.length = r.bytes.size();
         out.push_back(std::move(r));
     }
-    return out;
+    return captured;
 }
 
 void finalize_memory(SyscallEvent& e)
@@ -126,6 +159,10 @@ void finalize_memory(SyscallEvent& e)
     // Replay writes what went into a mapped file into its own copy.
     bool keep_inputs =
         (info && info->fd_arg >= 0 && e.args[info->fd_arg] < kKeepInputFdLimit) || (e.flags & kSyscallMappedWrite);
+    uint64_t args[RW_MAX_ARGS];
+    std::copy(e.args.begin(), e.args.end(), args);
+    const rw_sys_spec spec = resolve_spec(e.nr, args).spec;
+    auto kept = [&](uint8_t buffer) { return buffer < spec.nbufs && (spec.bufs[buffer].flags & RW_BUF_KEEP); };
     for (auto& r : merged) {
         if (r.unreadable)
             continue;
@@ -136,7 +173,7 @@ void finalize_memory(SyscallEvent& e)
         if (r.dir == Direction::Out)
             continue;
         r.hash = hash_bytes(r.bytes.data(), r.bytes.size());
-        if (r.length > kKeepInputBytes && !keep_inputs) {
+        if (r.length > kKeepInputBytes && !keep_inputs && !kept(r.buffer)) {
             r.hashed_only = true;
             r.bytes.clear();
             r.bytes.shrink_to_fit();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,19 +25,31 @@ struct Segment {
 
 // Reads `size` bytes at `addr` into `dst`; false if unreadable.
 using UserReader = std::function<bool(uint64_t addr, void* dst, size_t size)>;
+// The size kernel state gives an output (enum rw_state, its key), or
+// nothing where it cannot be read.
+using StateReader = std::function<std::optional<uint64_t>(uint32_t state, uint64_t key)>;
 
 struct WalkResult {
     std::vector<Segment> segments;
-    enum class Status { Ok, TooComplex, Fault } status = Status::Ok;
+    // Unsized: an output's size depends on kernel state `state` could not read.
+    enum class Status { Ok, TooComplex, Fault, Unsized } status = Status::Ok;
 };
 
 WalkResult walk_buffers(const rw_sys_spec& spec, const uint64_t (&args)[RW_MAX_ARGS], int64_t ret,
-                        const UserReader& read);
+                        const UserReader& read, const StateReader& state = {});
+
+struct CapturedMemory {
+    std::vector<MemoryRange> memory;
+    // An output's size depends on kernel state that could not be read: what
+    // the call wrote is not all there (the event is flagged kSyscallUnsized).
+    bool unsized = false;
+    std::string problem; // why the walk failed, if it did
+};
 
 // Captures the memory of a syscall from a stopped tracee. Unreadable pieces
-// are kept as ranges flagged `unreadable`; `problem` explains a walk failure.
-std::vector<MemoryRange> capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS],
-                                                int64_t ret, std::string& problem);
+// are kept as ranges flagged `unreadable`.
+CapturedMemory capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS],
+                                      int64_t ret);
 
 // Input data above this size is kept only as a hash, except for the
 // descriptors below kKeepInputFdLimit (stdin/stdout/stderr): replay checks

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <initializer_list>
 #include <unordered_map>
 #include <vector>
@@ -22,7 +23,14 @@ constexpr uint8_t kErr = RW_BUF_ON_ERROR;
 
 constexpr rw_buf_spec buf(uint8_t kind, int ptr, int size_arg, uint8_t flags, uint32_t size)
 {
-    return rw_buf_spec{kind, static_cast<uint8_t>(ptr), static_cast<uint8_t>(size_arg), flags, size, 0, 0, {}};
+    rw_buf_spec b{};
+    b.kind = kind;
+    b.ptr_arg = static_cast<uint8_t>(ptr);
+    b.size_arg = static_cast<uint8_t>(size_arg);
+    b.flags = flags;
+    b.size = size;
+    b.within_arg = RW_NO_ARG;
+    return b;
 }
 
 // The buffer is there only when args[arg] has one of `bits`.
@@ -30,6 +38,73 @@ constexpr rw_buf_spec when(int arg, uint32_t bits, rw_buf_spec b)
 {
     b.when_arg = static_cast<uint8_t>(arg);
     b.when_bits = bits;
+    return b;
+}
+
+// The buffer's pointer is the u64 `off` bytes into the struct at
+// args[ptr_arg] (a pointer field: bpf_attr's, ifconf's).
+constexpr rw_buf_spec via(uint16_t off, rw_buf_spec b)
+{
+    b.ptr_how = RW_PTR_LOADED;
+    b.ptr_off = off;
+    return b;
+}
+
+// The buffer starts `off` bytes into the struct at args[ptr_arg] (a field
+// the kernel writes back, an array that follows a header).
+constexpr rw_buf_spec at(uint16_t off, rw_buf_spec b)
+{
+    b.ptr_how = RW_PTR_AT;
+    b.ptr_off = off;
+    return b;
+}
+
+// The fields read out of the struct count only within args[arg] bytes, the
+// size the program gave (the kernel reads the rest as zeros).
+constexpr rw_buf_spec within(int arg, rw_buf_spec b)
+{
+    b.within_arg = static_cast<uint8_t>(arg);
+    return b;
+}
+
+// At most `bytes`.
+constexpr rw_buf_spec capped(uint32_t bytes, rw_buf_spec b)
+{
+    b.cap = bytes;
+    return b;
+}
+
+// Kept whole in the trace (an input replay reads, not only checks).
+constexpr rw_buf_spec kept(rw_buf_spec b)
+{
+    b.flags |= RW_BUF_KEEP;
+    return b;
+}
+
+// Sized by the u32 `off` bytes into the struct at args[struct_arg] as the
+// call leaves it (× element).
+constexpr rw_buf_spec out_field_sized(int ptr, int struct_arg, uint16_t off, uint32_t element = 0)
+{
+    rw_buf_spec b = buf(RW_SZ_FIELD, ptr, struct_arg, kOut | kOk, element);
+    b.size_off = off;
+    return b;
+}
+constexpr rw_buf_spec in_field_sized(int ptr, int struct_arg, uint16_t off, uint32_t element = 0)
+{
+    rw_buf_spec b = buf(RW_SZ_FIELD, ptr, struct_arg, kIn, element);
+    b.size_off = off;
+    return b;
+}
+
+// Sized by kernel state: `which` of the object whose key is args[key_arg],
+// or the u32 `key_off` bytes into the struct there.
+constexpr rw_buf_spec state_sized(uint8_t dir, int ptr, rw_state which, int key_arg, int key_off = -1)
+{
+    rw_buf_spec b = buf(RW_SZ_STATE, ptr, key_arg, static_cast<uint8_t>(dir == kOut ? kOut | kOk : kIn), which);
+    if (key_off >= 0) {
+        b.flags |= RW_BUF_KEY_IN_FIELD;
+        b.size_off = static_cast<uint16_t>(key_off);
+    }
     return b;
 }
 
@@ -204,6 +279,8 @@ constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTi
                    kUtsname = 390, kSysinfo = 112, kRlimit = 16, kRusage = 144, kTms = 32, kKSigaction = 32,
                    kStackT = 24, kSiginfo = 128, kItimer = 32, kFlock = 32, kEpollEvent = 12, kTermios = 36,
                    kWinsize = 8, kIfreq = 40, kSigevent = 64, kCapData = 24, kShmidDs = 112;
+// perf_event_attr's first version, which the kernel reads at least; a page.
+constexpr uint32_t kPerfAttrVer0 = 64, kPageSize = 4096;
 
 const std::vector<SyscallInfo>& table()
 {
@@ -452,6 +529,15 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_fanotify_mark, "fanotify_mark", "fxxfs", R::Emulate, {in_str(4)}),
         sys(SYS_setpriority, "setpriority", "ddd", R::Emulate),
         sys(SYS_ptrace, "ptrace", "ddpp", R::Refuse),
+        // BPF: maps and programs live in the kernel; the replay serves what
+        // the program learns of them (a map's values, a verifier's log).
+        keeps(sys_spec(SYS_bpf, "bpf", "dpu", R::Emulate, dispatch(0))),
+        // perf_event_attr: the first 64 bytes (PERF_ATTR_SIZE_VER0) at least,
+        // its `size` field's worth (at most a page) if larger; on E2BIG the
+        // kernel writes the size it knows into that field.
+        keeps(with(kNewFd, sys(SYS_perf_event_open, "perf_event_open", "pddfx", R::Emulate,
+                               {in_fixed(0, kPerfAttrVer0), capped(kPageSize, in_field_sized(0, 0, 4)),
+                                at(4, out_fixed_on_error(0, 4))}))),
         sys(SYS_kcmp, "kcmp", "ddduu", R::Emulate),
         sys(SYS_process_madvise, "process_madvise", "fpudx", R::Emulate),
         sys(SYS_process_mrelease, "process_mrelease", "fx", R::Emulate),
@@ -541,9 +627,137 @@ SubcommandInfo keeps(SubcommandInfo info)
     return info;
 }
 
-const std::vector<SubcommandInfo>& subcommand_table()
+// Refused for the reason `inspect` finds in input buffer `buffer`, if any.
+SubcommandInfo inspected(int buffer, std::string_view (*inspect)(std::span<const uint8_t>), SubcommandInfo info)
 {
-    static const std::vector<SubcommandInfo> t = {
+    info.inspected = static_cast<int8_t>(buffer);
+    info.inspect = inspect;
+    return info;
+}
+
+// bpf(cmd, attr, size): the union bpf_attr, of which the kernel reads
+// `size` bytes (and takes the rest as zeros: fields past it are absent).
+constexpr rw_buf_spec bpf_attr()
+{
+    return in_arg(1, 2);
+}
+// A buffer a field of the attr points to, at `off`.
+constexpr rw_buf_spec bpf_pointed(uint16_t off, rw_buf_spec b)
+{
+    return within(2, via(off, b));
+}
+// A field of the attr the kernel writes back, at `off`.
+constexpr rw_buf_spec bpf_written(uint16_t off, uint32_t size)
+{
+    return within(2, at(off, out_fixed(1, size)));
+}
+// A map's key or value, sized by the map whose descriptor is the attr's
+// first u32.
+constexpr rw_buf_spec bpf_map_data(uint8_t dir, uint16_t off, rw_state which)
+{
+    return bpf_pointed(off, state_sized(dir, 1, which, 1, 0));
+}
+// The log a verifier writes (also when it refuses): the buffer at
+// `ptr_off`, of the size at `size_off`.
+constexpr rw_buf_spec bpf_log(uint16_t ptr_off, uint16_t size_off)
+{
+    rw_buf_spec b = buf(RW_SZ_FIELD, 1, 1, kOut, 0);
+    b.size_off = size_off;
+    return bpf_pointed(ptr_off, b);
+}
+
+// A BPF program's instructions: whether it calls bpf_probe_write_user,
+// which writes into the memory of whatever process runs when the program
+// does, at no syscall of that process's.
+std::string_view bpf_program_refusal(std::span<const uint8_t> insns)
+{
+    constexpr uint8_t kCall = 0x85; // BPF_JMP | BPF_CALL
+    constexpr int32_t kProbeWriteUser = 36;
+    for (size_t at = 0; at + 8 <= insns.size(); at += 8) {
+        int32_t imm;
+        std::memcpy(&imm, insns.data() + at + 4, sizeof imm);
+        // src_reg 0: a helper, by number (1 is another BPF function, 2 a kfunc).
+        if (insns[at] == kCall && (insns[at + 1] >> 4) == 0 && imm == kProbeWriteUser)
+            return "the program it loads calls bpf_probe_write_user, which writes into the memory of the process "
+                   "it runs in outside any of its syscalls";
+    }
+    return {};
+}
+
+std::vector<SubcommandInfo> bpf_commands()
+{
+    constexpr int nr = SYS_bpf;
+    // union bpf_attr's layouts (uapi/linux/bpf.h), by command.
+    return {
+        sub(nr, 0, "BPF_MAP_CREATE", {bpf_attr()}, kNewFd),
+        sub(nr, 1, "BPF_MAP_LOOKUP_ELEM",
+            {bpf_attr(), bpf_map_data(kIn, 8, RW_STATE_BPF_KEY), bpf_map_data(kOut, 16, RW_STATE_BPF_VALUE)}),
+        sub(nr, 2, "BPF_MAP_UPDATE_ELEM",
+            {bpf_attr(), bpf_map_data(kIn, 8, RW_STATE_BPF_KEY), bpf_map_data(kIn, 16, RW_STATE_BPF_VALUE)}),
+        sub(nr, 3, "BPF_MAP_DELETE_ELEM", {bpf_attr(), bpf_map_data(kIn, 8, RW_STATE_BPF_KEY)}),
+        // The key is absent for the first key.
+        sub(nr, 4, "BPF_MAP_GET_NEXT_KEY",
+            {bpf_attr(), bpf_map_data(kIn, 8, RW_STATE_BPF_KEY), bpf_map_data(kOut, 16, RW_STATE_BPF_KEY)}),
+        // The instructions (insn_cnt at 4, 8 bytes each, at 8) are kept whole:
+        // `rewind info` looks in them for what replay cannot reproduce. The
+        // license at 16, the log at 32 (log_size at 28), log_true_size at 140.
+        inspected(1, bpf_program_refusal,
+                  sub(nr, 5, "BPF_PROG_LOAD",
+                      {bpf_attr(), kept(bpf_pointed(8, in_field_sized(1, 1, 4, 8))), bpf_pointed(16, in_str(1)),
+                       bpf_log(32, 28), within(2, at(140, out_fixed_always(1, 4)))},
+                      kNewFd)),
+        sub(nr, 6, "BPF_OBJ_PIN", {bpf_attr(), bpf_pointed(0, in_str(1))}),
+        sub(nr, 7, "BPF_OBJ_GET", {bpf_attr(), bpf_pointed(0, in_str(1))}, kNewFd),
+        sub(nr, 8, "BPF_PROG_ATTACH", {bpf_attr()}),
+        sub(nr, 9, "BPF_PROG_DETACH", {bpf_attr()}),
+        // retval, data_size_out at 4..16, duration, ctx_size_out at 36..48;
+        // data_out at 24 (data_size_out at 12), ctx_out at 56 (ctx_size_out
+        // at 44).
+        sub(nr, 10, "BPF_PROG_TEST_RUN",
+            {bpf_attr(), bpf_written(4, 12), bpf_written(36, 12), bpf_pointed(24, out_field_sized(1, 1, 12)),
+             bpf_pointed(56, out_field_sized(1, 1, 44))}),
+        sub(nr, 11, "BPF_PROG_GET_NEXT_ID", {bpf_attr(), bpf_written(4, 4)}),
+        sub(nr, 12, "BPF_MAP_GET_NEXT_ID", {bpf_attr(), bpf_written(4, 4)}),
+        sub(nr, 13, "BPF_PROG_GET_FD_BY_ID", {bpf_attr()}, kNewFd),
+        sub(nr, 14, "BPF_MAP_GET_FD_BY_ID", {bpf_attr()}, kNewFd),
+        // info_len at 4 (read, written back with what was written), the
+        // info at 8.
+        sub(nr, 15, "BPF_OBJ_GET_INFO_BY_FD",
+            {bpf_attr(), bpf_written(4, 4), bpf_pointed(8, out_field_sized(1, 1, 4))}),
+        // attach_flags .. revision (12..64) written back; four arrays of
+        // prog_cnt (at 24) u32s.
+        sub(nr, 16, "BPF_PROG_QUERY",
+            {bpf_attr(), bpf_written(12, 52), bpf_pointed(16, out_field_sized(1, 1, 24, 4)),
+             bpf_pointed(32, out_field_sized(1, 1, 24, 4)), bpf_pointed(40, out_field_sized(1, 1, 24, 4)),
+             bpf_pointed(48, out_field_sized(1, 1, 24, 4))}),
+        sub(nr, 17, "BPF_RAW_TRACEPOINT_OPEN", {bpf_attr(), bpf_pointed(0, in_str(1))}, kNewFd),
+        // The BTF at 0 (btf_size at 16), its log at 8 (btf_log_size at 20),
+        // btf_log_true_size at 28.
+        sub(nr, 18, "BPF_BTF_LOAD",
+            {bpf_attr(), bpf_pointed(0, in_field_sized(1, 1, 16)), bpf_log(8, 20),
+             within(2, at(28, out_fixed_always(1, 4)))},
+            kNewFd),
+        sub(nr, 19, "BPF_BTF_GET_FD_BY_ID", {bpf_attr()}, kNewFd),
+        sub(nr, 21, "BPF_MAP_LOOKUP_AND_DELETE_ELEM",
+            {bpf_attr(), bpf_map_data(kIn, 8, RW_STATE_BPF_KEY), bpf_map_data(kOut, 16, RW_STATE_BPF_VALUE)}),
+        sub(nr, 22, "BPF_MAP_FREEZE", {bpf_attr()}),
+        sub(nr, 23, "BPF_BTF_GET_NEXT_ID", {bpf_attr(), bpf_written(4, 4)}),
+        sub(nr, 28, "BPF_LINK_CREATE", {bpf_attr()}, kNewFd),
+        sub(nr, 29, "BPF_LINK_UPDATE", {bpf_attr()}),
+        sub(nr, 30, "BPF_LINK_GET_FD_BY_ID", {bpf_attr()}, kNewFd),
+        sub(nr, 31, "BPF_LINK_GET_NEXT_ID", {bpf_attr(), bpf_written(4, 4)}),
+        sub(nr, 32, "BPF_ENABLE_STATS", {bpf_attr()}, kNewFd),
+        sub(nr, 33, "BPF_ITER_CREATE", {bpf_attr()}, kNewFd),
+        sub(nr, 34, "BPF_LINK_DETACH", {bpf_attr()}),
+        sub(nr, 35, "BPF_PROG_BIND_MAP", {bpf_attr()}),
+        sub(nr, 36, "BPF_TOKEN_CREATE", {bpf_attr()}, kNewFd),
+    };
+}
+
+// Subcommands, but bpf's (below).
+std::vector<SubcommandInfo> listed_subcommands()
+{
+    return {
         // Terminal ioctls predate the size encoding in the request number.
         sub(SYS_ioctl, 0x5401, "TCGETS", {out_fixed(2, kTermios)}),
         sub(SYS_ioctl, 0x5402, "TCSETS", {in_fixed(2, kTermios)}),
@@ -572,6 +786,25 @@ const std::vector<SubcommandInfo>& subcommand_table()
         sub(SYS_ioctl, 0x8921, "SIOCGIFMTU", {out_fixed(2, kIfreq)}),
         sub(SYS_ioctl, 0x8927, "SIOCGIFHWADDR", {out_fixed(2, kIfreq)}),
         sub(SYS_ioctl, 0x8933, "SIOCGIFINDEX", {out_fixed(2, kIfreq)}),
+
+        // perf events (linux/perf_event.h). Several pass a value where they
+        // declare a pointer.
+        sub(SYS_ioctl, 0x2400, "PERF_EVENT_IOC_ENABLE"),
+        sub(SYS_ioctl, 0x2401, "PERF_EVENT_IOC_DISABLE"),
+        sub(SYS_ioctl, 0x2402, "PERF_EVENT_IOC_REFRESH"),
+        sub(SYS_ioctl, 0x2403, "PERF_EVENT_IOC_RESET"),
+        sub(SYS_ioctl, 0x40082404, "PERF_EVENT_IOC_PERIOD", {in_fixed(2, 8)}),
+        sub(SYS_ioctl, 0x2405, "PERF_EVENT_IOC_SET_OUTPUT"),
+        sub(SYS_ioctl, 0x40082406, "PERF_EVENT_IOC_SET_FILTER", {in_str(2)}),
+        sub(SYS_ioctl, 0x80082407, "PERF_EVENT_IOC_ID", {out_fixed(2, 8)}),
+        sub(SYS_ioctl, 0x40042408, "PERF_EVENT_IOC_SET_BPF"),
+        sub(SYS_ioctl, 0x40042409, "PERF_EVENT_IOC_PAUSE_OUTPUT"),
+        // struct perf_event_query_bpf: ids_len (read), prog_cnt (written),
+        // then the ids.
+        sub(SYS_ioctl, 0xC008240A, "PERF_EVENT_IOC_QUERY_BPF",
+            {in_fixed(2, 4), at(4, out_fixed(2, 4)), at(8, out_field_sized(2, 2, 4, 4))}),
+        sub(SYS_ioctl, 0x4008240B, "PERF_EVENT_IOC_MODIFY_ATTRIBUTES",
+            {in_fixed(2, kPerfAttrVer0), capped(kPageSize, in_field_sized(2, 2, 4))}),
 
         sub(SYS_fcntl, 0, "F_DUPFD", {}, FdEffect::Dup),
         sub(SYS_fcntl, 1, "F_GETFD"),
@@ -663,6 +896,16 @@ const std::vector<SubcommandInfo>& subcommand_table()
         sub(SYS_shmctl, 1, "IPC_SET", {in_fixed(2, kShmidDs)}),
         sub(SYS_shmctl, 2, "IPC_STAT", {out_fixed(2, kShmidDs)}),
     };
+}
+
+const std::vector<SubcommandInfo>& subcommand_table()
+{
+    static const std::vector<SubcommandInfo> t = [] {
+        std::vector<SubcommandInfo> all = listed_subcommands();
+        auto bpf = bpf_commands();
+        all.insert(all.end(), bpf.begin(), bpf.end());
+        return all;
+    }();
     return t;
 }
 

@@ -84,6 +84,11 @@ struct SubcommandInfo {
     rw_sys_spec spec;
     FdEffect fd_effect = FdEffect::None;
     Blocking blocking = Blocking::May;
+    // Refused when the input buffer `inspected` holds what this says is
+    // beyond replay (a BPF program that writes into processes' memory):
+    // the reason, or empty. The buffer is kept whole in the trace.
+    int8_t inspected = -1;
+    std::string_view (*inspect)(std::span<const uint8_t> input) = nullptr;
 };
 
 // The descriptor effect of one call (resolving fcntl's commands).

@@ -105,6 +105,9 @@ enum SyscallFlags : uint32_t {
     // ranges went to the file at file_offset, and `file.size` is its size
     // after the call.
     kSyscallMappedWrite = 1u << 6,
+    // An output's size depends on kernel state the recorder could not read
+    // (a semaphore set in another IPC namespace): what it wrote is missing.
+    kSyscallUnsized = 1u << 7,
 };
 
 struct SyscallEvent {

@@ -270,6 +270,8 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                     flags.push_back("in-sync");
                 if (e.flags & kSyscallMappedWrite)
                     flags.push_back("mapped-write");
+                if (e.flags & kSyscallUnsized)
+                    flags.push_back("unsized");
                 j["flags"] = flags;
                 json mem = json::array();
                 for (const auto& m : e.memory) {

@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include "syscall_table.h"
+#include "trace_summary.h"
 
 namespace rw {
 
@@ -37,12 +38,30 @@ std::optional<std::string> replay_limit(const SyscallEvent& e)
     if (failed(e))
         return std::nullopt;
     if (e.flags & (kSyscallUnknown | kSyscallUnknownSubcommand))
-        return syscall_name(e.nr) + " has effects rewind does not know (it is not in the syscall table)";
+        return describe_unknown(e) + " has effects rewind does not know (it is not in the syscall table)";
     const SyscallInfo* info = find_syscall(e.nr);
     if (!info)
         return "syscall " + std::to_string(e.nr) + " is not in the syscall table";
+    uint64_t args[RW_MAX_ARGS];
+    std::copy(e.args.begin(), e.args.end(), args);
+    if (e.flags & kSyscallUnsized)
+        return describe_unknown(e) +
+               ": the size of what it wrote is kept in kernel state the recorder could not read (a semaphore set "
+               "in another IPC namespace, a descriptor replaced meanwhile), so its output is not in the trace";
     if (info->replay == ReplayAction::Refuse)
         return syscall_name(e.nr) + " cannot be replayed: its effects reach outside the recording";
+    if (const SubcommandInfo* sub = resolve_spec(e.nr, args).subcommand; sub && sub->inspect) {
+        for (const auto& m : e.memory) {
+            if (m.buffer != sub->inspected || m.dir != Direction::In || m.unreadable)
+                continue;
+            std::string name = syscall_name(e.nr) + "(" + std::string(sub->name) + ")";
+            if (m.hashed_only)
+                return name + " cannot be replayed: what it was given is not in the trace, to be looked at";
+            std::string_view why = sub->inspect(m.bytes);
+            if (!why.empty())
+                return name + " cannot be replayed: " + std::string(why);
+        }
+    }
     return std::nullopt;
 }
 

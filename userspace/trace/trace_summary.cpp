@@ -13,11 +13,15 @@ namespace rw {
 std::string describe_unknown(const SyscallEvent& e)
 {
     std::string name = syscall_name(e.nr);
-    if (!(e.flags & kSyscallUnknownSubcommand))
-        return name;
     const SyscallInfo* info = find_syscall(e.nr);
-    uint64_t value = info ? e.args[info->spec.dispatch_arg] : 0;
-    if (info && info->spec.dispatch_mask_bits)
+    if (!info || !(info->spec.flags & RW_SYS_DISPATCH))
+        return name;
+    uint64_t args[RW_MAX_ARGS];
+    std::copy(e.args.begin(), e.args.end(), args);
+    if (const SubcommandInfo* sub = resolve_spec(e.nr, args).subcommand)
+        return name + "(" + std::string(sub->name) + ")";
+    uint64_t value = e.args[info->spec.dispatch_arg < RW_MAX_ARGS ? info->spec.dispatch_arg : 0];
+    if (info->spec.dispatch_mask_bits)
         value &= (uint64_t(1) << info->spec.dispatch_mask_bits) - 1;
     char buf[32];
     std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(value));

@@ -46,7 +46,8 @@ struct TraceSummary {
 
 TraceSummary summarize(const Trace& trace);
 
-// "ioctl(0x1234)" for unknown subcommands, "syscall_333" for unknown syscalls.
+// A call's name with its subcommand's: "semctl(GETALL)", "ioctl(0x1234)"
+// for an unknown one, "syscall_333" for an unknown syscall.
 std::string describe_unknown(const SyscallEvent& e);
 
 } // namespace rw

@@ -46,3 +46,38 @@ TEST_CASE("a call of unknown or unreproducible effects that succeeded stops repl
     // A number the table does not have, unflagged: a damaged or crafted trace.
     CHECK(replay_limit(call(600, 0, 0)).has_value());
 }
+
+TEST_CASE("a call whose output the recorder could not size is refused, naming it")
+{
+    // A lookup in a map whose descriptor was replaced before it was read.
+    SyscallEvent lookup = call(SYS_bpf, 0, kSyscallUnsized);
+    lookup.args = {1 /* BPF_MAP_LOOKUP_ELEM */, 0x1000, 144, 0, 0, 0};
+    auto why = replay_limit(lookup);
+    REQUIRE(why.has_value());
+    CHECK(why->find("bpf(BPF_MAP_LOOKUP_ELEM): the size of what it wrote") == 0);
+    lookup.ret = -2; // it failed: nothing was written
+    CHECK_FALSE(replay_limit(lookup).has_value());
+}
+
+TEST_CASE("a BPF program that writes into processes' memory is refused; one that does not is replayed")
+{
+    SyscallEvent load = call(SYS_bpf, 3);
+    load.args = {5 /* BPF_PROG_LOAD */, 0x1000, 144, 0, 0, 0};
+    MemoryRange insns;
+    insns.buffer = 1;
+    insns.dir = Direction::In;
+    // r1 = 0; call bpf_probe_write_user (helper 36); exit
+    insns.bytes = {0xb7, 0x01, 0, 0, 0, 0, 0, 0, 0x85, 0x00, 0, 0, 36, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0};
+    insns.length = insns.bytes.size();
+    load.memory = {insns};
+    auto why = replay_limit(load);
+    REQUIRE(why.has_value());
+    CHECK(why->find("bpf(BPF_PROG_LOAD) cannot be replayed: the program it loads calls bpf_probe_write_user") == 0);
+    // A call of the program's own function 36 (src_reg 1) is no helper.
+    load.memory[0].bytes[9] = 0x10;
+    CHECK_FALSE(replay_limit(load).has_value());
+    // Helper 35 (bpf_get_current_task): nothing outside the program.
+    load.memory[0].bytes[9] = 0;
+    load.memory[0].bytes[12] = 35;
+    CHECK_FALSE(replay_limit(load).has_value());
+}

@@ -410,7 +410,15 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
     }
     bool was_vfork = (clone_flags(e) & CLONE_VFORK) != 0;
     t.vfork_child = 0;
-    resume(t, Resume::Syscall);
+    if (killed_before_return(t))
+        return;
+    try {
+        resume(t, Resume::Syscall);
+    } catch (const std::system_error& x) {
+        if (x.code().value() == ESRCH && killed_before_return(t))
+            return;
+        throw;
+    }
     StopInfo s = wait_stop(t, "the return of " + syscall_name(e.nr) + "()");
     if (s.kind != StopInfo::Kind::SyscallStop)
         diverge(t, "expected " + syscall_name(e.nr) + " to return, got " + describe_stop(t, s));
@@ -426,6 +434,25 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
         write_recorded_result(t, e);
     }
     after_syscall(t, e);
+}
+
+bool Replayer::killed_before_return(Task& t)
+{
+    // The kernel reports the return of a call that its thread was already
+    // being killed in: a process in a PID namespace whose init was killed
+    // (every process of the namespace is), or a sibling's exit_group. The
+    // recording shows the return, then the thread's death by SIGKILL. The
+    // replay's kernel, on another schedule, may kill the thread before
+    // the return: it has left its stop for good, and its exit event, next,
+    // collects its end. Any other thread that vanished is a divergence.
+    if (in_ptrace_stop(t.tid()))
+        return false;
+    const IndexedEvent* next = source_.peek_for_task(t.recorded_tid());
+    const auto* exit = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    if (!exit || !WIFSIGNALED(exit->exit_code) || WTERMSIG(exit->exit_code) != SIGKILL)
+        return false;
+    t.group().killed = true;
+    return true;
 }
 
 void Replayer::apply_child_return(Task& t, const SyscallEvent& e)

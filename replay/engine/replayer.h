@@ -327,6 +327,9 @@ private:
     void execute(Task& t, const SyscallEvent& e, ReplayAction action);
     void replay_mmap(Task& t, const SyscallEvent& e);
     void finish_executing_call(Task& t, const SyscallEvent& e);
+    // The thread was killed in its call before it returned (the recording
+    // shows the return, then its death by SIGKILL).
+    bool killed_before_return(Task& t);
     void apply_child_return(Task& t, const SyscallEvent& e);
     void store_recorded_tid(Task& t, uint64_t addr, Tid recorded);
     void run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how);

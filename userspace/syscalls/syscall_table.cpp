@@ -605,8 +605,10 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_uname, "uname", "p", R::Emulate, {out_fixed(0, kUtsname)})),
         keeps(sys(SYS_sysinfo, "sysinfo", "p", R::Emulate, {out_fixed(0, kSysinfo)})),
         keeps(sys(SYS_getrlimit, "getrlimit", "dp", R::Emulate, {out_fixed(1, kRlimit)})),
-        sys(SYS_setrlimit, "setrlimit", "dp", R::Emulate, {in_fixed(1, kRlimit)}),
-        keeps(sys(SYS_prlimit64, "prlimit64", "ddpp", R::Emulate, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)})),
+        // A process's own stack limit is set in replay too (replay_syscall.cpp).
+        sys(SYS_setrlimit, "setrlimit", "dp", R::ExecuteRestore, {in_fixed(1, kRlimit)}),
+        keeps(
+            sys(SYS_prlimit64, "prlimit64", "ddpp", R::ExecuteRestore, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)})),
         keeps(sys(SYS_getrusage, "getrusage", "dp", R::Emulate, {out_fixed(1, kRusage)})),
         keeps(sys(SYS_getrandom, "getrandom", "pux", R::Emulate, {out_ret(0)})),
         sys(SYS_sethostname, "sethostname", "pu", R::Emulate, {in_arg(0, 1)}),

@@ -445,11 +445,14 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_madvise, "madvise", "pud", R::ExecuteCheck)),
         keeps(sys(SYS_brk, "brk", "p", R::ExecuteCheck)),
         sys(SYS_msync, "msync", "pux", R::Emulate),
-        sys(SYS_mlock, "mlock", "pu", R::Emulate),
-        sys(SYS_mlock2, "mlock2", "pux", R::Emulate),
-        sys(SYS_munlock, "munlock", "pu", R::Emulate),
-        sys(SYS_mlockall, "mlockall", "x", R::Emulate),
-        sys(SYS_munlockall, "munlockall", "", R::Emulate),
+        // Locked pages change what other calls do (MADV_DONTNEED refuses
+        // them, after it has dropped the pages before them): locked in
+        // replay too.
+        sys(SYS_mlock, "mlock", "pu", R::ExecuteRestore),
+        sys(SYS_mlock2, "mlock2", "pux", R::ExecuteRestore),
+        sys(SYS_munlock, "munlock", "pu", R::ExecuteRestore),
+        sys(SYS_mlockall, "mlockall", "x", R::ExecuteRestore),
+        sys(SYS_munlockall, "munlockall", "", R::ExecuteRestore),
         sys(SYS_pkey_alloc, "pkey_alloc", "xx", R::ExecuteCheck),
         sys(SYS_pkey_free, "pkey_free", "d", R::ExecuteCheck),
         sys(SYS_pkey_mprotect, "pkey_mprotect", "puxd", R::ExecuteCheck),

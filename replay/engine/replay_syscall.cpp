@@ -25,19 +25,21 @@
 namespace rw::replay {
 namespace {
 
-// A stack size limit a process sets for itself decides where its stack
-// stops growing (the depth of a stack overflow's SIGSEGV) and, across exec,
-// where the kernel lays out its mappings: replay sets it too. Other limits
-// stay served from the log: a CPU time limit would end a replay that runs
-// slower than the recording did, and another process's limits are set
-// through its id in the recording, not the replay's.
-bool sets_own_stack_limit(const SyscallEvent& e)
+// A stack or data size limit a process sets for itself decides where its
+// stack stops growing (the depth of a stack overflow's SIGSEGV), where brk,
+// which replay runs for real, stops, and, across exec, where the kernel lays
+// out mappings: replay sets them too. Other limits stay served from the
+// log: a CPU time limit would end a replay that runs slower than the
+// recording did, and another process's limits are set through its id in
+// the recording, not the replay's.
+bool sets_own_memory_limit(const SyscallEvent& e)
 {
+    auto applied = [](uint64_t resource) { return resource == RLIMIT_STACK || resource == RLIMIT_DATA; };
     if (e.ret != 0)
         return false;
     if (e.nr == SYS_setrlimit)
-        return e.args[0] == RLIMIT_STACK;
-    return e.nr == SYS_prlimit64 && e.args[0] == 0 && e.args[1] == RLIMIT_STACK && e.args[2] != 0;
+        return applied(e.args[0]);
+    return e.nr == SYS_prlimit64 && e.args[0] == 0 && applied(e.args[1]) && e.args[2] != 0;
 }
 
 std::string call_text(const SyscallEvent& e)
@@ -136,7 +138,7 @@ void Replayer::on_syscall(const SyscallEvent& e)
     case ReplayAction::Exit:
         refuse(e.tid, "an exit syscall that returned");
     case ReplayAction::ExecuteRestore:
-        if ((e.nr == SYS_setrlimit || e.nr == SYS_prlimit64) && !sets_own_stack_limit(e))
+        if ((e.nr == SYS_setrlimit || e.nr == SYS_prlimit64) && !sets_own_memory_limit(e))
             action = ReplayAction::Emulate;
         break;
     default:

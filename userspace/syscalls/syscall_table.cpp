@@ -608,7 +608,7 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_uname, "uname", "p", R::Emulate, {out_fixed(0, kUtsname)})),
         keeps(sys(SYS_sysinfo, "sysinfo", "p", R::Emulate, {out_fixed(0, kSysinfo)})),
         keeps(sys(SYS_getrlimit, "getrlimit", "dp", R::Emulate, {out_fixed(1, kRlimit)})),
-        // A process's own stack limit is set in replay too (replay_syscall.cpp).
+        // A process's own stack and data limits are set in replay too (replay_syscall.cpp).
         sys(SYS_setrlimit, "setrlimit", "dp", R::ExecuteRestore, {in_fixed(1, kRlimit)}),
         keeps(
             sys(SYS_prlimit64, "prlimit64", "ddpp", R::ExecuteRestore, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)})),

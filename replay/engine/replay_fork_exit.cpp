@@ -213,6 +213,18 @@ void Replayer::run_group_exit_ahead(Task& t)
     current_ = saved;
 }
 
+namespace {
+
+bool killed_from_outside(const ExitEvent& e)
+{
+    // (A thread a sibling's exit_group ends is reported killed by SIGKILL
+    // too, but its process exits with the sibling's status.)
+    auto by_sigkill = [](int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL; };
+    return by_sigkill(e.exit_code) && by_sigkill(e.group_exit_code);
+}
+
+} // namespace
+
 void Replayer::on_exit(const ExitEvent& e)
 {
     Task* live = find_task(e.tid);
@@ -238,6 +250,13 @@ void Replayer::on_exit(const ExitEvent& e)
             call.args = e.pending_args;
             run_to_syscall_entry(t, call, Resume::Syscall);
             resume(t, Resume::Cont);
+        } else if (killed_from_outside(e) && t.inject_signal != SIGKILL) {
+            // The process was killed (SIGKILL) by a kill() that was replayed
+            // from the log: the replay sends it. Whatever the thread was
+            // doing (in a call, in a group stop, with a stop signal delivered
+            // to it), the recording saw no more of it.
+            ::kill(t.tid(), SIGKILL);
+            t.group().killed = true;
         } else if (t.inject_signal) {
             // The fatal signal is the one just delivered.
             resume(t, Resume::Cont);
@@ -248,8 +267,8 @@ void Replayer::on_exit(const ExitEvent& e)
             // process with another signal).
             resume(*killer, Resume::Cont);
         } else if (WIFSIGNALED(e.exit_code) && t.at != Task::At::Running) {
-            // Killed from outside (SIGKILL, or a sibling's exit_group): the
-            // recording saw no more of it, so neither does the replay.
+            // Killed by a sibling's exit_group: the recording saw no more of
+            // it, so neither does the replay.
             ::kill(t.tid(), SIGKILL);
             t.group().killed = true;
         } else if (t.at != Task::At::Running) {

@@ -19,6 +19,7 @@
 
 #include "bpf_capture.h"
 #include "event_assembler.h"
+#include "init_signals.h"
 #include "mapped_files.h"
 #include "page_digest.h"
 #include "process_image.h"
@@ -412,6 +413,13 @@ void Supervisor::on_signal(Thread& t, int signo)
         return;
     if (signo == SIGTRAP && (on_probe_trap(t) || on_signal_probe_trap(t)))
         return;
+
+    if (!is_fault(signo, si) && dropped_by_namespace_init(t.tid, signo)) {
+        // The kernel drops it (the init of a PID namespace); a replay,
+        // not a namespace init, must not be given it.
+        resume(t, signo);
+        return;
+    }
 
     Registers regs = get_registers(t.tid);
     if (si.si_code == SI_TKILL && si.si_pid == getpid()) {

@@ -47,6 +47,10 @@ void build_sysroot(const std::filesystem::path& root, const Trace& trace)
         std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
         if (!normal.is_absolute() || std::find(normal.begin(), normal.end(), "..") != normal.end())
             continue;
+        // gdb follows the link: only to a copy that is a regular file of
+        // the trace and holds what its name says.
+        if (!files.open_copy(copy))
+            continue;
         std::filesystem::path link = root / normal.relative_path();
         std::error_code ec;
         std::filesystem::create_directories(link.parent_path(), ec);

@@ -5,6 +5,7 @@
 #include "bytes.h"
 #include "commands.h"
 #include "event_stream.h"
+#include "replay_error.h"
 #include "usage_error.h"
 #include "signal_state.h"
 #include "trace_dir.h"
@@ -51,6 +52,10 @@ int main(int argc, char** argv)
         return 3;
     } catch (const rw::FormatError& e) {
         std::fprintf(stderr, "rewind: corrupt trace: %s\n", e.what());
+        // The subcommands that replay say "damaged trace" as a replay does.
+        for (const char* replaying : {"replay", "serve", "landmark", "watch"})
+            if (app.got_subcommand(replaying))
+                return rw::replay::exit_status_for(rw::replay::ReplayErrorKind::Damaged);
         return 3;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rewind: %s\n", e.what());

@@ -75,9 +75,8 @@ std::string fio_stat(const struct stat& st)
 }
 
 // The program interpreter an ELF executable names (PT_INTERP), if any.
-std::string elf_interpreter(const std::string& file)
+std::string elf_interpreter(const UniqueFd& fd)
 {
-    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     Elf64_Ehdr eh{};
     if (!fd || ::pread(fd.get(), &eh, sizeof(eh), 0) != sizeof(eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
@@ -98,9 +97,8 @@ std::string elf_interpreter(const std::string& file)
 }
 
 // The GNU build ID of an ELF file, in hex ("" if it has none).
-std::string elf_build_id(const std::string& file)
+std::string elf_build_id(const UniqueFd& fd)
 {
-    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     Elf64_Ehdr eh{};
     if (!fd || ::pread(fd.get(), &eh, sizeof(eh), 0) != sizeof(eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
@@ -185,7 +183,7 @@ void HostFiles::index() const
                 add(m.path, m.content_hash);
             aliases.push_back(x->filename);
             if (std::string copy = copy_of(x->executable); !copy.empty())
-                aliases.push_back(elf_interpreter(copy));
+                aliases.push_back(elf_interpreter(open_copy(copy)));
         } else if (const auto* s = std::get_if<SyscallEvent>(&e)) {
             if (s->file)
                 add(s->file->path, s->file->content_hash);
@@ -204,8 +202,18 @@ void HostFiles::index() const
     // Where gdb looks for their separate debug info.
     for (const auto& [path, copy] : copies_) {
         debug_files_.insert("/usr/lib/debug" + path + ".debug");
-        if (std::string id = elf_build_id(copy); id.size() > 2)
+        if (std::string id = elf_build_id(open_copy(copy)); id.size() > 2)
             debug_files_.insert("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    }
+}
+
+UniqueFd HostFiles::open_copy(const std::string& copy) const
+{
+    std::string why;
+    try {
+        return trace_.open_verified_file_copy(std::filesystem::path(copy).filename().string(), why);
+    } catch (const FormatError&) {
+        return {};
     }
 }
 
@@ -235,23 +243,30 @@ std::string HostFiles::handle(const std::string& packet)
         if ((flags & 3) != 0) // gdb's O_WRONLY / O_RDWR: nothing here is writable
             return error_reply(EACCES);
         std::string source = copy_of(path);
+        UniqueFd fd;
         if (!source.empty()) {
-            // gdb must not read altered code as the recorded program's.
+            // gdb must not read altered code as the recorded program's, nor
+            // whatever a link in the trace leads to.
             std::string why;
-            if (trace_.verified_file_copy(std::filesystem::path(source).filename().string(), why).empty()) {
+            try {
+                fd = trace_.open_verified_file_copy(std::filesystem::path(source).filename().string(), why);
+            } catch (const FormatError& e) {
+                why = e.what();
+            }
+            if (!fd) {
                 std::fprintf(stderr, "rewind: not serving %s: %s\n", path.c_str(), why.c_str());
                 return error_reply(EIO);
             }
-        }
-        if (source.empty() && debug_files_.count(std::filesystem::path(path).lexically_normal().string()))
-            source = path; // the separate debug info of a file of the trace
-        if (source.empty())
+        } else if (debug_files_.count(std::filesystem::path(path).lexically_normal().string())) {
+            // The separate debug info of a file of the trace: the host's.
+            fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+            if (!fd)
+                return error_reply(errno);
+        } else {
             return error_reply(ENOENT); // not a file of the recording
-        int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return error_reply(errno);
+        }
         int id = next_fd_++;
-        open_[id] = UniqueFd(fd);
+        open_[id] = std::move(fd);
         char buf[32];
         std::snprintf(buf, sizeof(buf), "F%x", id);
         return buf;

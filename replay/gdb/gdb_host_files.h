@@ -30,6 +30,9 @@ public:
     std::string handle(const std::string& packet);
     // The trace's copy of a path the program mapped, or an empty string.
     std::string copy_of(const std::string& path) const;
+    // A copy as copy_of() names it, opened as the trace's files are opened
+    // and checked against its content hash; empty if it cannot be used.
+    UniqueFd open_copy(const std::string& copy) const;
     // Every path the program mapped (as named, and canonical) -> its copy.
     const std::map<std::string, std::string>& copies() const
     {

@@ -99,12 +99,12 @@ UniqueFd open_mapped(pid_t live, const std::string& range, const std::string& pa
                      const HostFiles& files)
 {
     if (std::string copy = files.copy_of(path); !copy.empty())
-        return UniqueFd(::open(copy.c_str(), O_RDONLY | O_CLOEXEC));
+        return files.open_copy(copy);
     // The replay maps the libraries the program loaded from the copies themselves.
     std::string name = std::filesystem::path(path).filename().string();
     std::error_code ec;
     if (is_content_hash(name) && std::filesystem::equivalent(trace.file_copy(name), path, ec))
-        return UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        return files.open_copy(path);
     std::string mapped = "/proc/" + std::to_string(live) + "/map_files/" + range;
     struct stat st {};
     if (::stat(mapped.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) // opening a device may do something

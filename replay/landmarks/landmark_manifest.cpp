@@ -1,6 +1,7 @@
 #include "landmark_manifest.h"
 
 #define XXH_INLINE_ALL
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <system_error>
 
 #include "file_store.h"
+#include "trace_file.h"
 
 namespace rw::replay {
 namespace fs = std::filesystem;
@@ -272,10 +274,11 @@ void write_manifest(const fs::path& dir, const LandmarkManifest& m)
 
 LandmarkManifest read_manifest(const fs::path& dir)
 {
-    std::ifstream in(dir / kManifestName);
-    if (!in)
+    // Part of the trace: opened as its other files are (trace_file.h).
+    UniqueFd fd = open_trace_file(dir, kManifestName, true);
+    if (!fd)
         throw std::runtime_error("its manifest is missing");
-    json j = json::parse(in, nullptr, false);
+    json j = json::parse(read_whole_trace_file(fd.get(), (dir / kManifestName).string(), 16 << 20), nullptr, false);
     if (j.is_discarded())
         throw std::runtime_error("its manifest is not valid JSON");
     return LandmarkManifest::from_json(j);
@@ -285,19 +288,25 @@ std::vector<std::string> verify_files(const fs::path& dir, const LandmarkManifes
 {
     std::vector<std::string> problems;
     for (const auto& f : m.files) {
-        std::error_code ec;
-        fs::path p = dir / f.path;
-        if (!fs::is_regular_file(p, ec)) {
+        UniqueFd fd;
+        try {
+            fd = open_trace_file(dir, f.path, true);
+        } catch (const TraceFileError& e) {
+            problems.push_back(f.path + " cannot be used: " + e.what());
+            continue;
+        }
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0) {
             problems.push_back(f.path + " is missing");
             continue;
         }
-        uint64_t size = fs::file_size(p, ec);
-        if (ec || size != f.size) {
+        uint64_t size = static_cast<uint64_t>(st.st_size);
+        if (size != f.size) {
             problems.push_back(f.path + " has " + std::to_string(size) + " bytes, not " + std::to_string(f.size));
             continue;
         }
         try {
-            if (FileStore::hash_file(p) != f.xxh3)
+            if (FileStore::hash_open_file(fd.get()) != f.xxh3)
                 problems.push_back(f.path + " does not match its checksum");
         } catch (const std::system_error& e) {
             problems.push_back(f.path + " cannot be read: " + e.what());

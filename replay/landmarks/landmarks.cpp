@@ -44,12 +44,19 @@ std::vector<LandmarkEntry> list_landmarks(const Trace& trace)
     std::vector<LandmarkEntry> out;
     fs::path root = trace.dir() / kLandmarksDir;
     std::error_code ec;
-    if (!fs::is_directory(root, ec))
+    // A trace's directories are never followed through a link (trace_file.h).
+    if (fs::symlink_status(root, ec).type() != fs::file_type::directory)
         return out;
     for (const auto& d : fs::directory_iterator(root, ec)) {
         // (".<n>.partial": one being written, or cut short; never used.)
-        if (!d.is_directory() || d.path().filename().string().rfind('.', 0) == 0)
+        if (d.path().filename().string().rfind('.', 0) == 0)
             continue;
+        if (d.symlink_status(ec).type() != fs::file_type::directory) {
+            if (d.is_symlink(ec))
+                out.push_back({d.path(), d.path().filename().string(), std::nullopt,
+                               "it is a symbolic link, which rewind never follows in a trace"});
+            continue;
+        }
         LandmarkEntry e;
         e.dir = d.path();
         e.name = d.path().filename().string();

@@ -3,19 +3,28 @@
 // info, info --verify and replay read it. Whatever the bytes, opening and
 // reading it must refuse cleanly, never crash.
 //
-// Input: mode u8, meta.json size u16, end.json size u16 (little-endian),
-// meta.json, end.json, then the rest by mode % 3:
+// A crafted trace's files need not be files: the layout byte replaces one
+// of them (low 3 bits: 1 meta.json, 2 end.json, 3 events, 4 files/, 5 a
+// copy in files/; others none) by (bits 3-4) 0 a symbolic link to a secret
+// file outside the trace, 1 a FIFO, 2 a directory, 3 a link to /dev/zero.
+// Reading must neither block nor end, and no message may hold the secret.
+//
+// Input: mode u8, layout u8, meta.json size u16, end.json size u16
+// (little-endian), meta.json, end.json, then the rest by mode % 3:
 //   0  the events file as is (checksums will mostly stop it early);
 //   1  the same with every chunk's checksums recomputed, as a crafted
 //      trace has them: the sizes in a header reach the reader;
 //   2  one chunk's uncompressed payload, sealed into a valid stream
 //      claiming mode / 3 + 1 events: the decoder and everything after it.
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -44,8 +53,60 @@ std::filesystem::path scratch_trace()
     return dir;
 }
 
+// What the secret file outside the trace holds: the start of a JSON
+// string, so that a parser's error would quote it.
+constexpr const char* kSecret = "\"fuzz-secret-7f3a9c";
+
+std::filesystem::path secret_file()
+{
+    // Removed when the fuzzer exits, with the scratch trace.
+    static struct Secret {
+        std::filesystem::path file =
+            std::filesystem::temp_directory_path() / ("rewind-fuzz-secret-" + std::to_string(::getpid()));
+        Secret() { std::ofstream(file) << kSecret << "\n"; }
+        ~Secret()
+        {
+            std::error_code ec;
+            std::filesystem::remove(file, ec);
+            std::filesystem::remove_all(scratch_trace(), ec);
+        }
+    } secret;
+    return secret.file;
+}
+
+// Replaces `file` (whatever it is now) by the odd thing `kind` names.
+void make_odd(const std::filesystem::path& file, unsigned kind)
+{
+    std::error_code ec;
+    std::filesystem::remove_all(file, ec);
+    switch (kind) {
+    case 0:
+        std::filesystem::create_symlink(secret_file(), file, ec);
+        break;
+    case 1:
+        ::mkfifo(file.c_str(), 0600);
+        break;
+    case 2:
+        std::filesystem::create_directory(file, ec);
+        break;
+    default:
+        std::filesystem::create_symlink("/dev/zero", file, ec);
+        break;
+    }
+}
+
+void fail_if_quoted(const char* message)
+{
+    if (std::strstr(message, "fuzz-secret") != nullptr) {
+        std::fprintf(stderr, "a message quotes a file the trace links to: %s\n", message);
+        std::abort();
+    }
+}
+
 void put(const std::filesystem::path& file, const uint8_t* data, size_t size)
 {
+    std::error_code ec;
+    std::filesystem::remove_all(file, ec); // (a FIFO left by the last input would block the write)
     std::ofstream(file, std::ios::binary | std::ios::trunc)
         .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
 }
@@ -118,29 +179,57 @@ void walk_like_replay(const rw::Trace& trace)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
-    if (size < 5)
+    constexpr size_t kHeader = 6;
+    if (size < kHeader)
         return 0;
     uint8_t mode = data[0];
-    size_t meta = std::min<size_t>(data[1] | data[2] << 8, size - 5);
-    size_t end = std::min<size_t>(data[3] | data[4] << 8, size - 5 - meta);
-    const uint8_t* rest = data + 5 + meta + end;
-    size_t rest_size = size - 5 - meta - end;
+    uint8_t layout = data[1];
+    size_t meta = std::min<size_t>(data[2] | data[3] << 8, size - kHeader);
+    size_t end = std::min<size_t>(data[4] | data[5] << 8, size - kHeader - meta);
+    const uint8_t* rest = data + kHeader + meta + end;
+    size_t rest_size = size - kHeader - meta - end;
     auto dir = scratch_trace();
-    put(dir / rw::trace_files::kMeta, data + 5, meta);
-    put(dir / rw::trace_files::kEnd, data + 5 + meta, end);
+    std::error_code ec;
+    auto files = dir / rw::trace_files::kFiles;
+    std::filesystem::remove_all(files, ec);
+    std::filesystem::create_directory(files, ec);
+    put(dir / rw::trace_files::kMeta, data + kHeader, meta);
+    put(dir / rw::trace_files::kEnd, data + kHeader + meta, end);
     std::vector<uint8_t> events(rest, rest + rest_size);
     if (mode % 3 == 1)
         reseal(events);
     else if (mode % 3 == 2)
         events = sealed(rest, rest_size, mode / 3 + 1u);
     put(dir / rw::trace_files::kEvents, events.data(), events.size());
+    switch (layout & 7) {
+    case 1:
+        make_odd(dir / rw::trace_files::kMeta, layout >> 3 & 3);
+        break;
+    case 2:
+        make_odd(dir / rw::trace_files::kEnd, layout >> 3 & 3);
+        break;
+    case 3:
+        make_odd(dir / rw::trace_files::kEvents, layout >> 3 & 3);
+        break;
+    case 4:
+        make_odd(files, layout >> 3 & 3);
+        break;
+    case 5:
+        make_odd(files / "0123456789abcdef0123456789abcdef", layout >> 3 & 3);
+        break;
+    default:
+        break;
+    }
     try {
         rw::Trace trace(dir);
         rw::TraceSummary s = rw::summarize(trace);
-        (void)rw::verify_file_copies(trace, s);
+        for (const auto& problem : rw::verify_file_copies(trace, s).problems)
+            fail_if_quoted(problem.c_str());
         walk_like_replay(trace);
-    } catch (const rw::FormatError&) {
-    } catch (const rw::TraceDirError&) {
+    } catch (const rw::FormatError& e) {
+        fail_if_quoted(e.what());
+    } catch (const rw::TraceDirError& e) {
+        fail_if_quoted(e.what());
     }
     return 0;
 }

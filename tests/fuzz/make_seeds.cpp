@@ -57,12 +57,16 @@ size_t decoder_seeds(const std::vector<rw::Event>& events, const fs::path& dir, 
     return written;
 }
 
-// mode u8, meta.json and end.json sizes u16, then the files.
+// mode u8, layout u8, meta.json and end.json sizes u16, then the files.
 std::vector<uint8_t> trace_files_seed(uint8_t mode, const std::vector<uint8_t>& meta, const std::vector<uint8_t>& end,
-                                      const std::vector<uint8_t>& rest)
+                                      const std::vector<uint8_t>& rest, uint8_t layout = 0)
 {
-    std::vector<uint8_t> seed = {mode, static_cast<uint8_t>(meta.size()), static_cast<uint8_t>(meta.size() >> 8),
-                                 static_cast<uint8_t>(end.size()), static_cast<uint8_t>(end.size() >> 8)};
+    std::vector<uint8_t> seed = {mode,
+                                 layout,
+                                 static_cast<uint8_t>(meta.size()),
+                                 static_cast<uint8_t>(meta.size() >> 8),
+                                 static_cast<uint8_t>(end.size()),
+                                 static_cast<uint8_t>(end.size() >> 8)};
     seed.insert(seed.end(), meta.begin(), meta.end());
     seed.insert(seed.end(), end.begin(), end.end());
     seed.insert(seed.end(), rest.begin(), rest.end());
@@ -104,6 +108,12 @@ int main(int argc, char** argv)
             rw::encode_event(events[i], payload);
         write(files / "real-sealed", trace_files_seed(2 + 3 * (claimed - 1), meta, end, payload));
         n += 3;
+        // The real trace with one of its files replaced by a link, a FIFO
+        // or a directory (the layout byte, see fuzz_trace_files.cpp).
+        for (uint8_t which = 1; which <= 5; which++)
+            for (uint8_t kind = 0; kind < 4; kind++, n++)
+                write(files / ("real-odd-" + std::to_string(which) + "-" + std::to_string(kind)),
+                      trace_files_seed(1, meta, end, stream, static_cast<uint8_t>(which | kind << 3)));
     }
     std::printf("make_seeds: %zu seeds in %s\n", n, argv[1]);
     return 0;

@@ -431,8 +431,9 @@ def check_crafted_traces(rw, work, progs, tamper):
         else:
             os.symlink("/dev/zero" if "zero" in kind else shutil.which("sort"), copy)
         info = bounded([rw, "info", "--verify", trace])
-        check(info.status == 3 and f"at event {index}, the copy of {path}: the trace's copy {name} is not a "
-              "regular file".encode() in info.stdout, f"a copy that is {kind}: info --verify\n{info.describe()}")
+        check(info.status == 3 and f"at event {index}, the copy of {path}: the trace's copy {name} cannot be "
+              "read".encode() in info.stdout and b"is not a regular file" in info.stdout,
+              f"a copy that is {kind}: info --verify\n{info.describe()}")
         rep = bounded([rw, "replay", "--autopilot", "-q", trace])
         check(rep.status == 92 and b"is not a regular file" in rep.stderr and path.encode() in rep.stderr,
               f"a copy that is {kind}: replay\n{rep.describe()}")
@@ -466,6 +467,71 @@ def check_crafted_traces(rw, work, progs, tamper):
     check(rep.status == 90 and b"is not readable" in rep.stderr and b"bad_alloc" not in rep.stderr,
           f"an input claiming 2^60 bytes\n{rep.describe()}")
     return "symbolic links, a FIFO, a stray file, a FIFO end.json and a 2^60-byte input refused"
+
+
+def check_trace_files_never_followed(rw, work, progs):
+    """A trace's files are opened only as regular files inside it, never
+    through a link: meta.json, end.json, the event stream, a file copy or
+    files/ replaced by a link to a secret file (0600; or to a directory),
+    a FIFO or a directory is refused by every subcommand, within seconds,
+    with a message naming the file and a non-zero status (3 for info and
+    dump, 92 for what replays), and the secret never shows, even where
+    root reads a trace another user owns."""
+    secret_text = '"s3cr3t-' + os.urandom(6).hex()  # a JSON parser's error would quote it
+    secret = os.path.join(work, "secret")
+    with open(secret, "w") as f:
+        f.write(secret_text + "\n")
+    os.chmod(secret, 0o600)
+    secret_dir = os.path.join(work, "secret-dir")
+    os.makedirs(secret_dir)
+    open(os.path.join(secret_dir, secret_text[1:]), "w").close()  # a listing would show its name
+    words = os.path.join(work, "words.txt")
+    with open(words, "w") as f:
+        f.write("pear\napple\nfig\n")
+    trace = record(rw, work, "sort", ["sort", words])
+    copy = next(m["content_hash"] for line in Run([rw, "dump", "--json", trace]).stdout.splitlines()
+                for m in json.loads(line).get("mappings", []) if m.get("content_hash"))
+
+    def odd(path, kind):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+        if kind == "a link to a secret":
+            os.symlink(secret_dir if path.endswith("files") else secret, path)
+        elif kind == "a FIFO":
+            os.mkfifo(path)
+        else:
+            os.mkdir(path)
+
+    top = [(["info"], 3), (["dump"], 3), (["replay", "--autopilot", "-q"], 92), (["serve", "--stdio", "-q"], 92),
+           (["landmark", "--every", "50%"], 92), (["watch", "--no-landmarks"], 92)]
+    copies = [(["info", "--verify"], 3), (["replay", "--autopilot", "-q"], 92), (["serve", "--stdio", "-q"], 92)]
+    victims = [("meta.json", top), ("end.json", top), ("events", top), (f"files/{copy}", copies), ("files", copies)]
+    runs = 0
+    for victim, commands in victims:
+        for kind in ("a link to a secret", "a FIFO", "a directory"):
+            if victim == "files" and kind == "a directory":
+                continue  # it is one
+            crafted = os.path.join(work, "crafted")
+            shutil.rmtree(crafted, ignore_errors=True)
+            shutil.copytree(trace, crafted, symlinks=True)
+            odd(os.path.join(crafted, victim), kind)
+            if victim == "meta.json" and kind == "a link to a secret":
+                for root, dirs, files in os.walk(crafted):
+                    for name in dirs + files:
+                        os.lchown(os.path.join(root, name), 65534, 65534)  # root reads nobody's trace
+            for argv, status in commands:
+                argv = [rw, argv[0], *argv[1:], crafted] + (["x == 1"] if argv[0] == "watch" else [])
+                r = Run(argv, timeout=60)
+                runs += 1
+                said = r.stdout + r.stderr
+                where = f"{victim} is {kind}: rewind {' '.join(argv[1:-1])}"
+                check(not r.timed_out, f"{where}: still running after 60 s\n{r.describe()}")
+                check(secret_text[1:].encode() not in said, f"{where}: the secret was shown\n{r.describe()}")
+                check(r.status == status and (b"not a regular file" in said or b"not a directory" in said) and
+                      victim.split("/")[-1].encode() in said, f"{where}: expected status {status}\n{r.describe()}")
+    return f"{runs} runs refused, the secret never shown"
 
 
 def check_stuck_replay_says_where(rw, work, progs):
@@ -532,7 +598,7 @@ def main():
     checks = []
     for fn in [check_directory_modes, check_no_scratch_left, check_exit_codes_and_messages,
                check_serve_ends_with_gdb, check_gdb_ends_with_replay, check_scrub_env, check_disk_full, check_info_says_what_replay_does,
-               check_recorder_killed_anywhere, check_stuck_replay_says_where]:
+               check_recorder_killed_anywhere, check_stuck_replay_says_where, check_trace_files_never_followed]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
     for fn in [check_damaged_traces, check_crafted_traces, check_group_exit_order]:

@@ -16,6 +16,7 @@
 #include "event_codec.h"
 #include "file_copies.h"
 #include "positional_io.h"
+#include "trace_file.h"
 
 namespace rw {
 namespace {
@@ -170,23 +171,19 @@ std::string describe(const StreamEnd& end)
 }
 
 EventStreamReader::EventStreamReader(const std::filesystem::path& file)
+    : EventStreamReader(open_trace_file(file.parent_path().empty() ? "." : file.parent_path(), file.filename()),
+                        file.string())
+{}
+
+EventStreamReader::EventStreamReader(UniqueFd fd, const std::string& name)
 {
-    fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0)
-        throw std::system_error(errno, std::generic_category(), "opening " + file.string());
     uint8_t header[kFileHeaderSize];
-    if (read_at(fd_, header, sizeof(header), 0) != sizeof(header) || std::memcmp(header, kMagic, 8) != 0) {
-        ::close(fd_);
-        throw FormatError(file.string() + " is not a rewind event stream");
-    }
+    if (read_at(fd.get(), header, sizeof(header), 0) != sizeof(header) || std::memcmp(header, kMagic, 8) != 0)
+        throw FormatError(name + " is not a rewind event stream");
     uint32_t version;
     std::memcpy(&version, header + 8, 4);
-    try {
-        require_readable_format(file.string(), version);
-    } catch (const FormatError&) {
-        ::close(fd_);
-        throw;
-    }
+    require_readable_format(name, version);
+    fd_ = fd.release();
     offset_ = sizeof(header);
     end_.file_offset = offset_;
 }

@@ -18,6 +18,7 @@
 
 #include "bytes.h"
 #include "event.h"
+#include "unique_fd.h"
 
 namespace rw {
 
@@ -91,8 +92,12 @@ std::string describe(const StreamEnd& end);
 
 class EventStreamReader {
 public:
-    // Throws FormatError if the file is not an event stream of a supported version.
+    // Throws FormatError if the file is not an event stream of a supported
+    // version, or not a regular file (opened as trace_file.h opens a
+    // trace's files, relative to the directory it is in).
     explicit EventStreamReader(const std::filesystem::path& file);
+    // The stream open at `fd` (owned from now on); `name` for messages.
+    EventStreamReader(UniqueFd fd, const std::string& name);
     ~EventStreamReader();
     EventStreamReader(EventStreamReader&& other) noexcept;
     EventStreamReader(const EventStreamReader&) = delete;

@@ -10,6 +10,8 @@
 #include "bytes.h"
 #include "file_store.h"
 #include "positional_io.h"
+#include "trace_dir.h"
+#include "trace_file.h"
 
 namespace rw {
 
@@ -18,7 +20,18 @@ std::filesystem::path FileCopies::path_of(const std::string& content_hash) const
     if (!is_content_hash(content_hash))
         throw FormatError("the trace names a file copy '" + content_hash +
                           "', which is not a content hash (a damaged or crafted trace)");
-    return dir_ / content_hash;
+    return trace_dir_ / trace_files::kFiles / content_hash;
+}
+
+UniqueFd FileCopies::open_copy(const std::string& content_hash, std::string& why) const
+{
+    path_of(content_hash); // the name is checked before it is opened
+    try {
+        return open_trace_file(trace_dir_, std::filesystem::path(trace_files::kFiles) / content_hash);
+    } catch (const TraceFileError& e) {
+        why = "the trace's copy " + content_hash + " cannot be read: " + e.what();
+        return {};
+    }
 }
 
 std::filesystem::path FileCopies::verified(const std::string& content_hash, std::string& why)
@@ -27,22 +40,24 @@ std::filesystem::path FileCopies::verified(const std::string& content_hash, std:
     return verified_locked(content_hash, why);
 }
 
+UniqueFd FileCopies::open_verified(const std::string& content_hash, std::string& why)
+{
+    std::lock_guard lock(mutex_);
+    if (verified_locked(content_hash, why).empty())
+        return {};
+    return open_copy(content_hash, why);
+}
+
 std::filesystem::path FileCopies::verified_locked(const std::string& content_hash, std::string& why)
 {
     std::filesystem::path copy = path_of(content_hash);
     if (verified_.count(content_hash))
         return copy;
-    // The store only ever writes regular files: a symbolic link would lead
-    // out of the trace, and a FIFO or a device would never end.
-    std::error_code ec;
-    auto status = std::filesystem::symlink_status(copy, ec);
-    if (!ec && status.type() != std::filesystem::file_type::regular) {
-        why = "the trace's copy " + content_hash +
-              " is not a regular file (a symbolic link, a device or a FIFO is never followed)";
+    UniqueFd fd = open_copy(content_hash, why);
+    if (!fd)
         return {};
-    }
     try {
-        std::string actual = FileStore::hash_file(copy);
+        std::string actual = FileStore::hash_open_file(fd.get());
         if (actual != content_hash) {
             why = "the trace's copy " + content_hash + " has been altered (its content hashes to " + actual + ")";
             return {};
@@ -61,12 +76,13 @@ std::vector<uint8_t> FileCopies::read(const std::string& content_hash, uint64_t 
     auto it = open_.find(content_hash);
     if (it == open_.end()) {
         std::string why;
-        std::filesystem::path copy = verified_locked(content_hash, why);
-        if (copy.empty())
-            throw FormatError("a read recorded from a file: " + why);
-        UniqueFd fd(::open(copy.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        UniqueFd fd;
+        if (!verified_locked(content_hash, why).empty())
+            fd = open_copy(content_hash, why);
         struct stat st {};
-        if (!fd || ::fstat(fd.get(), &st) != 0)
+        if (!fd)
+            throw FormatError("a read recorded from a file: " + why);
+        if (::fstat(fd.get(), &st) != 0)
             throw FormatError("a read recorded from a file: the trace's copy " + content_hash +
                               " cannot be opened: " + std::strerror(errno));
         it = open_.emplace(content_hash, Open{std::move(fd), static_cast<uint64_t>(st.st_size)}).first;

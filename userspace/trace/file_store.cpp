@@ -169,4 +169,10 @@ std::string FileStore::hash_file(const std::filesystem::path& path)
     return h;
 }
 
+std::string FileStore::hash_open_file(int fd)
+{
+    uint64_t n = 0;
+    return copy_and_hash(fd, -1, n);
+}
+
 } // namespace rw

@@ -45,6 +45,8 @@ public:
     // Hash of a regular file's content, without storing it (throws
     // std::system_error for anything else, a symbolic link included).
     static std::string hash_file(const std::filesystem::path& path);
+    // Hash of the content of the file open at `fd`, from its start.
+    static std::string hash_open_file(int fd);
 
 private:
     using Identity = std::tuple<uint64_t, uint64_t, int64_t, int64_t>;

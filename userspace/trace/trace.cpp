@@ -8,8 +8,7 @@
 
 namespace rw {
 
-Trace::Trace(std::filesystem::path dir)
-    : dir_(std::move(dir)), copies_(std::make_shared<FileCopies>(dir_ / trace_files::kFiles))
+Trace::Trace(std::filesystem::path dir) : dir_(std::move(dir)), copies_(std::make_shared<FileCopies>(dir_))
 {
     require_trace(dir_);
     meta_ = read_meta(dir_);
@@ -37,6 +36,11 @@ std::filesystem::path Trace::file_copy(const std::string& content_hash) const
 std::filesystem::path Trace::verified_file_copy(const std::string& content_hash, std::string& why) const
 {
     return copies_->verified(content_hash, why);
+}
+
+UniqueFd Trace::open_verified_file_copy(const std::string& content_hash, std::string& why) const
+{
+    return copies_->open_verified(content_hash, why);
 }
 
 } // namespace rw

@@ -34,6 +34,9 @@ public:
     // The same, after checking the copy's content against its hash (once
     // per copy); "" and `why` set if it is missing or differs.
     std::filesystem::path verified_file_copy(const std::string& content_hash, std::string& why) const;
+    // The same copy, open for reading; an empty UniqueFd and `why` set if
+    // it is missing, differs or is not a regular file of the trace.
+    UniqueFd open_verified_file_copy(const std::string& content_hash, std::string& why) const;
 
 private:
     std::filesystem::path dir_;

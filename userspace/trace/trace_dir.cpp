@@ -107,8 +107,12 @@ void update_latest_link(const fs::path& trace)
 
 bool looks_like_trace(const fs::path& dir)
 {
+    // Present, whatever they are: a link or a FIFO in their place is
+    // refused when opened (trace_file.h), saying so, rather than called
+    // "not a trace".
     std::error_code ec;
-    return fs::is_regular_file(dir / trace_files::kMeta, ec) && fs::is_regular_file(dir / trace_files::kEvents, ec);
+    return fs::exists(fs::symlink_status(dir / trace_files::kMeta, ec)) &&
+           fs::exists(fs::symlink_status(dir / trace_files::kEvents, ec));
 }
 
 void require_trace(const fs::path& dir)

@@ -11,11 +11,11 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "bytes.h"
+#include "trace_file.h"
 
 namespace rw {
 namespace {
@@ -47,20 +47,32 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     std::filesystem::rename(tmp, path);
 }
 
-json read_json(const std::filesystem::path& path)
+// meta.json and end.json are a few KiB; argv and envp are bounded by the
+// kernel's limit on an exec's arguments, far below this.
+constexpr size_t kMaxJsonBytes = 64 << 20;
+
+// Parses a JSON file of the trace. What the file holds never reaches a
+// message: were it a link to a secret, the parser's error would quote it.
+json parse_trace_json(const std::string& text, const std::filesystem::path& shown)
 {
-    // A FIFO would block the reader, a device never end (traces are untrusted input).
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-        throw FormatError(path.string() + " is not a regular file");
-    std::ifstream in(path);
-    if (!in)
-        throw FormatError("cannot read " + path.string());
     try {
-        return json::parse(in);
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw FormatError(shown.string() + " is not valid JSON (a syntax error at byte " + std::to_string(e.byte) +
+                          ")");
     } catch (const json::exception& e) {
-        throw FormatError(path.string() + " is not valid JSON: " + e.what());
+        throw FormatError(shown.string() + " is not valid JSON (error " + std::to_string(e.id) + ")");
     }
+}
+
+// nullopt when the file is absent and may be.
+std::optional<json> read_json(const std::filesystem::path& dir, const char* name, bool may_be_missing)
+{
+    UniqueFd fd = open_trace_file(dir, name, may_be_missing);
+    if (!fd)
+        return std::nullopt;
+    std::filesystem::path shown = dir / name;
+    return parse_trace_json(read_whole_trace_file(fd.get(), shown.string(), kMaxJsonBytes), shown);
 }
 
 } // namespace
@@ -156,7 +168,7 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
 
 TraceMeta read_meta(const std::filesystem::path& dir)
 {
-    json j = read_json(dir / "meta.json");
+    json j = *read_json(dir, "meta.json", false);
     TraceMeta m;
     try {
         m.format_version = j.at("format_version").get<uint32_t>();
@@ -242,9 +254,10 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
 
 std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
 {
-    if (!std::filesystem::exists(dir / "end.json"))
+    std::optional<json> read = read_json(dir, "end.json", true);
+    if (!read)
         return std::nullopt;
-    json j = read_json(dir / "end.json");
+    const json& j = *read;
     TraceEnd e;
     try {
         e.ended = j.value("ended", "");

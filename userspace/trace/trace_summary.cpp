@@ -89,11 +89,17 @@ TraceSummary summarize(const Trace& trace)
     s.stream_end = reader.end();
     std::error_code ec;
     s.stream_bytes = std::filesystem::file_size(trace.dir() / trace_files::kEvents, ec);
-    for (const auto& f : std::filesystem::directory_iterator(trace.dir() / trace_files::kFiles, ec)) {
+    // Never listed through a link (trace_file.h): it would tell the names
+    // in whatever directory it leads to.
+    std::filesystem::path files = trace.dir() / trace_files::kFiles;
+    if (std::filesystem::symlink_status(files, ec).type() != std::filesystem::file_type::directory)
+        return s;
+    for (const auto& f : std::filesystem::directory_iterator(files, ec)) {
         if (f.path().filename().string().starts_with("."))
             continue;
         s.file_copies++;
-        s.file_bytes += f.file_size(ec);
+        if (f.is_regular_file(ec) && !f.is_symlink(ec))
+            s.file_bytes += f.file_size(ec);
     }
     return s;
 }

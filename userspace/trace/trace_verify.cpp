@@ -32,7 +32,16 @@ CopyCheck verify_file_copies(const Trace& trace, const TraceSummary& summary)
     // replay never opens them, but they are part of what was handed over.
     std::vector<std::string> others;
     std::error_code ec;
-    for (const auto& f : std::filesystem::directory_iterator(trace.dir() / trace_files::kFiles, ec)) {
+    std::filesystem::path files = trace.dir() / trace_files::kFiles;
+    auto type = std::filesystem::symlink_status(files, ec).type();
+    if (type != std::filesystem::file_type::directory) {
+        // Not listed through a link: it would tell the names in whatever it leads to.
+        if (type != std::filesystem::file_type::not_found)
+            out.problems.push_back(std::string(trace_files::kFiles) +
+                                   " is not a directory of the trace (a link or another file, never followed)");
+        return out;
+    }
+    for (const auto& f : std::filesystem::directory_iterator(files, ec)) {
         std::string name = f.path().filename().string();
         // (".incoming.PID": a copy the recorder was writing when it was killed)
         if (!name.starts_with(".") && !summary.copies_named.count(name))

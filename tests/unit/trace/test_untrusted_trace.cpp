@@ -161,6 +161,54 @@ TEST_CASE("end.json or meta.json that is not a regular file is refused, not wait
     CHECK_THROWS_AS(read_meta(t.dir), FormatError);
 }
 
+TEST_CASE("a trace file that is a link is never read, and no message quotes a trace file")
+{
+    TempTrace t;
+    Deadline deadline;
+    // A secret of someone's that a JSON parser's error would quote.
+    fs::path secret = t.dir / "secret";
+    std::ofstream(secret) << "\"s3cr3t-value\n";
+    write_end(t.dir, TraceEnd{});
+    for (const char* name : {trace_files::kMeta, trace_files::kEnd, trace_files::kEvents}) {
+        fs::path original = t.dir / "original";
+        fs::rename(t.dir / name, original);
+        fs::create_symlink(secret, t.dir / name);
+        std::string message;
+        try {
+            Trace trace(t.dir);
+            trace.events();
+        } catch (const FormatError& e) {
+            message = e.what();
+        }
+        CHECK(message.find("not a regular file but a symbolic link") != std::string::npos);
+        CHECK(message.find("s3cr3t") == std::string::npos);
+        fs::remove(t.dir / name);
+        fs::rename(original, t.dir / name);
+    }
+    // Not valid JSON: the message says where, not what.
+    fs::rename(secret, t.dir / trace_files::kMeta);
+    std::string message;
+    try {
+        read_meta(t.dir);
+    } catch (const FormatError& e) {
+        message = e.what();
+    }
+    CHECK(message.find("is not valid JSON (a syntax error at byte") != std::string::npos);
+    CHECK(message.find("s3cr3t") == std::string::npos);
+}
+
+TEST_CASE("a copy reached through a files/ that is a link is refused")
+{
+    TempTrace t;
+    std::string hash = t.store("a copy with the right content\n");
+    // The very copy, whole and right, but files/ leads elsewhere.
+    fs::rename(t.dir / trace_files::kFiles, t.dir / "elsewhere");
+    fs::create_directory_symlink(t.dir / "elsewhere", t.dir / trace_files::kFiles);
+    std::string why;
+    CHECK(Trace(t.dir).verified_file_copy(hash, why).empty());
+    CHECK(why.find("is a symbolic link, not a directory") != std::string::npos);
+}
+
 namespace {
 
 // A read of `length` bytes at `offset`, recorded by reference to `copy`.

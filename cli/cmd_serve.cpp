@@ -170,6 +170,11 @@ void add_serve(CLI::App& app, Outcome& outcome)
     cmd->callback([a, &outcome] {
         if (!a->stdio && a->port == 0)
             throw UsageError("give --stdio or --port PORT");
+        // A gdb that goes away while a reply is being written must end the
+        // session with a word, not kill the server silently (status 141).
+        // The replayed program gets its recorded dispositions all the same
+        // (the launcher sets every one).
+        std::signal(SIGPIPE, SIG_IGN);
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
         Tid pid = a->process.resolve(t);
         ServeStart start;

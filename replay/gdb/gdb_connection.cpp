@@ -110,6 +110,8 @@ std::string GdbConnection::escape(std::string_view data)
 
 void GdbConnection::send(std::string_view payload)
 {
+    if (closed_)
+        return; // nobody reads it any more
     unsigned sum = 0;
     for (unsigned char c : payload)
         sum += c;
@@ -122,8 +124,12 @@ void GdbConnection::send(std::string_view payload)
             ssize_t n = ::write(out_, packet.data() + done, packet.size() - done);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0)
+            if (n <= 0) {
+                // (EPIPE, not SIGPIPE: rewind serve ignores the signal.)
+                closed_ = true;
+                lost_mid_reply_ = true;
                 return;
+            }
             done += static_cast<size_t>(n);
         }
         if (no_ack_)

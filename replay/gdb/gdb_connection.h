@@ -28,6 +28,11 @@ public:
         return closed_;
     }
 
+    // Whether gdb went away while a reply was being written to it (the
+    // write failed: killed, connection reset). The session then ends as
+    // when gdb closes the connection.
+    bool lost_mid_reply() const { return lost_mid_reply_; }
+
     // Escaping for binary replies (vFile:pread, X).
     static std::string escape(std::string_view data);
 
@@ -38,6 +43,7 @@ private:
     bool no_ack_ = false;
     bool interrupt_ = false;
     bool closed_ = false;
+    bool lost_mid_reply_ = false;
 };
 
 } // namespace rw::replay

@@ -16,6 +16,7 @@
 
 #include "event_stream.h"
 #include "gdb_connection.h"
+#include "packet_fields.h"
 #include "trace.h"
 
 namespace rw::replay {
@@ -33,14 +34,6 @@ std::string strip_deleted(std::string p)
     if (auto pos = p.rfind(" (deleted)"); pos != std::string::npos && pos + 10 == p.size())
         p.resize(pos);
     return p;
-}
-
-std::string unhex(const std::string& h)
-{
-    std::string out;
-    for (size_t i = 0; i + 1 < h.size(); i += 2)
-        out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
-    return out;
 }
 
 std::string error_reply(int err)
@@ -238,8 +231,8 @@ std::string HostFiles::handle(const std::string& packet)
     if (op == "open") {
         if (parts.size() < 2)
             return error_reply(EINVAL);
-        std::string path = unhex(parts[0]);
-        int flags = std::stoi(parts[1], nullptr, 16);
+        std::string path = packet_hex_bytes(parts[0], "vFile:open's file name");
+        uint64_t flags = packet_hex_number(parts[1], "vFile:open's flags", UINT32_MAX);
         if ((flags & 3) != 0) // gdb's O_WRONLY / O_RDWR: nothing here is writable
             return error_reply(EACCES);
         std::string source = copy_of(path);
@@ -272,7 +265,7 @@ std::string HostFiles::handle(const std::string& packet)
         return buf;
     }
     if (op == "pread" || op == "close" || op == "fstat") {
-        int id = parts.empty() ? -1 : std::stoi(parts[0], nullptr, 16);
+        uint64_t id = parts.empty() ? UINT64_MAX : packet_hex_number(parts[0], "vFile:" + op + "'s file descriptor");
         auto it = open_.find(id);
         if (it == open_.end())
             return error_reply(EBADF);
@@ -291,8 +284,8 @@ std::string HostFiles::handle(const std::string& packet)
         }
         if (parts.size() < 3)
             return error_reply(EINVAL);
-        size_t count = std::min<size_t>(std::stoul(parts[1], nullptr, 16), 16384);
-        off_t offset = static_cast<off_t>(std::stoull(parts[2], nullptr, 16));
+        size_t count = std::min<uint64_t>(packet_hex_number(parts[1], "vFile:pread's count"), 16384);
+        off_t offset = static_cast<off_t>(packet_hex_number(parts[2], "vFile:pread's offset", INT64_MAX));
         std::string data(count, '\0');
         ssize_t n = ::pread(it->second.get(), data.data(), count, offset);
         if (n < 0)

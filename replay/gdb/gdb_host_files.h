@@ -7,6 +7,7 @@
 // able to read the machine's files through it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -47,7 +48,7 @@ private:
     mutable std::map<std::string, std::string> by_name_; // file name -> copy, when unambiguous
     mutable std::set<std::string> debug_files_;          // host paths of the copies' separate debug info
     const Trace& trace_;
-    std::map<int, UniqueFd> open_;
+    std::map<uint64_t, UniqueFd> open_;
     int next_fd_ = 100;
 };
 

@@ -5,6 +5,7 @@
 
 #include <elf.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstring>
 
@@ -12,6 +13,7 @@
 #include "gdb_reverse_watch.h"
 #include "nlohmann/json.hpp"
 #include "gdb_registers.h"
+#include "packet_fields.h"
 
 namespace rw::replay {
 namespace {
@@ -41,15 +43,22 @@ std::string to_hex(std::string_view data)
 
 std::string from_hex(std::string_view h)
 {
-    std::string out;
-    for (size_t i = 0; i + 1 < h.size(); i += 2)
-        out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
-    return out;
+    return packet_hex_bytes(h, "a hex-encoded field");
 }
 
 uint64_t parse_hex(const std::string& s)
 {
-    return s.empty() ? 0 : std::stoull(s, nullptr, 16);
+    return packet_hex_number(s, "a number");
+}
+
+// A packet's name for a message: its first letters, printable.
+std::string shown_name(const std::string& packet)
+{
+    std::string name = packet.substr(0, std::min(packet.find_first_of(":,;"), size_t(24)));
+    for (char& c : name)
+        if (!std::isprint(static_cast<unsigned char>(c)))
+            c = '?';
+    return "'" + name + "'";
 }
 
 // The name a packet is dispatched on.
@@ -301,11 +310,28 @@ ResumeRequest GdbServer::on_stop(const StopReport& report)
     }
     for (;;) {
         auto packet = connection_.read_packet();
-        if (!packet)
+        if (!packet) {
+            if (connection_.lost_mid_reply())
+                std::fprintf(stderr, "rewind: gdb went away while rewind was replying to it (the connection "
+                                     "broke); the session ends\n");
+            else if (!killed_)
+                std::fprintf(stderr, "rewind: gdb went away without ending the session (the connection closed); "
+                                     "the session ends\n");
             return ResumeRequest{ResumeRequest::Kind::Kill, 0};
+        }
         try {
             if (auto request = dispatch(*packet))
                 return *request;
+        } catch (const MalformedPacket& e) {
+            reply("E01");
+            std::fprintf(stderr, "rewind: a malformed %s packet from gdb (%s): answered with an error\n",
+                         shown_name(*packet).c_str(), e.what());
+        } catch (const std::logic_error&) {
+            // (std::invalid_argument, std::out_of_range: a field no parser above expected)
+            reply("E01");
+            std::fprintf(stderr,
+                         "rewind: a %s packet from gdb with a field rewind cannot parse: answered with an error\n",
+                         shown_name(*packet).c_str());
         } catch (const ReplayError& e) {
             reply("E01");
             std::fprintf(stderr, "rewind: %s\n", e.report().c_str());

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -215,6 +216,123 @@ def scenario_tcp_loopback(rw, trace):
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+class RawRemote:
+    """A client that speaks gdb's remote protocol itself, on a socket or on
+    a server's stdin and stdout, so that it can do what gdb never does."""
+
+    def __init__(self, write, read):
+        self.write, self.read, self.buffer = write, read, b""
+
+    def send(self, payload):
+        data = payload.encode()
+        self.write(b"$" + data + b"#%02x" % (sum(data) & 0xFF))
+
+    def packet(self):
+        while True:
+            start = self.buffer.find(b"$")
+            end = self.buffer.find(b"#", start) if start >= 0 else -1
+            if end >= 0 and len(self.buffer) >= end + 3:
+                payload, self.buffer = self.buffer[start + 1:end], self.buffer[end + 3:]
+                return payload
+            chunk = self.read()
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def ask(self, payload):
+        self.send(payload)
+        return self.packet()
+
+    def start(self):
+        """No acknowledgments from here on."""
+        reply = self.ask("QStartNoAckMode")
+        self.write(b"+")
+        check(reply == b"OK", f"QStartNoAckMode: {reply!r}")
+
+
+def raw_on_port(port, receive_buffer=None):
+    conn = socket.socket()
+    if receive_buffer:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    conn.settimeout(60)
+    conn.connect(("127.0.0.1", port))
+    return conn, RawRemote(conn.sendall, lambda: conn.recv(65536))
+
+
+def scenario_malformed_packets(rw, trace):
+    """Packets no gdb sends (a descriptor too large for any number, hex
+    that is not hex): each gets an error reply and a note that says it was
+    malformed, and the session goes on; never a library's exception text
+    ("stoi") or a crash."""
+    server, port = serve_on_free_port(rw, trace)
+    try:
+        conn, remote = raw_on_port(port)
+        with conn:
+            remote.start()
+            bad = ["vFile:pread:" + "f" * 40 + ",10,0", "qRcmd,zz", "vFile:open:zz,0,0", "mzz,4",
+                   "vFile:close:" + "9" * 30, "Z0,zz,1"]
+            for packet in bad:
+                reply = remote.ask(packet)
+                check(reply is not None and reply.startswith(b"E"), f"{packet}: the reply is {reply!r}, not an error")
+            check(remote.ask("?").startswith(b"T"), "the session did not go on after the malformed packets")
+            check(remote.ask("D") == b"OK", "detach")
+        server.wait(timeout=60)
+        said = server.stderr.read().decode(errors="replace")
+        check(server.returncode == 0, f"serve exited with {server.returncode}:\n{said}")
+        check(said.count("a malformed") == len(bad) and "stoi" not in said and "stoull" not in said,
+              f"what serve said of {len(bad)} malformed packets:\n{said}")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    return f"{len(bad)} malformed packets answered with errors"
+
+
+def scenario_gdb_gone_mid_reply(rw, trace):
+    """gdb goes away while the server is writing to it (killed, the
+    connection reset): on a socket and on stdin/stdout, serve ends the
+    session with a message and status 0, not killed by SIGPIPE (141)."""
+    requests = "".join("$g#67" for _ in range(20000)).encode()  # replies far beyond any buffer
+    server, port = serve_on_free_port(rw, trace)
+    try:
+        conn, remote = raw_on_port(port, receive_buffer=4096)
+        remote.start()
+        conn.sendall(requests)
+        time.sleep(1)  # the server is blocked writing replies no one reads
+        conn.close()  # unread data: the connection is reset
+        server.wait(timeout=60)
+        said = server.stderr.read().decode(errors="replace")
+        check(server.returncode == 0 and "gdb went away" in said,
+              f"serve --port when its gdb went away mid-reply: status {server.returncode}\n{said}")
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    stdio = subprocess.Popen([rw, "serve", "--stdio", "-q", trace], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    try:
+        remote = RawRemote(lambda b: (stdio.stdin.write(b), stdio.stdin.flush()), lambda: stdio.stdout.read1(65536))
+        remote.start()
+        writer = threading.Thread(target=lambda: remote.write(requests), daemon=True)
+        writer.start()
+        time.sleep(1)
+        stdio.stdout.close()  # gdb killed: its end of the pipe is gone
+        writer.join(timeout=60)
+        try:
+            stdio.stdin.close()
+        except BrokenPipeError:
+            pass
+        stdio.wait(timeout=60)
+        said = stdio.stderr.read().decode(errors="replace")
+        check(stdio.returncode == 0 and "gdb went away" in said,
+              f"serve --stdio when its gdb went away mid-reply: status {stdio.returncode}\n{said}")
+    finally:
+        if stdio.poll() is None:
+            stdio.kill()
+            stdio.wait()
+    return "status 0 and a message, on a socket and on a pipe"
 
 
 def scenario_serve_access(rw, trace, work):
@@ -615,6 +733,8 @@ def main():
     tests.append(("scenario_thread_local",
                   lambda: scenario_thread_local(args.rewind, args.programs, fresh_dir(os.path.join(work, "tls")))))
     tests.append(("scenario_bad_input", lambda: scenario_bad_input(args.rewind, work)))
+    tests.append(("scenario_malformed_packets", lambda: scenario_malformed_packets(args.rewind, trace)))
+    tests.append(("scenario_gdb_gone_mid_reply", lambda: scenario_gdb_gone_mid_reply(args.rewind, trace)))
     tests.append(("scenario_mapped_file_back_in_time",
                   lambda: scenario_mapped_file_back_in_time(args.rewind, args.programs, args.sources,
                                                             fresh_dir(os.path.join(work, "mapped")))))

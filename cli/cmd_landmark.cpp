@@ -81,10 +81,6 @@ void add_landmark(CLI::App& app, Outcome& outcome)
         }
         if (!t.end())
             throw UsageError("the recording did not finish: landmarks need a complete trace", 1);
-        std::string criu = replay::find_criu();
-        if (criu.empty())
-            throw UsageError("CRIU is not installed: run scripts/install-criu.sh (rewind doctor says more)", 1);
-
         Progress progress(t.end()->events);
         replay::ReplayOptions opts;
         opts.one_cpu = true;
@@ -97,6 +93,11 @@ void add_landmark(CLI::App& app, Outcome& outcome)
         // the execve's return.
         replayer.step();
         replayer.step();
+        // After the trace's start is read: a damaged trace is said as a
+        // replay says it (its status, 90-93), CRIU or not.
+        std::string criu = replay::find_criu();
+        if (criu.empty())
+            throw UsageError("CRIU is not installed: run scripts/install-criu.sh (rewind doctor says more)", 1);
         uint64_t begin = replayer.next_event_index();
         uint64_t total = t.end()->events;
 

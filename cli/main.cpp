@@ -50,6 +50,12 @@ int main(int argc, char** argv)
     } catch (const rw::FormatVersionError& e) {
         std::fprintf(stderr, "rewind: %s\n", e.what());
         return 3;
+    } catch (const rw::replay::ReplayError& e) {
+        // A replay that failed before a subcommand could catch it (landmark's
+        // first steps, a debugging session's start): said in full, with the
+        // status `rewind replay` gives.
+        std::fprintf(stderr, "rewind: %s\n", e.report().c_str());
+        return rw::replay::exit_status_for(e.kind());
     } catch (const rw::FormatError& e) {
         std::fprintf(stderr, "rewind: corrupt trace: %s\n", e.what());
         // The subcommands that replay say "damaged trace" as a replay does.

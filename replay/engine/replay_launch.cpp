@@ -53,8 +53,14 @@ void Replayer::launch(const ExecEvent& first)
             return err;
         if (std::string err = apply_bind_mounts(binds); !err.empty())
             return err;
-        if (::chdir(meta.cwd.c_str()) != 0)
+        if (::chdir(meta.cwd.c_str()) != 0) {
+            int err = errno;
+            // A program named from there cannot be found anywhere else.
+            if (!first.filename.starts_with("/"))
+                return "cannot enter the recorded working directory " + meta.cwd + " (" + strerror(err) +
+                       "), from which the program is named";
             ::chdir("/");
+        }
         for (const auto& r : meta.rlimits) {
             struct rlimit l = {r.cur, r.max};
             setrlimit(static_cast<__rlimit_resource>(r.resource), &l);
@@ -90,7 +96,8 @@ void Replayer::launch(const ExecEvent& first)
     launched_ = true;
     note_mounts(first);
     if (std::string err = launcher.release(); !err.empty())
-        refuse(first.tid, "cannot start the replay: " + err);
+        refuse(first.tid, "cannot start the replay of " + first.filename +
+                              (first.filename.starts_with("/") ? "" : " (in " + meta.cwd + ")") + ": " + err);
 }
 
 void Replayer::on_exec(const ExecEvent& e)

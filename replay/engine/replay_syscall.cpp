@@ -266,6 +266,13 @@ void Replayer::check_inputs(Task& t, const SyscallEvent& e)
             diverge(t, "the memory " + syscall_name(e.nr) + " reads at " + hex(m.addr) + " is not readable");
         if (*hash == m.hash)
             continue;
+        // The trace's bytes and its hash of them disagree: no run of the
+        // program could match both. The event was altered, not the replay.
+        if (!m.hashed_only && hash_bytes(m.bytes.data(), m.bytes.size()) != m.hash)
+            throw ReplayError(ReplayErrorKind::Damaged, current_, t.recorded_tid(),
+                              "the trace's record of the data passed to " + call_text(e) + " is inconsistent",
+                              "  the " + std::to_string(m.bytes.size()) + " bytes it keeps at " + hex(m.addr) +
+                                  " do not have the hash it keeps of them (the event was altered after recording)");
         std::string details = m.hashed_only ? "  (" + std::to_string(m.length) + " bytes; the trace keeps a hash)"
                                             : first_difference(m.bytes, actual);
         diverge(t,

@@ -107,6 +107,10 @@ void DebugSession::run(DebugFrontend& frontend)
 StopReport DebugSession::start()
 {
     const IndexedEvent* first = engine_.peek_next_event();
+    // A stream that ends before its first event (truncated, corrupt, the
+    // recorder killed): the step says so, as `rewind replay` does.
+    if (!first)
+        engine_.step();
     const ExecEvent* exec = first ? std::get_if<ExecEvent>(&first->event) : nullptr;
     if (!exec)
         throw ReplayError(ReplayErrorKind::Refused, 0, 0, "the trace does not start with the program's execve");

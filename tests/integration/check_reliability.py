@@ -534,6 +534,50 @@ def check_trace_files_never_followed(rw, work, progs):
     return f"{runs} runs refused, the secret never shown"
 
 
+def check_statuses_agree(rw, work, progs, tamper):
+    """The same damage gets the same status and reason from every command
+    that replays: a stream cut inside its first chunk is "truncated" (92)
+    for replay, serve and landmark alike; an event whose kept bytes and
+    hash of them disagree is a damaged trace (92), not a divergence between
+    two identical texts; a program named from a working directory that is
+    gone is refused naming that directory."""
+    trace = record(rw, work, "echo", ["/bin/sh", "-c", "echo one; echo two"])
+    cut = os.path.join(work, "cut.trace")
+    shutil.copytree(trace, cut)
+    with open(os.path.join(cut, "events"), "r+b") as f:
+        f.truncate(16 + 30)  # the file header, then part of the first chunk's header
+    for argv in (["replay", "--autopilot", "-q"], ["serve", "--stdio", "-q"], ["landmark", "--every", "50%"]):
+        r = Run([rw, *argv, cut], timeout=60)
+        check(r.status == 92 and b"truncated" in r.stderr and b"header has 30 of 40 bytes" in r.stderr,
+              f"a stream cut in its first chunk: rewind {argv[0]}\n{r.describe()}")
+
+    inconsistent = os.path.join(work, "inconsistent.trace")
+    shutil.copytree(trace, inconsistent)
+    t = Run([tamper, inconsistent, "--write-hash", "1"])
+    check(t.status == 0, f"trace_tamper\n{t.describe()}")
+    r = Run([rw, "replay", "--autopilot", "-q", inconsistent])
+    check(r.status == 92 and b"the trace is damaged" in r.stderr and b"inconsistent" in r.stderr and
+          b"expected" not in r.stderr, f"a write whose bytes and hash disagree\n{r.describe()}")
+
+    here = os.path.join(work, "here")
+    os.makedirs(here)
+    shutil.copy("/usr/bin/echo", os.path.join(here, "myecho"))
+    relative = os.path.join(work, "relative.trace")
+    rec = Run([rw, "record", "-q", "-o", relative, "--", "./myecho", "hi"], cwd=here)
+    check(rec.status == 0, f"recording ./myecho\n{rec.describe()}")
+    meta_file = os.path.join(relative, "meta.json")
+    with open(meta_file) as f:
+        meta = json.load(f)
+    gone = os.path.join(work, "gone-cwd")
+    meta["cwd"] = gone
+    with open(meta_file, "w") as f:
+        json.dump(meta, f)
+    r = Run([rw, "replay", "--autopilot", relative])
+    check(r.status == 91 and f"cannot enter the recorded working directory {gone} (No such file or "
+          "directory)".encode() in r.stderr, f"a program named from a working directory that is gone\n{r.describe()}")
+    return "truncated: 92 from replay, serve and landmark; inconsistent event: 92; the missing directory named"
+
+
 def check_stuck_replay_says_where(rw, work, progs):
     # A thread that runs longer than the watchdog without an event: the
     # replay ends saying it is running and where, and a server says so in
@@ -601,7 +645,7 @@ def main():
                check_recorder_killed_anywhere, check_stuck_replay_says_where, check_trace_files_never_followed]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs)))
-    for fn in [check_damaged_traces, check_crafted_traces, check_group_exit_order]:
+    for fn in [check_damaged_traces, check_crafted_traces, check_group_exit_order, check_statuses_agree]:
         d = fresh_dir(os.path.join(work, fn.__name__))
         checks.append((fn.__name__, lambda fn=fn, d=d: fn(args.rewind, d, args.programs, args.tamper)))
     return run_checks(checks, args.only)

@@ -14,6 +14,9 @@
 //                                        as a hash only, claiming N bytes
 //   trace_tamper TRACE_DIR --write-data K  the data of the K-th write()
 //                                        changed (one byte, hash and all)
+//   trace_tamper TRACE_DIR --write-hash K  the hash of the data of the
+//                                        K-th write() changed, its bytes
+//                                        kept (an event that contradicts itself)
 //   trace_tamper TRACE_DIR --unknown-succeeds  the first syscall of unknown
 //                                        effects made to return 0
 //   trace_tamper TRACE_DIR --group-exit-last  the exits of the threads an
@@ -110,12 +113,13 @@ int main(int argc, char** argv)
     bool renumber = argc > 3 && std::string(argv[2]) == "--syscall-nr";
     bool hash_only = argc > 3 && std::string(argv[2]) == "--hash-only-input";
     bool write_data = argc > 3 && std::string(argv[2]) == "--write-data";
+    bool write_hash = argc > 3 && std::string(argv[2]) == "--write-hash";
     bool unknown_succeeds = argc > 2 && std::string(argv[2]) == "--unknown-succeeds";
-    long writes_left = write_data ? std::atol(argv[3]) : 0;
-    int64_t min_bytes =
-        argc > 2 && !preempt && !rename_copy && !renumber && !hash_only && !write_data && !unknown_succeeds
-            ? std::atoll(argv[2])
-            : 2;
+    long writes_left = write_data || write_hash ? std::atol(argv[3]) : 0;
+    int64_t min_bytes = argc > 2 && !preempt && !rename_copy && !renumber && !hash_only && !write_data && !write_hash &&
+                                !unknown_succeeds
+                            ? std::atoll(argv[2])
+                            : 2;
     auto events = dir / "events";
     auto tampered = dir / "events.tampered";
     std::filesystem::remove(tampered);
@@ -165,13 +169,20 @@ int main(int argc, char** argv)
                 done = true;
                 std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
+            if (auto* c = std::get_if<SyscallEvent>(&e); write_hash && c && !done && c->nr == SYS_write &&
+                                                         !c->memory.empty() && !c->memory[0].bytes.empty() &&
+                                                         --writes_left == 0) {
+                c->memory[0].hash ^= 1;
+                done = true;
+                std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
+            }
             if (auto* c = std::get_if<SyscallEvent>(&e);
                 unknown_succeeds && c && !done && (c->flags & (kSyscallUnknown | kSyscallUnknownSubcommand))) {
                 c->ret = 0;
                 done = true;
                 std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
-            auto* sc = preempt || rename_copy || renumber || hash_only || write_data || unknown_succeeds
+            auto* sc = preempt || rename_copy || renumber || hash_only || write_data || write_hash || unknown_succeeds
                            ? nullptr
                            : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.
@@ -198,7 +209,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "trace_tamper: no syscall\n");
         else if (hash_only)
             std::fprintf(stderr, "trace_tamper: no syscall input\n");
-        else if (write_data)
+        else if (write_data || write_hash)
             std::fprintf(stderr, "trace_tamper: fewer write() calls with data\n");
         else if (rename_copy)
             std::fprintf(stderr, "trace_tamper: no exec with a file copy\n");

@@ -13,6 +13,7 @@
 #include "trace_summary.h"
 #include "trace_verify.h"
 #include "landmarks.h"
+#include "replay_limits.h"
 
 namespace rw::cli {
 namespace {
@@ -155,6 +156,8 @@ void add_info(CLI::App& app, Outcome& outcome)
                  s.replay_stops ? nlohmann::json{{"event", s.replay_stops->first}, {"why", s.replay_stops->second}}
                                 : nlohmann::json(nullptr)},
             };
+            if (std::string limit = parallel_replay_limit(t.meta().thread_mode); !limit.empty())
+                j["replay_limit"] = limit;
             if (t.end()) {
                 j["exit"] = {{"signaled", t.end()->exit.signaled},
                              {"code", t.end()->exit.code},
@@ -214,6 +217,8 @@ void add_info(CLI::App& app, Outcome& outcome)
             fmt::print("threads    {}\n", m.thread_mode == "parallel"
                                               ? "parallel (ran freely; libc synchronization calls ordered)"
                                               : "serialized (one at a time per process)");
+            if (std::string limit = parallel_replay_limit(m.thread_mode); !limit.empty())
+                fmt::print("           - {}\n", limit);
             fmt::print("captured   {} of program memory; trace {} of events + {} in {} file copies\n",
                        human_bytes(s.memory_bytes), human_bytes(s.stream_bytes), human_bytes(s.file_bytes),
                        s.file_copies);

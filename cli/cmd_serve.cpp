@@ -22,6 +22,7 @@
 #include "loopback_peer.h"
 #include "position_arg.h"
 #include "process_choice.h"
+#include "replay_limits.h"
 #include "usage_error.h"
 #include "trace.h"
 #include "trace_dir.h"
@@ -107,6 +108,10 @@ replay::ResumeRequest start_request(const PositionArg& from)
 int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd, int out_fd,
           const std::string& error_file, const ServeStart& start)
 {
+    // Said before gdb shows anything: a value seen in this session may be
+    // one the recording never had.
+    if (std::string limit = parallel_replay_limit(trace.meta().thread_mode); !limit.empty())
+        fmt::print(stderr, "rewind: note: {}\n", limit);
     try {
         replay::DebugSession session(trace, options);
         if (pid)

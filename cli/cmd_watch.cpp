@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "commands.h"
+#include "replay_limits.h"
 #include "json_bytes.h"
 #include "gdb_launch.h"
 #include "expression_check.h"
@@ -84,7 +85,7 @@ std::string where_else(const Trace& t, Tid pid, const std::string& at)
     return out;
 }
 
-void print_human(const std::string& expr, const WatchReport& r)
+void print_human(const std::string& expr, const WatchReport& r, const std::string& limit)
 {
     switch (r.outcome) {
     case WatchReport::Outcome::NoChange:
@@ -131,9 +132,11 @@ void print_human(const std::string& expr, const WatchReport& r)
                    "main got control back)",
                    r.unevaluable);
     fmt::print(", {:.2f} s\n", r.seconds);
+    if (!limit.empty())
+        fmt::print("note: {}\n", limit);
 }
 
-nlohmann::json to_json(const std::string& expr, const WatchReport& r)
+nlohmann::json to_json(const std::string& expr, const WatchReport& r, const std::string& limit)
 {
     nlohmann::json j;
     j["expression"] = expr;
@@ -171,6 +174,8 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r)
     j["probes"] = r.probes;
     j["unevaluable_probes"] = r.unevaluable;
     j["seconds"] = r.seconds;
+    if (!limit.empty())
+        j["replay_limit"] = limit;
     return j;
 }
 
@@ -261,10 +266,11 @@ void add_watch(CLI::App& app, Outcome& outcome)
         progress.erase();
         if (report.outcome == WatchReport::Outcome::Unevaluable)
             report.message += where_else(t, pid, report.at);
+        std::string limit = parallel_replay_limit(t.meta().thread_mode);
         if (a->json)
-            fmt::print("{}\n", dump_for_display(to_json(expr, report), 2));
+            fmt::print("{}\n", dump_for_display(to_json(expr, report, limit), 2));
         else
-            print_human(expr, report);
+            print_human(expr, report, limit);
         outcome.exit_code = report.outcome == WatchReport::Outcome::Found      ? 0
                             : report.outcome == WatchReport::Outcome::NoChange ? kNoChange
                                                                                : kUnevaluable;

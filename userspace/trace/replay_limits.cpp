@@ -81,4 +81,13 @@ std::optional<std::string> replay_limit(const Event& event)
     return std::nullopt;
 }
 
+std::string parallel_replay_limit(const std::string& thread_mode)
+{
+    if (thread_mode != "parallel")
+        return "";
+    return "threads recorded in parallel (record --parallel): replay orders them only at libc synchronization "
+           "calls and syscalls, so a data race or lock-free sharing between them can replay with values the "
+           "recording never had, unnoticed until it changes a syscall, a synchronization call or the exit status";
+}
+
 } // namespace rw

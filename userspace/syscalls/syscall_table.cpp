@@ -41,6 +41,17 @@ constexpr rw_buf_spec when(int arg, uint32_t bits, rw_buf_spec b)
     return b;
 }
 
+// The buffer is there only when the u32 `off` bytes into the struct at
+// args[arg] is `value` (a struct's kind field).
+constexpr rw_buf_spec when_field(int arg, uint16_t off, uint32_t value, rw_buf_spec b)
+{
+    b.when_arg = static_cast<uint8_t>(arg);
+    b.when_how = RW_WHEN_FIELD_EQUALS;
+    b.when_off = off;
+    b.when_bits = value;
+    return b;
+}
+
 // The buffer's pointer is the u64 `off` bytes into the struct at
 // args[ptr_arg] (a pointer field: bpf_attr's, ifconf's).
 constexpr rw_buf_spec via(uint16_t off, rw_buf_spec b)
@@ -222,6 +233,13 @@ SyscallInfo sys_spec(int nr, std::string_view name, std::string_view args, R rep
     return SyscallInfo{nr, name, args, replay, s, -1};
 }
 
+// Replay refuses a call that succeeded, for `why` (shown by `rewind info`).
+SyscallInfo refused(std::string_view why, SyscallInfo info)
+{
+    info.refusal = why;
+    return info;
+}
+
 SyscallInfo with(FdEffect effect, SyscallInfo info)
 {
     info.fd_effect = effect;
@@ -281,6 +299,24 @@ constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTi
                    kWinsize = 8, kIfreq = 40, kSigevent = 64, kCapData = 24, kShmidDs = 112;
 // perf_event_attr's first version, which the kernel reads at least; a page.
 constexpr uint32_t kPerfAttrVer0 = 64, kPageSize = 4096;
+// System V IPC (the 64-bit layouts) and POSIX message queues.
+constexpr uint32_t kMsqidDs = 120, kMsginfo = 32, kSemidDs = 104, kSeminfo = 40, kShminfo = 72, kShmInfo = 48,
+                   kMqAttr = 64;
+
+// Why calls that share memory or state with the kernel outside any syscall
+// cannot be replayed.
+constexpr std::string_view kSharedSegment =
+    "it attaches or detaches System V shared memory, whose pages other processes (recorded or not) may write at "
+    "any moment: rewind does not reproduce memory shared that way";
+constexpr std::string_view kIoUring =
+    "io_uring shares its rings with the kernel, which fills them as requests complete, outside any syscall";
+
+// O_CREAT: mq_open reads its attributes.
+constexpr uint32_t kOCreat = 0100;
+// struct sigevent's sigev_notify, SIGEV_THREAD, and the cookie mq_notify
+// reads for it (NOTIFY_COOKIE_LEN).
+constexpr uint16_t kSigevNotifyOff = 12;
+constexpr uint32_t kSigevThread = 2, kNotifyCookie = 32;
 
 const std::vector<SyscallInfo>& table()
 {
@@ -462,15 +498,40 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_get_mempolicy, "get_mempolicy", "ppupx", R::Emulate, {out_fixed(0, 4), out_fdset(1, 2)}),
         sys(SYS_migrate_pages, "migrate_pages", "dupp", R::Emulate),
         sys(SYS_modify_ldt, "modify_ldt", "dpu", R::ExecuteCheck),
-        with(kNewFd, sys(SYS_userfaultfd, "userfaultfd", "x", R::Refuse)),
-        with(kNewFd, sys(SYS_io_uring_setup, "io_uring_setup", "up", R::Refuse)),
-        sys(SYS_io_uring_enter, "io_uring_enter", "fuuxpu", R::Refuse),
-        sys(SYS_io_uring_register, "io_uring_register", "fupu", R::Refuse),
+        refused("page faults in the ranges it registers wait, at any instruction, for another thread to answer "
+                "them through its descriptor",
+                with(kNewFd, sys(SYS_userfaultfd, "userfaultfd", "x", R::Refuse))),
+        refused(kIoUring, with(kNewFd, sys(SYS_io_uring_setup, "io_uring_setup", "up", R::Refuse))),
+        refused(kIoUring, sys(SYS_io_uring_enter, "io_uring_enter", "fuuxpu", R::Refuse)),
+        refused(kIoUring, sys(SYS_io_uring_register, "io_uring_register", "fupu", R::Refuse)),
         sys(SYS_process_vm_readv, "process_vm_readv", "dpupux", R::Emulate, {out_iovec(1, 2)}),
+        // The segment's id is served from the log; attaching it is refused.
         sys(SYS_shmget, "shmget", "xux", R::Emulate),
-        sys(SYS_shmat, "shmat", "dpx", R::Refuse),
-        sys(SYS_shmdt, "shmdt", "p", R::Refuse),
+        refused(kSharedSegment, sys(SYS_shmat, "shmat", "dpx", R::Refuse)),
+        refused(kSharedSegment, sys(SYS_shmdt, "shmdt", "p", R::Refuse)),
         sys_spec(SYS_shmctl, "shmctl", "ddp", R::Emulate, dispatch(1)),
+
+        // ---- System V messages and semaphores, POSIX message queues ----------
+        sys(SYS_msgget, "msgget", "xx", R::Emulate),
+        // struct msgbuf: the type (a long), then the text.
+        sys(SYS_msgsnd, "msgsnd", "dpux", R::Emulate, {in_fixed(1, 8), at(8, in_arg(1, 2))}),
+        sys(SYS_msgrcv, "msgrcv", "dpulx", R::Emulate, {out_fixed(1, 8), at(8, out_ret(1))}),
+        sys_spec(SYS_msgctl, "msgctl", "ddp", R::Emulate, dispatch(1)),
+        sys(SYS_semget, "semget", "xdx", R::Emulate),
+        sys(SYS_semop, "semop", "dpu", R::Emulate, {in_arg(1, 2, 6)}),
+        sys(SYS_semtimedop, "semtimedop", "dpup", R::Emulate, {in_arg(1, 2, 6), in_fixed(3, kTimespec)}),
+        sys_spec(SYS_semctl, "semctl", "dddp", R::Emulate, dispatch(2)),
+        with(kNewFd,
+             sys(SYS_mq_open, "mq_open", "sxop", R::Emulate, {in_str(0), when(1, kOCreat, in_fixed(3, kMqAttr))})),
+        sys(SYS_mq_unlink, "mq_unlink", "s", R::Emulate, {in_str(0)}),
+        sys(SYS_mq_timedsend, "mq_timedsend", "fpuup", R::Emulate, {in_arg(1, 2), in_fixed(4, kTimespec)}),
+        sys(SYS_mq_timedreceive, "mq_timedreceive", "fpupp", R::Emulate,
+            {out_ret(1), out_fixed(3, 4), in_fixed(4, kTimespec)}),
+        // SIGEV_THREAD: the kernel reads a cookie at sigev_value, which its
+        // netlink socket hands back with the notification.
+        sys(SYS_mq_notify, "mq_notify", "fp", R::Emulate,
+            {in_fixed(1, kSigevent), when_field(1, kSigevNotifyOff, kSigevThread, via(0, in_fixed(1, kNotifyCookie)))}),
+        sys(SYS_mq_getsetattr, "mq_getsetattr", "fpp", R::Emulate, {in_fixed(1, kMqAttr), out_fixed(2, kMqAttr)}),
 
         // ---- processes and threads ------------------------------------------
         // The parent's memory gets the child's id (CLONE_PARENT_SETTID) or
@@ -531,7 +592,8 @@ const std::vector<SyscallInfo>& table()
         with(kNewFd, sys(SYS_fanotify_init, "fanotify_init", "xx", R::Emulate)),
         sys(SYS_fanotify_mark, "fanotify_mark", "fxxfs", R::Emulate, {in_str(4)}),
         sys(SYS_setpriority, "setpriority", "ddd", R::Emulate),
-        sys(SYS_ptrace, "ptrace", "ddpp", R::Refuse),
+        refused("a tracer's requests act on another thread's state at its stops, which rewind does not record",
+                sys(SYS_ptrace, "ptrace", "ddpp", R::Refuse)),
         // BPF: maps and programs live in the kernel; the replay serves what
         // the program learns of them (a map's values, a verifier's log).
         keeps(sys_spec(SYS_bpf, "bpf", "dpu", R::Emulate, dispatch(0))),
@@ -900,6 +962,37 @@ std::vector<SubcommandInfo> listed_subcommands()
         sub(SYS_shmctl, 0, "IPC_RMID"),
         sub(SYS_shmctl, 1, "IPC_SET", {in_fixed(2, kShmidDs)}),
         sub(SYS_shmctl, 2, "IPC_STAT", {out_fixed(2, kShmidDs)}),
+        sub(SYS_shmctl, 3, "IPC_INFO", {out_fixed(2, kShminfo)}),
+        sub(SYS_shmctl, 11, "SHM_LOCK"),
+        sub(SYS_shmctl, 12, "SHM_UNLOCK"),
+        sub(SYS_shmctl, 13, "SHM_STAT", {out_fixed(2, kShmidDs)}),
+        sub(SYS_shmctl, 14, "SHM_INFO", {out_fixed(2, kShmInfo)}),
+        sub(SYS_shmctl, 15, "SHM_STAT_ANY", {out_fixed(2, kShmidDs)}),
+
+        sub(SYS_msgctl, 0, "IPC_RMID"),
+        sub(SYS_msgctl, 1, "IPC_SET", {in_fixed(2, kMsqidDs)}),
+        sub(SYS_msgctl, 2, "IPC_STAT", {out_fixed(2, kMsqidDs)}),
+        sub(SYS_msgctl, 3, "IPC_INFO", {out_fixed(2, kMsginfo)}),
+        sub(SYS_msgctl, 11, "MSG_STAT", {out_fixed(2, kMsqidDs)}),
+        sub(SYS_msgctl, 12, "MSG_INFO", {out_fixed(2, kMsginfo)}),
+        sub(SYS_msgctl, 13, "MSG_STAT_ANY", {out_fixed(2, kMsqidDs)}),
+
+        // semctl's fourth argument is a union: a value, or a pointer.
+        sub(SYS_semctl, 0, "IPC_RMID"),
+        sub(SYS_semctl, 1, "IPC_SET", {in_fixed(3, kSemidDs)}),
+        sub(SYS_semctl, 2, "IPC_STAT", {out_fixed(3, kSemidDs)}),
+        sub(SYS_semctl, 3, "IPC_INFO", {out_fixed(3, kSeminfo)}),
+        sub(SYS_semctl, 11, "GETPID"),
+        sub(SYS_semctl, 12, "GETVAL"),
+        // A u16 per semaphore of the set, a number the call does not carry.
+        sub(SYS_semctl, 13, "GETALL", {state_sized(kOut, 3, RW_STATE_SEM_NSEMS, 0)}),
+        sub(SYS_semctl, 14, "GETNCNT"),
+        sub(SYS_semctl, 15, "GETZCNT"),
+        sub(SYS_semctl, 16, "SETVAL"),
+        sub(SYS_semctl, 17, "SETALL", {state_sized(kIn, 3, RW_STATE_SEM_NSEMS, 0)}),
+        sub(SYS_semctl, 18, "SEM_STAT", {out_fixed(3, kSemidDs)}),
+        sub(SYS_semctl, 19, "SEM_INFO", {out_fixed(3, kSeminfo)}),
+        sub(SYS_semctl, 20, "SEM_STAT_ANY", {out_fixed(3, kSemidDs)}),
     };
 }
 
@@ -1041,6 +1134,12 @@ ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MA
     if (is_query(info, args))
         return ReplayAction::Emulate;
     return info.replay;
+}
+
+std::string refusal_reason(const SyscallInfo& info)
+{
+    std::string_view why = info.refusal.empty() ? "its effects reach outside the recording" : info.refusal;
+    return std::string(info.name) + " cannot be replayed: " + std::string(why);
 }
 
 Blocking blocking(int nr, const uint64_t (&args)[RW_MAX_ARGS])

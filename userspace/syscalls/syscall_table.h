@@ -67,6 +67,9 @@ struct SyscallInfo {
     // value given): replay serves it from the log, whatever `replay` says
     // for the others. -1: none.
     int8_t query_when_null = -1;
+    // Why a call replay refuses (ReplayAction::Refuse) cannot be
+    // reproduced, as `rewind info` says it before a replay starts.
+    std::string_view refusal = {};
 };
 
 // Whether this call of `info` only reads state (query_when_null).
@@ -106,6 +109,10 @@ FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS]);
 //   went astray shows there (bash reads its mask at every line a `read`
 //   loop reads).
 ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MAX_ARGS]);
+
+// Why replay cannot reproduce a call whose action is ReplayAction::Refuse,
+// naming the call.
+std::string refusal_reason(const SyscallInfo& info);
 
 // Whether one call may block (resolving subcommands; unknown calls and
 // subcommands may). The kernel side decides the same from kernel_spec().

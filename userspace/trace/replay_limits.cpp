@@ -49,7 +49,7 @@ std::optional<std::string> replay_limit(const SyscallEvent& e)
                ": the size of what it wrote is kept in kernel state the recorder could not read (a semaphore set "
                "in another IPC namespace, a descriptor replaced meanwhile), so its output is not in the trace";
     if (info->replay == ReplayAction::Refuse)
-        return syscall_name(e.nr) + " cannot be replayed: its effects reach outside the recording";
+        return refusal_reason(*info);
     if (const SubcommandInfo* sub = resolve_spec(e.nr, args).subcommand; sub && sub->inspect) {
         for (const auto& m : e.memory) {
             if (m.buffer != sub->inspected || m.dir != Direction::In || m.unreadable)

@@ -193,3 +193,28 @@ TEST_CASE("clone: the parent's tid is an output only when its flags ask for it")
     CHECK(walk(SYS_clone, {CLONE_PIDFD | SIGCHLD, 0, 0x7000, 0x5}, 42, mem).segments.size() == 1);
     CHECK(walk(SYS_clone, {CLONE_PARENT_SETTID | SIGCHLD, 0, 0x7000, 0x5}, -11, mem).segments.empty());
 }
+
+TEST_CASE("semop: six bytes for each sembuf; mq_timedreceive: the bytes it returned, and the priority if asked")
+{
+    FakeMemory mem;
+    auto r = walk(SYS_semop, {7, 0x2000, 3}, 0, mem);
+    REQUIRE(r.segments.size() == 1);
+    CHECK(r.segments[0].len == 18);
+    CHECK(r.segments[0].dir == Direction::In);
+    r = walk(SYS_semtimedop, {7, 0x2000, 2, 0x3000}, 0, mem);
+    REQUIRE(r.segments.size() == 2);
+    CHECK(r.segments[0].len == 12);
+    CHECK(r.segments[1].len == 16); // the timeout
+
+    r = walk(SYS_mq_timedreceive, {3, 0x4000, 8192, 0x5000, 0}, 6, mem);
+    REQUIRE(r.segments.size() == 2);
+    CHECK((r.segments[0].addr == 0x4000 && r.segments[0].len == 6 && r.segments[0].dir == Direction::Out));
+    CHECK((r.segments[1].addr == 0x5000 && r.segments[1].len == 4 && r.segments[1].dir == Direction::Out));
+    r = walk(SYS_mq_timedreceive, {3, 0x4000, 8192, 0, 0}, 6, mem);
+    REQUIRE(r.segments.size() == 1);
+    CHECK(r.segments[0].len == 6);
+    // Timed out: only the deadline it read.
+    r = walk(SYS_mq_timedreceive, {3, 0x4000, 8192, 0x5000, 0x6000}, -110, mem);
+    REQUIRE(r.segments.size() == 1);
+    CHECK((r.segments[0].addr == 0x6000 && r.segments[0].dir == Direction::In));
+}

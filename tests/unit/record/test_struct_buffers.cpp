@@ -1,13 +1,17 @@
 // Buffers the syscall table finds through structs in user memory (a
 // pointer field, a size field, an array after a header), through kernel
 // state (a BPF map's sizes, a semaphore set's), and only for some values of
-// an argument: walked as the kernel side and the supervisor walk them.
+// an argument or a field: walked as the kernel side and the supervisor walk
+// them.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
+#include <signal.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
 
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -138,6 +142,52 @@ TEST_CASE("bpf: fields past the size the program gave are not read")
     for (const auto& [addr, len, dir] : pieces(refused))
         got[addr] = {len, dir};
     CHECK(got[0x8000] == std::pair<uint64_t, char>{256, 'o'});
+}
+
+TEST_CASE("semctl: GETALL's array is as long as the set, which the call does not carry")
+{
+    FakeMemory mem;
+    auto nsems = [](uint32_t state, uint64_t key) -> std::optional<uint64_t> {
+        if (state == RW_STATE_SEM_NSEMS && key == 7)
+            return 3 * 2;
+        return std::nullopt;
+    };
+    CHECK(pieces(walk(SYS_semctl, {7, 0, GETALL, 0x4000}, 0, mem, nsems)) == Pieces{{0x4000, 6, 'o'}});
+    CHECK(pieces(walk(SYS_semctl, {7, 0, SETALL, 0x4000}, 0, mem, nsems)) == Pieces{{0x4000, 6, 'i'}});
+    CHECK(walk(SYS_semctl, {8, 0, GETALL, 0x4000}, 0, mem, nsems).status == WalkResult::Status::Unsized);
+    CHECK(pieces(walk(SYS_semctl, {7, 0, IPC_STAT, 0x4000}, 0, mem)) == Pieces{{0x4000, 104, 'o'}});
+}
+
+TEST_CASE("msgsnd and msgrcv: a message's type, then its text, as long as given or received")
+{
+    FakeMemory mem;
+    CHECK(pieces(walk(SYS_msgsnd, {5, 0x4000, 6, 0}, 0, mem)) == Pieces{{0x4000, 8, 'i'}, {0x4008, 6, 'i'}});
+    // The buffer holds 32 bytes; the kernel wrote the type and the 7 it returned.
+    CHECK(pieces(walk(SYS_msgrcv, {5, 0x4000, 32, 2, 0}, 7, mem)) == Pieces{{0x4000, 8, 'o'}, {0x4008, 7, 'o'}});
+    // An empty message still has its type.
+    CHECK(pieces(walk(SYS_msgrcv, {5, 0x4000, 32, 0, 0}, 0, mem)) == Pieces{{0x4000, 8, 'o'}});
+    CHECK(walk(SYS_msgrcv, {5, 0x4000, 32, 0, 0}, -ENOMSG, mem).segments.empty());
+}
+
+TEST_CASE("mq_open reads its attributes only with O_CREAT; mq_notify a thread's cookie only for SIGEV_THREAD")
+{
+    FakeMemory mem;
+    CHECK(pieces(walk(SYS_mq_open, {0x1000, O_RDWR | O_CREAT, 0600, 0x2000}, 3, mem)) ==
+          Pieces{{0x1000, RW_MAX_STRING, 'i'}, {0x2000, 64, 'i'}});
+    CHECK(pieces(walk(SYS_mq_open, {0x1000, O_RDWR, 0600, 0x2000}, 3, mem)) == Pieces{{0x1000, RW_MAX_STRING, 'i'}});
+
+    struct sigevent thread {};
+    thread.sigev_notify = SIGEV_THREAD;
+    thread.sigev_value.sival_ptr = reinterpret_cast<void*>(0x6000);
+    mem.put(0x5000, &thread, sizeof thread);
+    CHECK(pieces(walk(SYS_mq_notify, {3, 0x5000}, 0, mem)) == Pieces{{0x5000, 64, 'i'}, {0x6000, 32, 'i'}});
+    struct sigevent signal {};
+    signal.sigev_notify = SIGEV_SIGNAL;
+    signal.sigev_value.sival_ptr = reinterpret_cast<void*>(0x6000);
+    mem.put(0x5000, &signal, sizeof signal);
+    CHECK(pieces(walk(SYS_mq_notify, {3, 0x5000}, 0, mem)) == Pieces{{0x5000, 64, 'i'}});
+    // Unregistering passes no sigevent.
+    CHECK(walk(SYS_mq_notify, {3, 0}, 0, mem).segments.empty());
 }
 
 TEST_CASE("procfs gives the sizes the kernel side could not read")

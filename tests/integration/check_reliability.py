@@ -297,13 +297,16 @@ def check_info_says_what_replay_does(rw, work, progs):
     # ptrace refused while recording (the recorder is the tracer): the
     # failure is what the program saw, and what its replay sees.
     replays_like_recording("strace", ["strace", "-o", "/dev/null", "true"])
+    # semctl(GETALL) in an IPC namespace of its own: the set's size is read
+    # in that namespace, never guessed nor left out.
+    replays_like_recording("ipc_namespace", ["unshare", "--ipc", os.path.join(progs, "sysv_ipc")])
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     replays_like_recording("privileges_dropped", [*nobody, "/usr/bin/id"])
     setuid = next((p for p in ["/usr/bin/chfn", "/usr/bin/newgrp", "/usr/bin/gpasswd"]
                    if os.path.exists(p) and os.stat(p).st_mode & stat.S_ISUID), None)
     if setuid:
         replay_stops("setuid_exec", [*nobody, setuid, "--help"], "set-user-ID")
-    return "shmat, strace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
+    return "shmat, strace, sysv_ipc in an IPC namespace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
 
 
 def check_recorder_killed_anywhere(rw, work, progs):

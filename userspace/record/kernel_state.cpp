@@ -1,11 +1,15 @@
 #include "kernel_state.h"
 
 #include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "rewind_abi.h"
 
@@ -46,6 +50,27 @@ bool same_ipc_namespace(pid_t tid)
     return ::stat("/proc/self/ns/ipc", &mine) == 0 &&
            ::stat(("/proc/" + std::to_string(tid) + "/ns/ipc").c_str(), &theirs) == 0 && mine.st_ino == theirs.st_ino &&
            mine.st_dev == theirs.st_dev;
+}
+
+// /proc/sysvipc lists the IPC namespace of the thread that opens it. For a
+// thread in another one (a container), a thread of ours joins that
+// namespace for the time of the read; the namespace is a thread's own, so
+// the rest of the recorder stays where it is.
+std::optional<std::string> slurp_in_ipc_namespace_of(pid_t tid, const std::string& path)
+{
+    if (same_ipc_namespace(tid))
+        return slurp(path);
+    int ns = ::open(("/proc/" + std::to_string(tid) + "/ns/ipc").c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0)
+        return std::nullopt;
+    std::optional<std::string> text;
+    std::thread reader([&] {
+        if (::setns(ns, CLONE_NEWIPC) == 0)
+            text = slurp(path);
+    });
+    reader.join();
+    ::close(ns);
+    return text;
 }
 
 } // namespace
@@ -113,10 +138,7 @@ std::optional<uint64_t> read_state_size(pid_t tid, uint32_t state, uint64_t key)
         return bpf_map_value_bytes(*map, static_cast<uint32_t>(cpus));
     }
     case RW_STATE_SEM_NSEMS: {
-        // /proc/sysvipc lists the reader's IPC namespace.
-        if (!same_ipc_namespace(tid))
-            return std::nullopt;
-        auto text = slurp("/proc/sysvipc/sem");
+        auto text = slurp_in_ipc_namespace_of(tid, "/proc/sysvipc/sem");
         auto nsems = text ? parse_sysvipc_nsems(*text, key) : std::nullopt;
         if (!nsems)
             return std::nullopt;

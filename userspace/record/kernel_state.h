@@ -12,9 +12,9 @@ namespace rw {
 
 // The size enum rw_state `state` gives for `key` in thread `tid`'s view of
 // the kernel: a BPF map's key or value size from its descriptor's fdinfo, a
-// semaphore set's array from /proc/sysvipc/sem. Nothing if it cannot be
-// read (the descriptor is no longer that map, the set is gone or lives in
-// another IPC namespace than the recorder's).
+// semaphore set's array from /proc/sysvipc/sem as the thread's IPC
+// namespace lists it. Nothing if it cannot be read (the descriptor is no
+// longer that map, the set is gone, the namespace cannot be joined).
 std::optional<uint64_t> read_state_size(pid_t tid, uint32_t state, uint64_t key);
 
 // The parsers, for the unit tests.

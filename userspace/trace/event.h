@@ -106,7 +106,7 @@ enum SyscallFlags : uint32_t {
     // after the call.
     kSyscallMappedWrite = 1u << 6,
     // An output's size depends on kernel state the recorder could not read
-    // (a semaphore set in another IPC namespace): what it wrote is missing.
+    // (a semaphore set removed meanwhile): what it wrote is missing.
     kSyscallUnsized = 1u << 7,
 };
 

@@ -47,7 +47,7 @@ std::optional<std::string> replay_limit(const SyscallEvent& e)
     if (e.flags & kSyscallUnsized)
         return describe_unknown(e) +
                ": the size of what it wrote is kept in kernel state the recorder could not read (a semaphore set "
-               "in another IPC namespace, a descriptor replaced meanwhile), so its output is not in the trace";
+               "another process removed meanwhile, a descriptor replaced meanwhile), so its output is not in the trace";
     if (info->replay == ReplayAction::Refuse)
         return refusal_reason(*info);
     if (const SubcommandInfo* sub = resolve_spec(e.nr, args).subcommand; sub && sub->inspect) {

@@ -2,9 +2,13 @@
 // saves the replayed world at those positions into TRACE/landmarks/, so
 // later replays (replay --from, serve, goto, reverse execution, watch)
 // start there instead of at the program's first instruction.
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/file.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "commands.h"
@@ -15,6 +19,7 @@
 #include "replayer.h"
 #include "trace.h"
 #include "trace_dir.h"
+#include "unique_fd.h"
 
 namespace rw::cli {
 namespace fs = std::filesystem;
@@ -67,6 +72,16 @@ void add_landmark(CLI::App& app, Outcome& outcome)
     cmd->callback([a, &outcome] {
         Trace t(resolve_trace(a->trace.empty() ? std::nullopt : std::optional(a->trace)));
         fs::path root = t.dir() / replay::kLandmarksDir;
+        // Two runs on one trace would number, write and clear the same
+        // landmarks: one at a time, held on the trace directory itself
+        // (released when this process ends, however it ends).
+        UniqueFd lock(::open(t.dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK)
+                throw UsageError("another rewind landmark is running on " + t.dir().string() + ": wait for it to end",
+                                 1);
+            throw UsageError("cannot lock " + t.dir().string() + ": " + std::strerror(errno), 1);
+        }
         if (a->clear) {
             std::error_code ec;
             fs::remove_all(root, ec);

@@ -178,8 +178,27 @@ def test_group_signals(rw, work, progs):
     check(rep.stdout == native.stdout and rep.returncode == native.returncode, f"replay: {rep}")
 
 
+def test_one_landmark_run_at_a_time(rw, work, progs):
+    # A second `rewind landmark` on a trace another one works on is refused
+    # at once, before any replay or CRIU: the two would number and write
+    # the same landmarks.
+    import fcntl
+    trace = os.path.join(work, "lm")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "file_io")], cwd=work)
+    check(r.status == 0, f"recording file_io: {r.describe()}")
+    held = os.open(trace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        second = Run([rw, "landmark", trace, "--every", "50%"], timeout=60)
+        check(second.status == 1 and b"another rewind landmark is running on" in second.stderr,
+              f"a landmark run beside another: {second.describe()}")
+        check(not os.path.exists(os.path.join(trace, "landmarks")), "the refused run wrote landmarks")
+    finally:
+        os.close(held)
+
+
 TESTS = [test_threads_are_all_recorded, test_daemon_left_running, test_group_signals, test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
-         test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing]
+         test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing, test_one_landmark_run_at_a_time]
 
 
 def main():

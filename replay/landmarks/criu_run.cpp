@@ -116,12 +116,15 @@ std::string criu_failure(const std::string& what, int status, const std::string&
     std::string msg = what + " failed (criu " + describe_status(status) + ")";
     if (!trimmed(printed).empty())
         msg += "\ncriu printed:\n" + trimmed(printed);
+    // The log is quoted, not named by its path: it lives in a directory
+    // removed with the failed attempt.
+    std::string name = "criu's " + log.filename().string();
     std::string errors = error_lines(log);
     if (!errors.empty())
-        msg += "\nerrors in " + log.string() + ":\n" + trimmed(errors);
+        msg += "\nerrors in " + name + ":\n" + trimmed(errors);
     std::string tail = last_lines(log, 12);
     if (!tail.empty())
-        msg += "\nlast lines of " + log.string() + ":\n" + tail;
+        msg += "\nlast lines of " + name + ":\n" + tail;
     return trimmed(msg);
 }
 

@@ -271,6 +271,12 @@ std::vector<SubcommandInfo> listed_subcommands()
         sub(SYS_futex, 12, "FUTEX_CMP_REQUEUE_PI", {out_fixed_always(4, 4)}),
         sub(SYS_futex, 13, "FUTEX_LOCK_PI2", {out_fixed_always(0, 4)}),
 
+        // sysfs(option, …): a filesystem type's index from its name, its
+        // name from its index (a string the kernel writes), their count.
+        sub(SYS_sysfs, 1, "GETFSIND", {in_str(1)}),
+        sub(SYS_sysfs, 2, "GETFSTYP", {buf(RW_SZ_CSTRING, 2, 0, kOut | kOk, 256)}),
+        sub(SYS_sysfs, 3, "GETNFSTYP"),
+
         sub(SYS_shmctl, 0, "IPC_RMID"),
         sub(SYS_shmctl, 1, "IPC_SET", {in_fixed(2, kShmidDs)}),
         sub(SYS_shmctl, 2, "IPC_STAT", {out_fixed(2, kShmidDs)}),

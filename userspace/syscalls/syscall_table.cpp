@@ -171,7 +171,8 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_recvfrom, "recvfrom", "fpuxpp", R::Emulate, {out_ret(1), out_socklen(4, 5), out_fixed(5, 4)}),
         sys(SYS_sendmsg, "sendmsg", "fpx", R::Emulate, {in_msghdr(1)}, 0),
         sys(SYS_recvmsg, "recvmsg", "fpx", R::Emulate, {out_msghdr(1)}),
-        sys(SYS_sendmmsg, "sendmmsg", "fpux", R::Emulate, {in_mmsghdr(1)}),
+        // Each message's msg_len is written back: the bytes sent of it.
+        sys(SYS_sendmmsg, "sendmmsg", "fpux", R::Emulate, {in_mmsghdr(1), buf(RW_SZ_MMSG_LEN, 1, 0, kOut | kOk, 0)}),
         sys(SYS_recvmmsg, "recvmmsg", "fpuxp", R::Emulate, {out_mmsghdr(1), out_fixed(4, kTimespec)}),
         sys(SYS_shutdown, "shutdown", "fd", R::Emulate),
 
@@ -181,6 +182,8 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_mprotect, "mprotect", "pux", R::ExecuteCheck)),
         keeps(sys(SYS_mremap, "mremap", "puuxp", R::ExecuteCheck)),
         keeps(sys(SYS_madvise, "madvise", "pud", R::ExecuteCheck)),
+        // A byte per page: whether it is resident.
+        keeps(sys(SYS_mincore, "mincore", "pup", R::Emulate, {buf(RW_SZ_PAGES, 2, 1, kOut | kOk, 0)})),
         keeps(sys(SYS_brk, "brk", "p", R::ExecuteCheck)),
         sys(SYS_msync, "msync", "pux", R::Emulate),
         // Locked pages change what other calls do (MADV_DONTNEED refuses
@@ -379,6 +382,8 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_getrusage, "getrusage", "dp", R::Emulate, {out_fixed(1, kRusage)})),
         keeps(sys(SYS_getrandom, "getrandom", "pux", R::Emulate, {out_ret(0)})),
         sys(SYS_sethostname, "sethostname", "pu", R::Emulate, {in_arg(0, 1)}),
+        keeps(sys_spec(SYS_sysfs, "sysfs", "dxx", R::Emulate, dispatch(0))),
+        sys(SYS_vhangup, "vhangup", "", R::Emulate),
         sys(SYS_setdomainname, "setdomainname", "pu", R::Emulate, {in_arg(0, 1)}),
     };
     return t;

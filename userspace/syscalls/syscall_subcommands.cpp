@@ -309,6 +309,31 @@ std::vector<SubcommandInfo> listed_subcommands()
 
         // sysfs(option, …): a filesystem type's index from its name, its
         // name from its index (a string the kernel writes), their count.
+        // keyctl(operation, …): a key's description, payload or security
+        // label is written only into a buffer large enough for all of it;
+        // the call returns its whole size either way.
+        sub(SYS_keyctl, 0, "KEYCTL_GET_KEYRING_ID"),
+        sub(SYS_keyctl, 1, "KEYCTL_JOIN_SESSION_KEYRING", {in_str(1)}),
+        sub(SYS_keyctl, 2, "KEYCTL_UPDATE", {in_arg(2, 3)}),
+        sub(SYS_keyctl, 3, "KEYCTL_REVOKE"),
+        sub(SYS_keyctl, 4, "KEYCTL_CHOWN"),
+        sub(SYS_keyctl, 5, "KEYCTL_SETPERM"),
+        sub(SYS_keyctl, 6, "KEYCTL_DESCRIBE", {buf(RW_SZ_RET_IF_FITS, 2, 3, kOut | kOk, 0)}),
+        sub(SYS_keyctl, 7, "KEYCTL_CLEAR"),
+        sub(SYS_keyctl, 8, "KEYCTL_LINK"),
+        sub(SYS_keyctl, 9, "KEYCTL_UNLINK"),
+        sub(SYS_keyctl, 10, "KEYCTL_SEARCH", {in_str(2), in_str(3)}),
+        sub(SYS_keyctl, 11, "KEYCTL_READ", {buf(RW_SZ_RET_IF_FITS, 2, 3, kOut | kOk, 0)}),
+        sub(SYS_keyctl, 14, "KEYCTL_SET_REQKEY_KEYRING"),
+        sub(SYS_keyctl, 15, "KEYCTL_SET_TIMEOUT"),
+        sub(SYS_keyctl, 17, "KEYCTL_GET_SECURITY", {buf(RW_SZ_RET_IF_FITS, 2, 3, kOut | kOk, 0)}),
+        sub(SYS_keyctl, 21, "KEYCTL_INVALIDATE"),
+        sub(SYS_keyctl, 22, "KEYCTL_GET_PERSISTENT"),
+        // struct keyctl_dh_params (three key ids), the result, and the
+        // optional key derivation's parameters.
+        sub(SYS_keyctl, 23, "KEYCTL_DH_COMPUTE",
+            {in_fixed(1, 12), buf(RW_SZ_RET_IF_FITS, 2, 3, kOut | kOk, 0), in_fixed(4, kKeyctlKdfParams)}),
+
         sub(SYS_sysfs, 1, "GETFSIND", {in_str(1)}),
         sub(SYS_sysfs, 2, "GETFSTYP", {buf(RW_SZ_CSTRING, 2, 0, kOut | kOk, 256)}),
         sub(SYS_sysfs, 3, "GETNFSTYP"),

@@ -385,6 +385,17 @@ const std::vector<SyscallInfo>& table()
         keeps(sys_spec(SYS_sysfs, "sysfs", "dxx", R::Emulate, dispatch(0))),
         sys(SYS_vhangup, "vhangup", "", R::Emulate),
         sys(SYS_setdomainname, "setdomainname", "pu", R::Emulate, {in_arg(0, 1)}),
+
+        // ---- keys and Landlock: state kept in the kernel, served from the log --
+        sys(SYS_add_key, "add_key", "sspud", R::Emulate, {in_str(0), in_str(1), in_arg(2, 3)}),
+        sys(SYS_request_key, "request_key", "sssd", R::Emulate, {in_str(0), in_str(1), in_str(2)}),
+        sys_spec(SYS_keyctl, "keyctl", "dxxxx", R::Emulate, dispatch(0)),
+        // The ruleset's attributes are as large as the program says; a
+        // rule's, by its type. Replay's processes are not restricted: their
+        // file accesses are served from the log.
+        with(kNewFd, sys(SYS_landlock_create_ruleset, "landlock_create_ruleset", "pux", R::Emulate, {in_arg(0, 1)})),
+        sys(SYS_landlock_add_rule, "landlock_add_rule", "fdpx", R::Emulate, {in_fixed(2, kLandlockRuleAttr)}),
+        sys(SYS_landlock_restrict_self, "landlock_restrict_self", "fx", R::Emulate),
     };
     return t;
 }

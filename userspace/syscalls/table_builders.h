@@ -296,7 +296,8 @@ constexpr FdEffect kNewFd = FdEffect::NewFd;
 constexpr uint32_t kStat = 144, kStatx = 256, kStatfs = 120, kTimespec = 16, kTimeval = 16, kTimezone = 8,
                    kUtsname = 390, kSysinfo = 112, kRlimit = 16, kRusage = 144, kTms = 32, kKSigaction = 32,
                    kStackT = 24, kSiginfo = 128, kItimer = 32, kFlock = 32, kEpollEvent = 12, kTermios = 36,
-                   kWinsize = 8, kIfreq = 40, kRtentry = 120, kSigevent = 64, kCapData = 24, kShmidDs = 112;
+                   kWinsize = 8, kIfreq = 40, kRtentry = 120, kLandlockRuleAttr = 16, kKeyctlKdfParams = 56,
+                   kSigevent = 64, kCapData = 24, kShmidDs = 112;
 // perf_event_attr's first version, which the kernel reads at least; a page.
 constexpr uint32_t kPerfAttrVer0 = 64, kPageSize = 4096;
 // System V IPC (the 64-bit layouts) and POSIX message queues.

@@ -81,9 +81,19 @@ void Replayer::on_fork(const ForkEvent& e)
     // The parent's clone call follows later in the stream; its arguments are checked here.
     const IndexedEvent* call = source_.peek_for_task(e.parent_tid);
     const auto* sc = call ? std::get_if<SyscallEvent>(&call->event) : nullptr;
-    if (!sc)
+    // A recording that stopped early (refused, the disk full, the recorder
+    // killed) can end while the parent is still inside the call: a vfork's
+    // parent waits there for its child, a fork's child may run first.
+    bool ends_early = !trace_.end() || !trace_.end()->complete;
+    std::optional<SyscallEvent> unfinished;
+    if (!sc && !call && ends_early) {
+        unfinished = unfinished_clone(parent, e.child_tid);
+        sc = &*unfinished;
+    } else if (!sc) {
         refuse(e.parent_tid, "the trace has a new task without the clone that created it");
-    run_to_syscall_entry(parent, *sc, Resume::Syscall);
+    } else {
+        run_to_syscall_entry(parent, *sc, Resume::Syscall);
+    }
     // The child gets a copy of the parent's memory, debugger breakpoints
     // included, unless it is a thread of the same process.
     bool copies_memory = !e.is_thread();
@@ -130,6 +140,35 @@ void Replayer::on_fork(const ForkEvent& e)
     // come back when the parent returns (finish_executing_call).
     if (hook_ && copies_memory && !(flags & CLONE_VM))
         hook_->after_fork(parent);
+}
+
+SyscallEvent Replayer::unfinished_clone(Task& parent, Tid child)
+{
+    std::string what = "the call that created task " + std::to_string(child);
+    resume(parent, Resume::Syscall);
+    StopInfo s = wait_stop(parent, what);
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(parent, "expected " + what + ", got " + describe_stop(parent, s));
+    const Registers& r = parent.regs();
+    SyscallEvent call;
+    call.tid = parent.recorded_tid();
+    call.nr = static_cast<int>(static_cast<int64_t>(r[Registers::ORIG_RAX]));
+    call.args = {r[Registers::RDI], r[Registers::RSI], r[Registers::RDX],
+                 r[Registers::R10], r[Registers::R8],  r[Registers::R9]};
+    if (call.nr != SYS_clone && call.nr != SYS_clone3 && call.nr != SYS_fork && call.nr != SYS_vfork)
+        diverge(parent, "expected " + what + ", got " + syscall_name(call.nr) + "()");
+    if (call.nr == SYS_clone3) {
+        // What clone_flags and settid_addresses read of struct clone_args.
+        MemoryRange args;
+        args.addr = call.args[0];
+        args.dir = Direction::In;
+        args.bytes.resize(32);
+        args.length = args.bytes.size();
+        if (!parent.memory().read(RemoteAddr(args.addr), args.bytes))
+            diverge(parent, "cannot read the arguments of clone3 at " + hex(args.addr));
+        call.memory.push_back(std::move(args));
+    }
+    return call;
 }
 
 std::optional<uint64_t> Replayer::stop_before_exit_call()

@@ -196,6 +196,9 @@ private:
     void dispatch(const IndexedEvent& e);
     void on_exec(const ExecEvent& e);
     void on_fork(const ForkEvent& e);
+    // The call that created `child`, as the replayed parent makes it: the
+    // recording ended while the parent was still inside it.
+    SyscallEvent unfinished_clone(Task& parent, Tid child);
     void on_exit(const ExitEvent& e);
     void apply_mapped_write(Task& t, const SyscallEvent& e);
     void on_syscall(const SyscallEvent& e);

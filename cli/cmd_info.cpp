@@ -67,8 +67,12 @@ Completeness completeness(const Trace& t, const TraceSummary& s)
     }
     if (s.stream_end.kind != StreamEnd::Kind::Clean)
         c.problems.push_back("event stream " + describe(s.stream_end));
-    for (const auto& [index, why] : s.incomplete)
+    for (const auto& [index, why] : s.incomplete) {
+        // The note that ends a refused recording: end.json says it already.
+        if (t.end() && t.end()->refusal && t.end()->refusal->event == index)
+            continue;
         c.problems.push_back("at event " + std::to_string(index) + ": " + why);
+    }
     c.complete = c.problems.empty();
     if (s.replay_stops) {
         c.replay_stops = s.replay_stops->first;
@@ -163,6 +167,8 @@ void add_info(CLI::App& app, Outcome& outcome)
                              {"code", t.end()->exit.code},
                              {"signal", t.end()->exit.signal}};
                 j["killed_at_exit"] = t.end()->killed_at_exit;
+                if (const auto& r = t.end()->refusal)
+                    j["refusal"] = {{"event", r->event}, {"tid", r->tid}, {"why", r->why}};
             }
             nlohmann::json unknown = nlohmann::json::array();
             for (const auto& [k, u] : s.unknown)
@@ -197,7 +203,11 @@ void add_info(CLI::App& app, Outcome& outcome)
                            join(m.scrubbed_env));
             fmt::print("recorded   {} on {} (Linux {}, {})\n", m.created, m.hostname, m.kernel_release, m.cpu_model);
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
-            fmt::print("exit       {}\n", t.end() ? t.end()->exit.describe() : "unknown (recorder did not finish)");
+            if (t.end() && t.end()->refusal)
+                fmt::print("exit       none: rewind record refused to go on at event {} and killed the program\n",
+                           t.end()->refusal->event);
+            else
+                fmt::print("exit       {}\n", t.end() ? t.end()->exit.describe() : "unknown (recorder did not finish)");
             if (t.end() && t.end()->killed_at_exit)
                 fmt::print("left       {} process{} still running at its exit, killed by the recorder (no --wait)\n",
                            t.end()->killed_at_exit, t.end()->killed_at_exit == 1 ? "" : "es");

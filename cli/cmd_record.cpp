@@ -8,6 +8,13 @@
 #include "tsc.h"
 
 namespace rw::cli {
+namespace {
+
+// The program did something rewind cannot record: the recording stopped
+// there (as `rewind replay` refuses what it cannot reproduce, with 91 too).
+constexpr int kRecordRefused = 91;
+
+} // namespace
 
 void strip_record_separator(std::vector<char*>& args)
 {
@@ -90,7 +97,8 @@ void add_record(CLI::App& app, Outcome& outcome)
         ->type_name("NAME");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
-                "rewind's exit status is the program's. Example:\n  rewind record -- ls -l /tmp\n"
+                "rewind's exit status is the program's; 91 when rewind refused to record on (the program "
+                "traces processes itself: ptrace), 1 when the disk filled. Example:\n  rewind record -- ls -l /tmp\n"
                 "The trace keeps the program's environment (meta.json, each exec): use --scrub-env for "
                 "secrets. A program that uses a scrubbed value in what it does (writes it, sends it) "
                 "diverges on replay there.");
@@ -120,6 +128,16 @@ void add_record(CLI::App& app, Outcome& outcome)
                          "program was stopped there (it replays up to that point; see `rewind info`)\n",
                          r.trace.c_str(), static_cast<unsigned long long>(*r.end.disk_full_at));
             outcome.exit_code = 1;
+            return;
+        }
+        if (r.end.refusal) {
+            // Said even with -q: the program did not run to its end.
+            std::fprintf(stderr,
+                         "rewind: %s\nrewind: the recording stopped there and the program was killed; the trace %s "
+                         "ends at event %llu and replays up to there (see `rewind info`)\n",
+                         r.end.refusal->why.c_str(), r.trace.c_str(),
+                         static_cast<unsigned long long>(r.end.refusal->event));
+            outcome.exit_code = kRecordRefused;
             return;
         }
         if (!*quiet && r.end.killed_at_exit)

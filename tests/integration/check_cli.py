@@ -3,10 +3,12 @@
 message and a non-zero status; a recorder killed with SIGKILL leaves a
 readable trace whose readers say where it ends; a corrupted trace is
 refused by its checksums; syscalls of unknown effect are flagged; a tiny
-ring buffer stalls the program instead of losing data."""
+ring buffer stalls the program instead of losing data; a program that
+traces processes itself is refused at once, saying why."""
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -178,6 +180,61 @@ def test_group_signals(rw, work, progs):
     check(rep.stdout == native.stdout and rep.returncode == native.returncode, f"replay: {rep}")
 
 
+def test_tracing_program_refused(rw, work, progs):
+    # A program that traces a process of its own cannot be recorded (rewind
+    # traces every recorded process): the recording stops at the call, says
+    # so, and keeps a closed trace that replays up to there. Natively the
+    # `traceme` child stops for its parent; under rewind the parent used to
+    # wait for that stop for ever, with no word.
+    # A seccomp filter of the program's that hands a call to a tracer
+    # (SECCOMP_RET_TRACE) wants one of its own too: refused likewise.
+    seccomp_why = "its own seccomp filter hands to a tracer (SECCOMP_RET_TRACE): rewind cannot record a program " \
+                  "that relies on a tracer of its own"
+    prog = os.path.join(progs, "traces_child")
+    for how, request in [("traceme", "PTRACE_TRACEME"), ("attach", "PTRACE_ATTACH"),
+                         ("thread", "PTRACE_ATTACH"), ("vfork", "PTRACE_TRACEME"), ("seccomp", "getppid")]:
+        native = Run([prog, how], timeout=60)
+        natively = b"getppid gave -1 (Function not implemented)" if how == "seccomp" else b"child stopped by signal"
+        check(native.status == 0 and natively in native.stdout, f"{how} natively: {native.describe()}")
+        why = seccomp_why if how == "seccomp" else "cannot record a program that traces processes itself"
+        call = "made the system call getppid" if how == "seccomp" else f"called ptrace({request}"
+        trace = os.path.join(work, how)
+        start = time.monotonic()
+        r = Run([rw, "record", "-q", "-o", trace, "--", prog, how], timeout=60)
+        took = time.monotonic() - start
+        check(not r.timed_out and took < 30, f"{how}: the recording took {took:.1f} s\n{r.describe()}")
+        check(r.status == 91, f"{how}: status {r.status}, expected 91 (refused)\n{r.describe()}")
+        said = r.stderr.decode(errors="replace")
+        check(call in said and why in said and "process " in said,
+              f"{how}: the refusal does not say who, what and why\n{r.describe()}")
+        check(r.stdout == f"tracing a child ({how})\n".encode(),
+              f"{how}: the program went on past the refusal, or lost its output\n{r.describe()}")
+        # The refused process and the one it would trace are gone.
+        time.sleep(0.2)
+        for pid in re.findall(r"(?:process|thread) (\d+)", said.split("\n")[0]) + \
+                re.findall(r"ptrace\(PTRACE_\w+, (\d+)\)", said):
+            state = ""
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                pass
+            check(state in ("", "Z", "X"), f"{how}: recorded process {pid} outlived the refusal (state {state})")
+        end = json.load(open(os.path.join(trace, "end.json")))
+        check(not end["complete"] and end.get("refusal") and request in end["refusal"]["why"],
+              f"{how}: end.json does not say why the recording ended: {end}")
+        info = Run([rw, "info", trace])
+        check(info.status == 3 and b"the recording stops at event" in info.stdout and request.encode() in info.stdout
+              and why.encode() in info.stdout,
+              f"{how}: info\n{info.describe()}")
+        rc, out, _ = rewind_json(rw, "info", "--json", trace)
+        refusal = json.loads(out).get("refusal")
+        check(refusal and refusal["event"] == end["refusal"]["event"], f"{how}: info --json: {refusal}")
+        rep = Run([rw, "replay", "--autopilot", trace], timeout=120)
+        check(rep.status == 92 and request.encode() in rep.stderr and rep.stdout == r.stdout,
+              f"{how}: the replay does not end at the refusal, saying why\n{rep.describe()}")
+
+
 def test_one_landmark_run_at_a_time(rw, work, progs):
     # A second `rewind landmark` on a trace another one works on is refused
     # at once, before any replay or CRIU: the two would number and write
@@ -197,7 +254,8 @@ def test_one_landmark_run_at_a_time(rw, work, progs):
         os.close(held)
 
 
-TESTS = [test_threads_are_all_recorded, test_daemon_left_running, test_group_signals, test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
+TESTS = [test_tracing_program_refused, test_threads_are_all_recorded, test_daemon_left_running, test_group_signals,
+         test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
          test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing, test_one_landmark_run_at_a_time]
 
 

@@ -294,9 +294,15 @@ def check_info_says_what_replay_does(rw, work, progs):
     with open(shm, "w") as f:
         f.write(SHM_PY)
     replay_stops("shmat", ["/usr/bin/python3", shm], "shmat cannot be replayed")
-    # ptrace refused while recording (the recorder is the tracer): the
-    # failure is what the program saw, and what its replay sees.
-    replays_like_recording("strace", ["strace", "-o", "/dev/null", "true"])
+    # A tracer cannot be recorded (the recorder is the tracer of every
+    # recorded process): the recording stops at its ptrace call, saying so,
+    # and the trace kept replays up to there, saying why it ends.
+    trace = os.path.join(work, "strace.trace")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", "strace", "-o", "/dev/null", "true"], timeout=60)
+    check(rec.status == 91 and b"cannot record a program that traces processes itself" in rec.stderr,
+          f"strace: the recording is not refused\n{rec.describe()}")
+    rep = Run([rw, "replay", "--autopilot", "-q", trace], timeout=120)
+    check(rep.status == 92 and b"called ptrace(PTRACE_" in rep.stderr, f"strace: replay\n{rep.describe()}")
     # semctl(GETALL) in an IPC namespace of its own: the set's size is read
     # in that namespace, never guessed nor left out.
     replays_like_recording("ipc_namespace", ["unshare", "--ipc", os.path.join(progs, "sysv_ipc")])
@@ -306,7 +312,7 @@ def check_info_says_what_replay_does(rw, work, progs):
                    if os.path.exists(p) and os.stat(p).st_mode & stat.S_ISUID), None)
     if setuid:
         replay_stops("setuid_exec", [*nobody, setuid, "--help"], "set-user-ID")
-    return "shmat, strace, sysv_ipc in an IPC namespace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
+    return "shmat, strace refused, sysv_ipc in an IPC namespace, setpriv" + (f", {os.path.basename(setuid)}" if setuid else "")
 
 
 def check_recorder_killed_anywhere(rw, work, progs):

@@ -1,9 +1,8 @@
 #include "launcher.h"
 
+#include "recording_filter.h"
+
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -19,27 +18,6 @@
 
 namespace rw {
 namespace {
-
-// rseq lets the kernel write the current CPU into user memory on every
-// return to user mode, which replay cannot reproduce: refuse it (glibc then
-// does without), as rr does.
-bool refuse_rseq()
-{
-    struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rseq, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0)
-        return true;
-    // Without CAP_SYS_ADMIN a filter needs no_new_privs.
-    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
-}
 
 void report_and_exit(int fd, const std::string& message)
 {
@@ -63,8 +41,8 @@ std::string disable_aslr_and_trap_tsc()
 std::string prepare_for_recording()
 {
     std::string err = disable_aslr_and_trap_tsc();
-    if (err.empty() && !refuse_rseq())
-        err = std::string("installing the seccomp filter that refuses rseq: ") + strerror(errno);
+    if (err.empty() && !install_recording_filter())
+        err = std::string("installing the seccomp filter of recorded processes: ") + strerror(errno);
     return err;
 }
 

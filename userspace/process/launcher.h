@@ -37,7 +37,7 @@ private:
 // What both recording and replay need: the same address layout every run
 // (no randomisation) and rdtsc/rdtscp faulting so their values go through rewind.
 std::string disable_aslr_and_trap_tsc();
-// Recording also refuses rseq (see launcher.cpp).
+// Recording also installs the recording filter (recording_filter.h).
 std::string prepare_for_recording();
 
 // PATH lookup as execvp does it; empty if not found or not executable.

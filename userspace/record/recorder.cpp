@@ -91,9 +91,21 @@ public:
 
     void emit(Event event) override
     {
+        if (ended_)
+            return;
+        uint64_t seq = event_seq(event);
         std::visit([this](const auto& e) { count(e); }, event);
         writer_.append(event);
+        if (end_seq_ && seq == *end_seq_) {
+            ended_ = true;
+            last_index_ = writer_.events_written() - 1;
+        }
     }
+
+    // The trace ends with the event of this seq: later ones are dropped.
+    void end_with(uint64_t seq) { end_seq_ = seq; }
+    // Where the trace ended by end_with, once it has.
+    std::optional<uint64_t> ended_at() const { return ended_ ? std::optional(last_index_) : std::nullopt; }
 
     void fill(TraceEnd& end) const
     {
@@ -126,6 +138,9 @@ private:
     template <typename T> void count(const T&) {}
 
     EventStreamWriter& writer_;
+    std::optional<uint64_t> end_seq_;
+    bool ended_ = false;
+    uint64_t last_index_ = 0;
     uint64_t memory_bytes_ = 0;
     std::set<Tid> threads_;
     std::set<Tid> processes_;
@@ -295,8 +310,9 @@ RecordResult record(const RecordOptions& options)
     shield_from_program_signals();
     uint64_t started = unix_time_ns();
     Launcher launcher(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
+    // TRACESECCOMP: the recording filter's stops (recording_filter.h).
     long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-                PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL;
+                PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL;
     if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
         throw UsageError(std::string("cannot trace the program: ") + strerror(errno) +
                              " (is another tracer or a Yama ptrace_scope setting in the way?)",
@@ -319,6 +335,17 @@ RecordResult record(const RecordOptions& options)
     sup_options.parallel = options.parallel;
     sup_options.wait_all = options.wait_all;
     sup_options.scrub_env = options.scrub_env;
+    // A refusal: the events held back to be put in order go out now, up to
+    // the note that ends the trace; whatever comes later is dropped (the
+    // deaths of the processes the recorder kills then).
+    std::optional<uint64_t> late_at_end;
+    sup_options.end_trace_with = [&](Event last) {
+        trace_sink.end_with(event_seq(last));
+        sink.emit(std::move(last));
+        sink.finish(); // (the calls still open when the program was stopped have no end)
+        seq_window.finish();
+        late_at_end = seq_window.late();
+    };
     Supervisor supervisor(capture, assembler, sink, files, random_sites, sup_options);
     // Room for end.json when the disk fills: freed just before it is written.
     EndReserve reserve(dir);
@@ -389,12 +416,18 @@ RecordResult record(const RecordOptions& options)
     if (size_t unfilled = sink.finish())
         end.problems.push_back(std::to_string(unfilled) + " syscalls were entered and never reported");
     seq_window.finish();
-    if (uint64_t late = seq_window.late())
+    if (uint64_t late = late_at_end.value_or(seq_window.late()))
         end.problems.push_back(std::to_string(late) +
                                " events reached the recorder after later ones had been written "
                                "(it holds up to " +
                                std::to_string(kRecordSeqWindow) + " events or " +
                                std::to_string(kRecordSeqWindowBytes >> 20) + " MiB to put them in order)");
+    if (const auto& refusal = supervisor.refusal()) {
+        uint64_t at = trace_sink.ended_at().value_or(0);
+        end.refusal = RecordRefusal{at, refusal->tid, refusal->why};
+        end.problems.insert(end.problems.begin(), "the recording stops at event " + std::to_string(at) +
+                                                      ", where the program was stopped: " + refusal->why);
+    }
     writer.flush();
     trace_sink.fill(end);
     end.stream_bytes = writer.file_bytes();

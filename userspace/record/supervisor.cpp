@@ -137,7 +137,10 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
                     ::kill(initial_, static_cast<int>(si.ssi_signo));
             }
         }
-        drain_ring();
+        if (refusal_)
+            capture_.drain(); // (nothing of it is written: the trace has ended)
+        else
+            drain_ring();
         for (;;) {
             int status = 0;
             pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
@@ -151,8 +154,12 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
             }
             on_stop(tid, status);
         }
-        check_deadlines();
-        check_slices();
+        if (refusal_) {
+            done = done || refusal_outlived();
+        } else {
+            check_deadlines();
+            check_slices();
+        }
         if (uint64_t r = capture_.ring_refusals(); r != refusals_seen_) {
             problem("the kernel side could not record " + std::to_string(r - refusals_seen_) +
                         " fork or exit records (ring buffer full)",
@@ -189,6 +196,10 @@ void Supervisor::kill_the_rest()
 
 void Supervisor::on_stop(pid_t tid, int status)
 {
+    if (refusal_) {
+        on_stop_after_refusal(tid, status);
+        return;
+    }
     // A thread that gave the CPU up at a syscall entry must be known as
     // such before any of its stops is handled.
     drain_ring();
@@ -276,6 +287,9 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_EXEC:
         on_exec(t);
         break;
+    case PTRACE_EVENT_SECCOMP:
+        on_seccomp_stop(t); // the thread stays stopped: the recording ends there
+        return;
     default:
         break;
     }

@@ -63,6 +63,17 @@ public:
         bool parallel = false;                    // threads run freely (sync probes order them)
         bool wait_all = false;                    // record until every process exits, not only the initial one
         EnvScrub scrub_env;                       // environment entries the trace keeps as placeholders
+        // Ends the trace with this event (a refusal's note): it is written
+        // after every event before it, and nothing after it.
+        std::function<void(Event last)> end_trace_with;
+    };
+
+    // The program did something rewind cannot record, and the recording
+    // stopped there (supervisor_refusal.cpp).
+    struct Refusal {
+        Tid tid = 0;
+        std::string why;
+        uint64_t seq = 0; // of the note that ends the trace
     };
 
     Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
@@ -73,6 +84,7 @@ public:
     // initial process has exited are killed then (killed_at_exit()).
     int run(pid_t initial, const std::function<void()>& periodic);
     uint64_t killed_at_exit() const { return killed_at_exit_; }
+    const std::optional<Refusal>& refusal() const { return refusal_; }
 
     const std::vector<std::string>& problems() const { return problems_; }
     uint64_t stalls() const { return stalls_; }
@@ -125,6 +137,11 @@ private:
     void on_signal(Thread& t, int signo);
     void on_stall(Thread& t, const rw_stall& stall);
     void on_exec(Thread& t);
+    // Refusing a program that traces processes itself (supervisor_refusal.cpp).
+    void on_seccomp_stop(Thread& t);
+    void refuse(Thread& t, std::string why);
+    void on_stop_after_refusal(pid_t tid, int status);
+    bool refusal_outlived();        // true: processes outlived SIGKILL for too long (said as a problem)
     void take_over_leader(Tid tid); // at an exec stop
     bool emulate_tsc(Thread& t);
     bool emulate_random(Thread& t);
@@ -211,6 +228,8 @@ private:
     int initial_status_ = 0;
     uint64_t killed_at_exit_ = 0;
     void kill_the_rest();
+    std::optional<Refusal> refusal_;
+    std::chrono::steady_clock::time_point refused_at_{};
     std::vector<std::string> problems_;
     uint64_t stalls_ = 0;
     uint64_t rdtsc_traps_ = 0;

@@ -241,6 +241,8 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
     };
     if (e.disk_full_at)
         j["disk_full_at_event"] = *e.disk_full_at;
+    if (e.refusal)
+        j["refusal"] = {{"event", e.refusal->event}, {"tid", e.refusal->tid}, {"why", e.refusal->why}};
     if (e.killed_at_exit)
         j["killed_at_exit"] = e.killed_at_exit;
     if (!e.files_written_while_mapped.empty()) {
@@ -280,6 +282,11 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
         e.syscall_counts = j.value("syscall_counts", std::map<std::string, uint64_t>{});
         if (j.contains("disk_full_at_event"))
             e.disk_full_at = j["disk_full_at_event"].get<uint64_t>();
+        if (j.contains("refusal")) {
+            const auto& r = j.at("refusal");
+            e.refusal = RecordRefusal{r.at("event").get<uint64_t>(), r.at("tid").get<int32_t>(),
+                                      r.at("why").get<std::string>()};
+        }
         e.killed_at_exit = j.value("killed_at_exit", uint64_t(0));
         if (j.contains("files_written_while_mapped"))
             for (const auto& f : j.at("files_written_while_mapped"))

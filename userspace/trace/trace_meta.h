@@ -77,6 +77,16 @@ struct FileIdentity {
     auto operator<=>(const FileIdentity&) const = default;
 };
 
+// The recorder stopped the program where it did something rewind cannot
+// record (it set out to trace a process: rewind record refuses it). The
+// events end with a note of why, at `event`; the recorded processes were
+// killed there, and their deaths are not in the trace.
+struct RecordRefusal {
+    uint64_t event = 0; // index of the note that ends the events
+    int32_t tid = 0;    // the thread that made the call
+    std::string why;
+};
+
 struct TraceEnd {
     std::string ended; // ISO 8601, UTC
     uint64_t duration_ns = 0;
@@ -94,6 +104,7 @@ struct TraceEnd {
     // The disk filled while recording: the events kept end here, and the
     // program was stopped (the policy rewind record documents).
     std::optional<uint64_t> disk_full_at;
+    std::optional<RecordRefusal> refusal;
     // Processes the program left running when it exited, which the
     // recorder killed (rewind record without --wait): their ends are
     // recorded as deaths by SIGKILL.

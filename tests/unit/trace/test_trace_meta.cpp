@@ -35,6 +35,7 @@ TEST_CASE("meta.json and end.json round trip")
     e.complete = false;
     e.problems = {"lost"};
     e.syscall_counts = {{"read", 3}};
+    e.refusal = RecordRefusal{57, 1234, "process 1234 called ptrace(PTRACE_TRACEME)"};
     write_end(dir, e);
     auto eb = read_end(dir);
     REQUIRE(eb);
@@ -43,6 +44,14 @@ TEST_CASE("meta.json and end.json round trip")
     CHECK(eb->exit.shell_status() == 128 + SIGSEGV);
     CHECK(eb->problems == e.problems);
     CHECK(eb->syscall_counts.at("read") == 3);
+    REQUIRE(eb->refusal);
+    CHECK(eb->refusal->event == 57);
+    CHECK(eb->refusal->tid == 1234);
+    CHECK(eb->refusal->why == e.refusal->why);
+    // A trace that was not refused says nothing of it.
+    e.refusal.reset();
+    write_end(dir, e);
+    CHECK_FALSE(read_end(dir)->refusal.has_value());
     fs::remove_all(dir);
 }
 

@@ -1,0 +1,137 @@
+/* Traces a child of its own, as a debugger or strace does. argv[1] says how:
+ *  traceme (default)  the child calls PTRACE_TRACEME and stops itself with
+ *                     SIGSTOP; the parent waits for that stop, then lets
+ *                     it go on with PTRACE_CONT (natively; were the
+ *                     child traced by someone else, the parent would wait
+ *                     for ever);
+ *  attach             the parent attaches to a sleeping child
+ *                     (PTRACE_ATTACH) and waits for its stop;
+ *  thread             as attach, from a second thread of the parent;
+ *  vfork              the child of a vfork calls PTRACE_TRACEME before it
+ *                     execs `true`, and stops at its exec;
+ *  seccomp            no child: a seccomp filter hands getppid to a tracer
+ *                     (SECCOMP_RET_TRACE), which fails with ENOSYS when
+ *                     there is none.
+ * It prints what the parent saw. */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void report(const char* how, pid_t child, int status)
+{
+    if (WIFSTOPPED(status))
+        printf("%s: child stopped by signal %d\n", how, WSTOPSIG(status));
+    else
+        printf("%s: child not stopped (status 0x%x)\n", how, status);
+    fflush(stdout);
+    ptrace(PTRACE_CONT, child, NULL, NULL);
+}
+
+static int traceme(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        /* Unchecked, as many programs do: the stop below is for the
+         * parent's waitpid either way. */
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    report("traceme", child, status);
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static pid_t sleeper;
+
+static void* attach(void* how)
+{
+    if (ptrace(PTRACE_ATTACH, sleeper, NULL, NULL) != 0) {
+        printf("%s: PTRACE_ATTACH failed: %s\n", (const char*)how, strerror(errno));
+        return NULL;
+    }
+    int status = 0;
+    waitpid(sleeper, &status, __WALL);
+    report(how, sleeper, status);
+    return NULL;
+}
+
+static int attach_to_sleeper(int from_thread)
+{
+    sleeper = fork();
+    if (sleeper == 0) {
+        sleep(1000);
+        _exit(0);
+    }
+    if (from_thread) {
+        pthread_t t;
+        pthread_create(&t, NULL, attach, "thread");
+        pthread_join(t, NULL);
+    } else {
+        attach("attach");
+    }
+    kill(sleeper, SIGKILL);
+    waitpid(sleeper, NULL, __WALL);
+    return 0;
+}
+
+static int vforked(void)
+{
+    pid_t child = vfork();
+    if (child == 0) {
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        execl("/bin/true", "true", (char*)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    report("vfork", child, status);
+    waitpid(child, &status, 0);
+    return 0;
+}
+
+static int wants_a_tracer(void)
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof(filter) / sizeof(filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        perror("seccomp");
+        return 1;
+    }
+    long ppid = syscall(SYS_getppid);
+    printf("seccomp: getppid gave %ld (%s)\n", ppid, ppid < 0 ? strerror(errno) : "no error");
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    const char* how = argc > 1 ? argv[1] : "traceme";
+    printf("tracing a child (%s)\n", how);
+    fflush(stdout);
+    if (strcmp(how, "attach") == 0)
+        return attach_to_sleeper(0);
+    if (strcmp(how, "thread") == 0)
+        return attach_to_sleeper(1);
+    if (strcmp(how, "vfork") == 0)
+        return vforked();
+    if (strcmp(how, "seccomp") == 0)
+        return wants_a_tracer();
+    return traceme();
+}

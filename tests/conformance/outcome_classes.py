@@ -12,3 +12,7 @@ CLASS_ORDER = PASSED + FAILING + NOT_SCORED
 
 # rewind replay --autopilot's exit statuses for what it reports itself.
 REPLAY_EXIT_CLASSES = {90: "diverge", 91: "refused", 92: "truncated", 93: "stuck"}
+# rewind record's status when it refused to record on (end.json's "refusal"
+# says why), and the replay's of the trace it kept: it ends at the refusal.
+RECORD_REFUSED = 91
+RECORD_REFUSAL_REPLAY_STATUS = 92

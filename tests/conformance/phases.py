@@ -7,7 +7,7 @@ import shutil
 import threading
 
 from isolation import copy_executable
-from outcome_classes import PASSED, REPLAY_EXIT_CLASSES
+from outcome_classes import PASSED, RECORD_REFUSAL_REPLAY_STATUS, RECORD_REFUSED, REPLAY_EXIT_CLASSES
 from phase_output import (describe_status, first_difference, last_lines, one_line, read_bytes,
                           rewind_messages)
 
@@ -110,6 +110,8 @@ class PhaseRunner:
         nat = self._native(name, result)
         trace = os.path.join(testdir, "trace")
         rec, rec_out, changed = self._record(name, result, trace, nat)
+        if result.get("record_refusal"):
+            self._refused_replay(name, result, trace)
         cls, msg = self._replay(name, result, trace, rec["rc"], rec_out)
         result["replay_class"] = cls
         if changed:
@@ -165,6 +167,13 @@ class PhaseRunner:
             summary["trace"] = {k: info.get(k) for k in ("status", "events", "processes", "threads", "problems",
                                                          "warnings", "unknown_effects", "exit")}
         rc = rec["rc"]
+        refusal = (info or {}).get("refusal")
+        if rc == RECORD_REFUSED and refusal:
+            # rewind record stopped the program at something it cannot
+            # record, said so and kept the trace up to there: a refusal, if
+            # the replay of that trace ends there too (_refused_replay).
+            result["record_refusal"] = refusal
+            return rec, rec_out, None
         if prog_rc is None or rc != prog_rc:
             if rc is not None and rc < 0:
                 self._settle(result, "record-crash", f"rewind record {describe_status(rc)}" +
@@ -179,6 +188,33 @@ class PhaseRunner:
                        + ("" if TOKEN in rec_out else ", no EXIT-SUCCESS")
                        + f" (native: {describe_status(nat['rc'])})" + (f": {tail}" if tail else ""))
         return rec, rec_out, changed
+
+    def _refused_replay(self, name, result, trace):
+        """3, for a recording rewind refused: the replay of the trace kept runs up
+        to the refusal and stops there, saying why (92, the recording ends
+        early). Then the test is a refusal (expected, when listed); otherwise
+        the replay's class, with the refusal in the message."""
+        why = result["record_refusal"]["why"]
+        timeout = self.args.timeout
+        cwd = self.phase_dir(name, "replay")
+        watchdog = max(5, timeout * 2 // 3)
+        rep = self.run_phase(name, "replay", [self.rewind, "replay", "--autopilot", "--watchdog", str(watchdog),
+                                              trace], cwd, timeout)
+        rmsgs = rewind_messages(read_bytes(rep["stderr"]))
+        summary = phase_summary(rep)
+        summary["rewind_messages"] = rmsgs[:5]
+        result["phases"]["replay"] = summary
+        if rep["timed_out"]:
+            cls, msg = "replay-hang", f"rewind replay --autopilot did not finish in {timeout} s"
+        elif rep["rc"] == RECORD_REFUSAL_REPLAY_STATUS and any(why in m for m in rmsgs):
+            cls = "expected-refusal" if name in self.expected else "refused"
+            if name in self.expected:
+                result["expected_reason"] = self.expected[name]
+            self._settle(result, cls, "rewind record: " + one_line(why))
+        else:
+            cls = REPLAY_EXIT_CLASSES.get(rep["rc"], "replay-fail")
+            msg = f"{describe_status(rep['rc'])}" + (f": {one_line(rmsgs[0])}" if rmsgs else "")
+        self._settle(result, cls, f"refused while recording ({one_line(why)}), but its replay: {msg}")
 
     def _replay(self, name, result, trace, rc, rec_out):
         """3. rewind replay --autopilot: the same exit status and, byte for byte,

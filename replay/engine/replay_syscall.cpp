@@ -1,7 +1,6 @@
 // Replaying syscall events: serve from the log, or run for real and check.
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,23 +23,6 @@
 
 namespace rw::replay {
 namespace {
-
-// A stack or data size limit a process sets for itself decides where its
-// stack stops growing (the depth of a stack overflow's SIGSEGV), where brk,
-// which replay runs for real, stops, and, across exec, where the kernel lays
-// out mappings: replay sets them too. Other limits stay served from the
-// log: a CPU time limit would end a replay that runs slower than the
-// recording did, and another process's limits are set through its id in
-// the recording, not the replay's.
-bool sets_own_memory_limit(const SyscallEvent& e)
-{
-    auto applied = [](uint64_t resource) { return resource == RLIMIT_STACK || resource == RLIMIT_DATA; };
-    if (e.ret != 0)
-        return false;
-    if (e.nr == SYS_setrlimit)
-        return applied(e.args[0]);
-    return e.nr == SYS_prlimit64 && e.args[0] == 0 && applied(e.args[1]) && e.args[2] != 0;
-}
 
 std::string call_text(const SyscallEvent& e)
 {
@@ -138,8 +120,8 @@ void Replayer::on_syscall(const SyscallEvent& e)
     case ReplayAction::Exit:
         refuse(e.tid, "an exit syscall that returned");
     case ReplayAction::ExecuteRestore:
-        if ((e.nr == SYS_setrlimit || e.nr == SYS_prlimit64) && !sets_own_memory_limit(e))
-            action = ReplayAction::Emulate;
+        if (e.ret < 0)
+            action = ReplayAction::Emulate; // it failed: its result is all it did
         break;
     default:
         break;
@@ -439,8 +421,6 @@ void Replayer::finish_executing_call(Task& t, const SyscallEvent& e)
     }
     bool was_vfork = (clone_flags(e) & CLONE_VFORK) != 0;
     t.vfork_child = 0;
-    if (killed_before_return(t))
-        return;
     try {
         resume(t, Resume::Syscall);
     } catch (const std::system_error& x) {
@@ -472,10 +452,8 @@ bool Replayer::killed_before_return(Task& t)
     // (every process of the namespace is), or a sibling's exit_group. The
     // recording shows the return, then the thread's death by SIGKILL. The
     // replay's kernel, on another schedule, may kill the thread before
-    // the return: it has left its stop for good, and its exit event, next,
+    // the return: resuming it finds it gone, and its exit event, next,
     // collects its end. Any other thread that vanished is a divergence.
-    if (in_ptrace_stop(t.tid()))
-        return false;
     const IndexedEvent* next = source_.peek_for_task(t.recorded_tid());
     const auto* exit = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
     if (!exit || !WIFSIGNALED(exit->exit_code) || WTERMSIG(exit->exit_code) != SIGKILL)

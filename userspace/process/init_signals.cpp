@@ -9,37 +9,51 @@
 #include <string_view>
 
 namespace rw {
+namespace {
+
+// Calls `field(name, value)` for each line of /proc/TID/status.
+template <typename F> void each_status_field(pid_t tid, F field)
+{
+    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (auto colon = line.find(':'); colon != std::string::npos)
+            field(std::string_view(line).substr(0, colon), line.substr(colon + 1));
+}
+
+} // namespace
+
+bool is_namespace_init(pid_t tid)
+{
+    bool init = false;
+    each_status_field(tid, [&](std::string_view name, const std::string& value) {
+        if (name != "NSpid")
+            return;
+        std::istringstream levels(value);
+        long last = 0, count = 0;
+        for (long id; levels >> id; count++)
+            last = id;
+        init = count > 1 && last == 1;
+    });
+    return init;
+}
 
 bool dropped_by_namespace_init(pid_t tid, int signo)
 {
     if (signo == SIGKILL || signo == SIGSTOP || signo < 1 || signo > 64)
         return false;
-    // One read of the status file: this runs at every signal delivery.
-    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
-    std::string line;
-    bool init = false;
     uint64_t handled = 0; // caught or ignored
-    auto value = [&](std::string_view field) -> std::optional<std::string> {
-        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':')
-            return line.substr(field.size() + 1);
-        return std::nullopt;
-    };
-    while (std::getline(in, line)) {
-        if (auto ids = value("NSpid")) {
-            std::istringstream levels(*ids);
-            long last = 0, count = 0;
-            for (long id; levels >> id; count++)
-                last = id;
-            init = count > 1 && last == 1;
-        } else if (auto set = value("SigIgn"); set || (set = value("SigCgt"))) {
-            try {
-                handled |= std::stoull(*set, nullptr, 16);
-            } catch (const std::exception&) {
-                return false;
-            }
+    bool read = false;
+    each_status_field(tid, [&](std::string_view name, const std::string& value) {
+        if (name != "SigCgt" && name != "SigIgn")
+            return;
+        try {
+            handled |= std::stoull(value, nullptr, 16);
+            read = true;
+        } catch (const std::exception&) {
         }
-    }
-    return init && !(handled & (uint64_t(1) << (signo - 1)));
+    });
+    return read && !(handled & (uint64_t(1) << (signo - 1)));
 }
 
 } // namespace rw

@@ -10,10 +10,13 @@
 
 namespace rw {
 
-// Whether the kernel will drop `signo` on its way to `tid` for that reason:
-// `tid`'s process is the init of a PID namespace below the one it was
-// created from (/proc/PID/status's NSpid ends in 1), and has no handler
-// for the signal.
+// Whether `tid`'s process is the init of a PID namespace below the one it
+// was created from (/proc/PID/status's NSpid ends in 1). It stays so for
+// the process's life.
+bool is_namespace_init(pid_t tid);
+
+// Whether the kernel drops `signo` on its way to `tid`, the thread of a
+// namespace init: the process has no handler for it and does not ignore it.
 bool dropped_by_namespace_init(pid_t tid, int signo);
 
 } // namespace rw

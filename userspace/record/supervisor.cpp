@@ -428,7 +428,9 @@ void Supervisor::on_signal(Thread& t, int signo)
     if (signo == SIGTRAP && (on_probe_trap(t) || on_signal_probe_trap(t)))
         return;
 
-    if (!is_fault(signo, si) && dropped_by_namespace_init(t.tid, signo)) {
+    if (!t.namespace_init)
+        t.namespace_init = is_namespace_init(t.tid);
+    if (*t.namespace_init && !is_fault(signo, si) && dropped_by_namespace_init(t.tid, signo)) {
         // The kernel drops it (the init of a PID namespace); a replay,
         // not a namespace init, must not be given it.
         resume(t, signo);

@@ -104,6 +104,7 @@ private:
         bool syscall_stops = false;           // resumed with PTRACE_SYSCALL
         std::vector<siginfo_t> deferred;      // waiting for a syscall boundary
         std::vector<siginfo_t> resent;        // re-sent, awaiting delivery
+        std::optional<bool> namespace_init;   // its process is a PID namespace's init (asked once)
         bool at_position = false;             // delivery falls back to a user position
         Registers position;                   // … this one
         std::vector<uint64_t> position_pages; // … and the pages its round wrote

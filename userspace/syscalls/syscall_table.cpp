@@ -2,6 +2,7 @@
 #include "syscall_table.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -375,7 +376,7 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_uname, "uname", "p", R::Emulate, {out_fixed(0, kUtsname)})),
         keeps(sys(SYS_sysinfo, "sysinfo", "p", R::Emulate, {out_fixed(0, kSysinfo)})),
         keeps(sys(SYS_getrlimit, "getrlimit", "dp", R::Emulate, {out_fixed(1, kRlimit)})),
-        // A process's own stack and data limits are set in replay too (replay_syscall.cpp).
+        // A process's own stack and data limits are set in replay too (replay_action).
         sys(SYS_setrlimit, "setrlimit", "dp", R::ExecuteRestore, {in_fixed(1, kRlimit)}),
         keeps(
             sys(SYS_prlimit64, "prlimit64", "ddpp", R::ExecuteRestore, {in_fixed(2, kRlimit), out_fixed(3, kRlimit)})),
@@ -523,6 +524,17 @@ ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MA
 {
     constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
     if (info.nr == SYS_madvise && (args[2] == kMadvDontfork || args[2] == kMadvWipeonfork))
+        return ReplayAction::Emulate;
+    // A stack or data size limit a process sets for itself decides where
+    // its stack stops growing (a stack overflow's depth), where brk, which
+    // replay runs for real, stops, and, across exec, where the kernel lays
+    // out mappings: replay sets them too. Other limits are served from the
+    // log: a CPU time limit would end a replay that runs slower than the
+    // recording did, and another process is named by its recorded id.
+    auto memory_limit = [](uint64_t resource) { return resource == RLIMIT_STACK || resource == RLIMIT_DATA; };
+    if (info.nr == SYS_setrlimit && !memory_limit(args[0]))
+        return ReplayAction::Emulate;
+    if (info.nr == SYS_prlimit64 && (args[0] != 0 || !memory_limit(args[1]) || args[2] == 0))
         return ReplayAction::Emulate;
     if (is_query(info, args))
         return ReplayAction::Emulate;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,8 +74,10 @@ std::string find_program(const std::string& name)
 Launcher::Launcher(std::string path, std::vector<std::string> argv, std::vector<std::string> envp, SignalState signals,
                    Prepare prepare)
 {
+    // The go channel is a socket so that release() can write to a child
+    // that already exited (its preparation failed) without SIGPIPE.
     int go[2], err[2];
-    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0 || pipe2(err, O_CLOEXEC) != 0)
         throw std::system_error(errno, std::generic_category(), "pipe");
     auto c_argv = c_strings(argv);
     auto c_envp = c_strings(envp);
@@ -115,7 +118,8 @@ Launcher::~Launcher()
 std::string Launcher::release()
 {
     char byte = 1;
-    if (::write(go_fd_, &byte, 1) != 1)
+    // EPIPE: the child gave up before it read this; its reason follows.
+    if (::send(go_fd_, &byte, 1, MSG_NOSIGNAL) != 1 && errno != EPIPE)
         return std::string("cannot start the program: ") + strerror(errno);
     ::close(go_fd_);
     go_fd_ = -1;

@@ -144,9 +144,12 @@ void EventStreamWriter::flush()
         write_all(fd_, iov, 2);
     } catch (const std::system_error&) {
         // (The disk filled, say.) No torn chunk: the stream ends cleanly
-        // after the last whole one.
+        // after the last whole one. The next write goes there too, not at
+        // the torn chunk's end: the space the cut freed lets a later, final
+        // flush succeed, and past a hole of zeros it would read as corrupt.
         if (::ftruncate(fd_, static_cast<off_t>(file_bytes_)) != 0) {
         }
+        ::lseek(fd_, static_cast<off_t>(file_bytes_), SEEK_SET);
         throw;
     }
     file_bytes_ += sizeof(h) + n;

@@ -4,9 +4,11 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "event_samples.h"
 #include "bytes.h"
@@ -101,6 +103,45 @@ TEST_CASE("cut anywhere in the last chunk: every complete chunk reads, the end i
         else
             CHECK(end.kind == StreamEnd::Kind::Truncated);
     }
+}
+
+TEST_CASE("a flush that fails part way (the disk filled) leaves no hole for the next one")
+{
+    TempDir dir;
+    auto events = testing::sample_events(90);
+    // In a child: the file size limit stands in for a full disk (EFBIG).
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        EventStreamWriter w(dir.path / "events", 3, SIZE_MAX);
+        for (size_t i = 0; i < 30; i++)
+            w.append(events[i]);
+        w.flush();
+        struct rlimit small = {w.file_bytes() + 20, RLIM_INFINITY};
+        ::setrlimit(RLIMIT_FSIZE, &small);
+        for (size_t i = 30; i < 60; i++)
+            w.append(events[i]);
+        bool failed = false;
+        try {
+            w.flush();
+        } catch (const std::system_error&) {
+            failed = true;
+        }
+        // The cut freed the torn chunk's space: the next flush succeeds.
+        struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+        ::setrlimit(RLIMIT_FSIZE, &unlimited);
+        for (size_t i = 60; i < 90; i++)
+            w.append(events[i]);
+        w.flush();
+        ::_exit(failed ? 0 : 3);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "the writer: status ", status);
+    StreamEnd end;
+    auto back = read_all(dir.path / "events", end);
+    CHECK(end.kind == StreamEnd::Kind::Clean);
+    CHECK(back == events);
 }
 
 TEST_CASE("a flipped byte anywhere in a chunk is caught by a checksum")

@@ -188,8 +188,8 @@ void decode_syscall(ByteReader& r, SyscallEvent& e)
             m.file_copy = r.str();
             m.file_offset = r.varint();
             if (!is_content_hash(m.file_copy))
-                throw FormatError("a memory range names the file copy '" + m.file_copy +
-                                  "', which is not a content hash");
+                throw FormatError("a memory range names a file copy by a name of " +
+                                  std::to_string(m.file_copy.size()) + " bytes that is not a content hash");
         } else if (!m.hashed_only && !m.unreadable) {
             auto bytes = r.raw(static_cast<size_t>(m.length));
             m.bytes.assign(bytes.begin(), bytes.end());

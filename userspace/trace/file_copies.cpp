@@ -18,8 +18,9 @@ namespace rw {
 std::filesystem::path FileCopies::path_of(const std::string& content_hash) const
 {
     if (!is_content_hash(content_hash))
-        throw FormatError("the trace names a file copy '" + content_hash +
-                          "', which is not a content hash (a damaged or crafted trace)");
+        // (Not quoted: no message shows what a trace file holds.)
+        throw FormatError("the trace names a file copy by a name of " + std::to_string(content_hash.size()) +
+                          " bytes that is not a content hash (a damaged or crafted trace)");
     return trace_dir_ / trace_files::kFiles / content_hash;
 }
 

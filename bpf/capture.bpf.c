@@ -74,14 +74,14 @@ struct {
 	__type(value, struct rw_file_identity);
 } known_files SEC(".maps");
 
-/* Files whose content the trace holds and that the recorder keeps a read
- * lease on (nobody has them open for writing): reads of them are recorded
- * by reference. The recorder removes an entry before anyone may write. */
+/* Files whose content the trace holds and that nobody has open for
+ * writing: reads of them are recorded by reference (struct rw_read_copy
+ * says how an entry comes and goes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, struct file_key);
-	__type(value, struct rw_file_identity);
+	__type(value, struct rw_read_copy);
 } read_copies SEC(".maps");
 
 struct {
@@ -542,6 +542,19 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 #include "capture_sync.bpf.h"
 
+/* Every process's calls that open a file (note_open). */
+static __always_inline void note_open_return(struct pt_regs *regs, long ret)
+{
+	__u32 nr = (__u32)regs->orig_ax;
+	const struct rw_sys_spec *spec;
+
+	if (nr >= RW_MAX_SYSCALL_NR)
+		return;
+	spec = bpf_map_lookup_elem(&specs, &nr);
+	if (spec && (spec->flags & RW_SYS_OPENS_FILE))
+		note_open(ret);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -555,6 +568,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u64 need = 0, ring_size, pending;
 	__u32 turn;
 
+	if (ret >= 0)
+		note_open_return(regs, ret);
 	if (!st || st->phase != RW_TASK_ACTIVE)
 		return 0;
 	if (st->in_uretprobe) {

@@ -24,12 +24,23 @@ static __always_inline struct file *file_of_fd(__u64 fd, int *unreadable)
 	return raw ? TYPED(struct file, raw) : 0;
 }
 
+/* The kernel keeps a flag in the top bit of the ctime's nanoseconds (the
+ * ctime was read since it last changed: the next change takes a
+ * fine-grained time, so it differs from every time read before). */
+#define I_CTIME_QUERIED_BIT (1u << 31)
+
+static __always_inline __s64 inode_ctime_ns(struct inode *inode)
+{
+	return inode->i_ctime_sec * 1000000000ll + (inode->i_ctime_nsec & ~I_CTIME_QUERIED_BIT);
+}
+
 static __always_inline void fill_file_identity(struct scratch *s, struct inode *inode)
 {
 	s->sc.file.dev = inode->i_sb->s_dev;
 	s->sc.file.ino = inode->i_ino;
 	s->sc.file.size = inode->i_size;
 	s->sc.file.mtime_ns = inode->i_mtime_sec * 1000000000ll + inode->i_mtime_nsec;
+	s->sc.file.ctime_ns = inode_ctime_ns(inode);
 }
 
 static __always_inline void capture_file_identity(struct scratch *s, __u64 fd)
@@ -131,8 +142,9 @@ static __always_inline int state_size(__u32 state, __u64 key, __u64 *len)
 }
 
 /* Local filesystems whose files change only through writes the kernel sees
- * (so a write open breaks the recorder's lease): not procfs or sysfs, whose
- * regular files are made up at each read, nor network or FUSE filesystems. */
+ * (so note_open sees every writer, and writes move the ctime): not procfs
+ * or sysfs, whose regular files are made up at each read, nor network or
+ * FUSE filesystems. */
 static __always_inline int stable_filesystem(unsigned long magic)
 {
 	switch (magic) {
@@ -151,11 +163,14 @@ static __always_inline int stable_filesystem(unsigned long magic)
 /* A read (RW_SYS_READS_FILE) of `ret` bytes from a file the trace holds:
  * fills the identity and offset and says so. A read of a file that could be
  * held is flagged RW_SC_FILE_CANDIDATE for the recorder to count. The bytes
- * the thread read are the copy's as long as nobody could write the file
- * between the copy and the read: the recorder copied it under a read lease,
- * which nobody can open the file for writing (or truncate it) without
- * breaking, and it removes the file from read_copies before it lets the
- * lease go; the writer count and the identity are checked here again. */
+ * the thread read are the copy's as long as nobody wrote the file between
+ * the copy and the read. The recorder shared the copy only if nobody had
+ * the file open for writing once it was registered here (note_open counted
+ * the writers at the recorder's own open), and any later open for writing
+ * deletes the entry at that open's return, before the opener can write.
+ * Here, after the read, the file must still have no writer and the
+ * identity the copy was made with: a write through a descriptor opened
+ * where no syscall returns (io_uring) still changes the ctime. */
 static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec,
 					     long ret)
 {
@@ -163,7 +178,7 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
 	int unreadable;
 	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
 	struct inode *inode;
-	struct rw_file_identity *copied;
+	struct rw_read_copy *copied;
 	struct file_key key;
 	__s64 offset;
 	__u8 offset_arg = spec->offset_arg;
@@ -181,7 +196,8 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
 	key.dev = s->sc.file.dev;
 	key.ino = s->sc.file.ino;
 	copied = bpf_map_lookup_elem(&read_copies, &key);
-	if (!copied || copied->size != s->sc.file.size || copied->mtime_ns != s->sc.file.mtime_ns) {
+	if (!copied || copied->state != RW_COPY_SHARED || copied->id.size != s->sc.file.size ||
+	    copied->id.mtime_ns != s->sc.file.mtime_ns || copied->id.ctime_ns != s->sc.file.ctime_ns) {
 		s->sc.h.flags |= RW_SC_FILE_CANDIDATE;
 		return 0;
 	}
@@ -233,6 +249,49 @@ static __always_inline void note_mapped_write(struct scratch *s, const struct rw
 	else
 		s->sc.file_offset = 0;
 	s->sc.h.flags |= RW_SC_MAPPED_WRITE;
+}
+
+#define FMODE_WRITE_BIT 0x2
+#define FS_MGTIME_FLAG	64 /* the filesystem's timestamps are multigrain */
+
+/* Copies whose references an open for writing ended (the recorder's
+ * statistics). */
+__u64 copies_retired = 0;
+
+/* The return of a call that opened descriptor `fd` (RW_SYS_OPENS_FILE), in
+ * any process of the machine. Opened for writing, a file whose copy reads
+ * refer to is withdrawn before the opener can write through it. Opened by
+ * the recorder while it registers the file (RW_COPY_PENDING), the file's
+ * writers are counted: the recorder shares the copy only if there are none,
+ * and from here on every new writer is seen by the first case. */
+static __always_inline void note_open(long fd)
+{
+	int unreadable;
+	struct file *file = file_of_fd(fd, &unreadable);
+	struct rw_read_copy *copy;
+	struct file_key key;
+	struct inode *inode;
+
+	if (!file)
+		return;
+	inode = file->f_inode;
+	if (!inode || (inode->i_mode & S_IFMT_BITS) != S_IFREG_BITS)
+		return;
+	key.dev = inode->i_sb->s_dev;
+	key.ino = inode->i_ino;
+	copy = bpf_map_lookup_elem(&read_copies, &key);
+	if (!copy)
+		return;
+	if (file->f_mode & FMODE_WRITE_BIT) {
+		if (bpf_map_delete_elem(&read_copies, &key) == 0)
+			__sync_fetch_and_add(&copies_retired, 1);
+		return;
+	}
+	if ((bpf_get_current_pid_tgid() >> 32) == cfg.recorder_tgid && copy->state == RW_COPY_PENDING) {
+		copy->writers = inode->i_writecount.counter;
+		copy->fine_ctime = (inode->i_sb->s_type->fs_flags & FS_MGTIME_FLAG) != 0;
+		copy->state = RW_COPY_CHECKED;
+	}
 }
 
 static __always_inline int file_is_known(struct scratch *s)

@@ -154,6 +154,10 @@ struct rw_buf_spec {
  * mapped file as the kernel did. */
 #define RW_SYS_WRITES_FILE 0x40
 #define RW_OFFSET_NONE	   0xfe
+/* Returns a new descriptor for a file (open, openat, creat…): in any
+ * process of the machine, an open for writing of a file whose copy reads
+ * refer to ends those references (see note_open in capture_files.bpf.h). */
+#define RW_SYS_OPENS_FILE 0x80
 
 /* Values of the kernel side's `serialized` map: the process's threads run
  * one at a time, handing the CPU over at calls that may block, or also at
@@ -266,6 +270,27 @@ struct rw_file_identity {
 	__u64 ino;
 	__s64 size;
 	__s64 mtime_ns;
+	/* Nobody can set it: any write, and putting the mtime back, change it. */
+	__s64 ctime_ns;
+};
+
+/* A value of the kernel side's read_copies map (key: device and inode).
+ * The recorder inserts RW_COPY_PENDING, opens the file, and the kernel
+ * side, at that open's return, counts the file's writers (RW_COPY_CHECKED);
+ * once the recorder has hashed the content unchanged it makes the entry
+ * RW_COPY_SHARED. Any open for writing, by any process, deletes it. */
+enum rw_read_copy_state {
+	RW_COPY_PENDING = 1,
+	RW_COPY_CHECKED = 2,
+	RW_COPY_SHARED = 3,
+};
+
+struct rw_read_copy {
+	struct rw_file_identity id;
+	__u32 state;	  /* enum rw_read_copy_state */
+	__s32 writers;	  /* RW_COPY_CHECKED: i_writecount at the recorder's open */
+	__u32 fine_ctime; /* RW_COPY_CHECKED: every change gets a ctime unlike any read before */
+	__u32 reserved;
 };
 
 struct rw_rec_syscall {
@@ -423,7 +448,8 @@ struct rw_write_form {
 static_assert(sizeof(struct rw_buf_spec) == 28, "rw_buf_spec layout");
 static_assert(sizeof(struct rw_sys_spec) == 8 + 28 * RW_MAX_BUFS, "rw_sys_spec layout");
 static_assert(sizeof(struct rw_rec_header) == 16, "rw_rec_header layout");
-static_assert(sizeof(struct rw_rec_syscall) == 144, "rw_rec_syscall layout");
+static_assert(sizeof(struct rw_rec_syscall) == 152, "rw_rec_syscall layout");
+static_assert(sizeof(struct rw_read_copy) == 56, "rw_read_copy layout");
 static_assert(sizeof(struct rw_rec_data) == 32, "rw_rec_data layout");
 static_assert(sizeof(struct rw_rec_fork) == 40, "rw_rec_fork layout");
 static_assert(sizeof(struct rw_rec_exit) == 96, "rw_rec_exit layout");

@@ -11,12 +11,11 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rwtest import (Failure, Run, check, dump_events, fresh_dir, normalize_numbers, prepare_inputs, require_root,
-                    rewind_json, shell_status, skip_if_program_skipped, strace_counts)
+from rwtest import (STABLE_FILESYSTEMS, Failure, Run, check, dump_events, filesystem_type, fresh_dir, normalize_numbers,
+                    prepare_inputs, require_root, rewind_json, shell_status, skip_if_program_skipped, strace_counts)
 
 # Served by the vDSO in a native run (strace cannot see them); real
 # syscalls under rewind, which hides the vDSO so their results are logged.
@@ -51,17 +50,12 @@ def check_read_payloads(events, expected_files):
         check(left is None, f"no recorded read of {path}")
 
 
-# Filesystems whose files the recorder may read by reference (capture.bpf.c,
-# stable_filesystem), by `stat -f -c %t`.
-STABLE_FILESYSTEMS = {"ef53", "58465342", "9123683e", "1021994", "f2f52010", "73717368", "e0f5e1e2"}
-
-
 def check_reads_by_reference(rewind, trace, events, work):
     """file_rereads reads one file over and over: once the recorder holds a
     copy, reads refer to it; each change to the file (a write that puts the
     mtime back, a write through a mapping) must lead to a new copy or to
     reads by content, which replay.file_rereads checks by output."""
-    fs_type = subprocess.run(["stat", "-f", "-c", "%t", work], capture_output=True, text=True).stdout.strip()
+    fs_type = filesystem_type(work)
     copies = {m["file_copy"] for e in events if e["kind"] == "syscall"
               for m in e.get("memory", []) if "file_copy" in m}
     if fs_type not in STABLE_FILESYSTEMS:

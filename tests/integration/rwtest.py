@@ -28,6 +28,15 @@ def require_root():
         skip("recording needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)")
 
 
+# Filesystems whose files the recorder may read by reference (capture.bpf.c,
+# stable_filesystem), by `stat -f -c %t`.
+STABLE_FILESYSTEMS = {"ef53", "58465342", "9123683e", "1021994", "f2f52010", "73717368", "e0f5e1e2"}
+
+
+def filesystem_type(path):
+    return subprocess.run(["stat", "-f", "-c", "%t", path], capture_output=True, text=True).stdout.strip()
+
+
 class Skipped(Exception):
     """A check this machine cannot run (the reason is printed)."""
 

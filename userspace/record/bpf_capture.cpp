@@ -312,20 +312,47 @@ void BpfCapture::mark_file_known(const rw_file_identity& identity)
     bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.known_files), &key, &identity, BPF_ANY);
 }
 
+namespace {
+
+struct ReadCopyKey {
+    uint64_t dev, ino;
+};
+
+} // namespace
+
+bool BpfCapture::register_read_copy(const rw_file_identity& identity)
+{
+    ReadCopyKey key{identity.dev, identity.ino};
+    rw_read_copy value{identity, RW_COPY_PENDING, 0, 0, 0};
+    return bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key, &value, BPF_ANY) == 0;
+}
+
+std::optional<rw_read_copy> BpfCapture::read_copy(const rw_file_identity& identity)
+{
+    ReadCopyKey key{identity.dev, identity.ino};
+    rw_read_copy value{};
+    if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key, &value) != 0)
+        return std::nullopt;
+    return value;
+}
+
 bool BpfCapture::share_read_copy(const rw_file_identity& identity)
 {
-    struct {
-        uint64_t dev, ino;
-    } key{identity.dev, identity.ino};
-    return bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key, &identity, BPF_ANY) == 0;
+    ReadCopyKey key{identity.dev, identity.ino};
+    rw_read_copy value{identity, RW_COPY_SHARED, 0, 0, 0};
+    // BPF_EXIST: an entry an open for writing deleted stays deleted.
+    return bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key, &value, BPF_EXIST) == 0;
 }
 
 void BpfCapture::withdraw_read_copy(const rw_file_identity& identity)
 {
-    struct {
-        uint64_t dev, ino;
-    } key{identity.dev, identity.ino};
+    ReadCopyKey key{identity.dev, identity.ino};
     bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.read_copies), &key);
+}
+
+uint64_t BpfCapture::read_copies_retired() const
+{
+    return __atomic_load_n(&impl_->skel->bss->copies_retired, __ATOMIC_SEQ_CST);
 }
 
 void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)

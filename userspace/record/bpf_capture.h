@@ -53,12 +53,20 @@ public:
     bool is_stalled_seq(uint64_t seq);
     // Tells the kernel side a file's content is in the trace (no more stalls for it).
     void mark_file_known(const rw_file_identity& identity);
-    // Reads of this file (while it keeps this identity) are recorded by
-    // reference to the trace's copy; false if the kernel side has no room.
-    // Withdrawn, they are recorded by content again. Both may be called
-    // from any thread.
+    // Registers a file whose copy reads may refer to (RW_COPY_PENDING):
+    // the recorder's next open of it counts its writers, and any open for
+    // writing from now on deletes the entry. False if there is no room.
+    bool register_read_copy(const rw_file_identity& identity);
+    // The kernel side's entry for that file, if it still has one.
+    std::optional<rw_read_copy> read_copy(const rw_file_identity& identity);
+    // Reads of the registered file (while it keeps this identity) are
+    // recorded by reference to the trace's copy; false if the entry is
+    // gone (someone opened the file for writing meanwhile).
     bool share_read_copy(const rw_file_identity& identity);
+    // Reads of it are recorded by content again.
     void withdraw_read_copy(const rw_file_identity& identity);
+    // Shared copies the kernel side withdrew because of an open for writing.
+    uint64_t read_copies_retired() const;
 
     // The threads of process `tgid` run one at a time (or no longer do):
     // the kernel side then emits RW_REC_YIELD at the entry of every call

@@ -32,7 +32,8 @@ int64_t mtime_ns(const struct stat& st)
 
 rw_file_identity kernel_identity(const struct stat& st)
 {
-    return rw_file_identity{user_dev_to_kernel(st.st_dev), st.st_ino, st.st_size, mtime_ns(st)};
+    int64_t ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+    return rw_file_identity{user_dev_to_kernel(st.st_dev), st.st_ino, st.st_size, mtime_ns(st), ctime_ns};
 }
 
 namespace {

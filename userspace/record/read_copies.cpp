@@ -1,12 +1,12 @@
 #include "read_copies.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
+#include <optional>
 
 #include "bpf_capture.h"
 #include "file_store.h"
@@ -17,88 +17,30 @@ namespace rw {
 
 namespace {
 
-// Raised by a broken lease (F_SETSIG); the first real-time signals are
-// glibc's own.
-int lease_signal()
-{
-    return SIGRTMIN + 4;
-}
-
-// Files shared at once: each holds a descriptor in the recorder.
-constexpr size_t kMaxLeases = 512;
-
 bool same_file(const struct stat& st, const rw_file_identity& id)
 {
     rw_file_identity now = kernel_identity(st);
     return S_ISREG(st.st_mode) && now.dev == id.dev && now.ino == id.ino && now.size == id.size &&
-           now.mtime_ns == id.mtime_ns;
+           now.mtime_ns == id.mtime_ns && now.ctime_ns == id.ctime_ns;
+}
+
+// A change of the file after the copy must move its ctime. Filesystems
+// with multigrain timestamps guarantee that once the time was read (the
+// copy's fstat reads it); on others a change within the same clock tick
+// (10 ms at most) could keep it, so a file changed less than this long ago
+// is not shared there yet.
+constexpr int64_t kSettledNs = 50'000'000;
+
+bool settled(const rw_file_identity& id)
+{
+    struct timespec now {};
+    clock_gettime(CLOCK_REALTIME, &now);
+    return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec - id.ctime_ns >= kSettledNs;
 }
 
 } // namespace
 
-void ReadCopies::block_lease_signal()
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, lease_signal());
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-ReadCopies::ReadCopies(FileStore& store, BpfCapture& capture) : store_(store), capture_(capture)
-{
-    block_lease_signal();
-    // The thread takes no signal but the lease's: the supervisor waits for
-    // SIGCHLD through a signalfd, and a process-directed signal goes to any
-    // thread that does not block it.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    lease_thread_ = std::thread([this] { take_broken_leases(); });
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-}
-
-ReadCopies::~ReadCopies()
-{
-    stopping_ = true;
-    pthread_kill(lease_thread_.native_handle(), lease_signal());
-    lease_thread_.join();
-    release_all();
-}
-
-void ReadCopies::take_broken_leases()
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, lease_signal());
-    while (!stopping_) {
-        siginfo_t info{};
-        if (sigwaitinfo(&set, &info) < 0 || info.si_code == SI_TKILL)
-            continue;
-        std::lock_guard lock(mutex_);
-        auto it = leased_.find(info.si_fd);
-        if (it == leased_.end())
-            continue;
-        // Withdrawn before the writer's open can return.
-        const rw_file_identity& id = it->second;
-        capture_.withdraw_read_copy(id);
-        lease_of_.erase({id.dev, id.ino, id.size, id.mtime_ns});
-        ::fcntl(it->first, F_SETLEASE, F_UNLCK);
-        ::close(it->first);
-        leased_.erase(it);
-        counts_.leases_broken++;
-    }
-}
-
-void ReadCopies::release_all()
-{
-    std::lock_guard lock(mutex_);
-    for (auto& [fd, id] : leased_) {
-        ::fcntl(fd, F_SETLEASE, F_UNLCK);
-        ::close(fd);
-    }
-    leased_.clear();
-    lease_of_.clear();
-}
+ReadCopies::ReadCopies(FileStore& store, BpfCapture& capture) : store_(store), capture_(capture) {}
 
 void ReadCopies::on_open(Tid tgid, int fd, const std::string& path)
 {
@@ -111,7 +53,7 @@ void ReadCopies::on_read_by_content(Tid tid, Tid tgid, int fd, const rw_file_ide
 {
     if (id.size <= 0)
         return;
-    Key key{id.dev, id.ino, id.size, id.mtime_ns};
+    Key key = key_of(id);
     Candidate& c = candidates_[key];
     c.bytes += bytes;
     if (c.next_try == 0) {
@@ -158,45 +100,59 @@ int ReadCopies::open_again(Tid tid, Tid tgid, int fd, const rw_file_identity& id
 
 ReadCopies::Shared ReadCopies::share(Tid tid, Tid tgid, int fd, const rw_file_identity& id)
 {
-    std::lock_guard lock(mutex_);
-    Key key{id.dev, id.ino, id.size, id.mtime_ns};
-    if (lease_of_.count(key))
-        return Shared::Yes; // another thread's reads got there first
-    if (leased_.size() >= kMaxLeases)
-        return Shared::No;
-    int file = open_again(tid, tgid, fd, id);
-    if (file < 0)
-        return Shared::NotNow;
-    bool ok = ::fcntl(file, F_SETSIG, lease_signal()) == 0 && ::fcntl(file, F_SETLEASE, F_RDLCK) == 0;
-    if (ok) {
-        // Under the lease nobody writes it: hashed now, the copy is what
-        // every later read with this identity gets.
-        try {
-            std::string hash = store_.store_fd_rehashed(file);
-            struct stat st {};
-            ok = ::fstat(file, &st) == 0 && same_file(st, id);
-            if (ok)
-                copies_[key] = hash;
-        } catch (const std::exception&) {
-            ok = false;
-        }
+    Key key = key_of(id);
+    if (copies_.count(key)) {
+        // Shared before: still, unless someone opened it for writing since.
+        std::optional<rw_read_copy> entry = capture_.read_copy(id);
+        if (entry && entry->state == RW_COPY_SHARED && key_of(entry->id) == key)
+            return Shared::Yes;
     }
-    if (ok)
-        ok = capture_.share_read_copy(id);
-    if (!ok) {
-        ::fcntl(file, F_SETLEASE, F_UNLCK);
-        ::close(file);
-        return Shared::No;
+    bool later = false;
+    std::string hash = copy_registered(tid, tgid, fd, id, later);
+    if (hash.empty()) {
+        capture_.withdraw_read_copy(id);
+        return later ? Shared::NotNow : Shared::No;
     }
-    leased_[file] = id;
-    lease_of_[key] = file;
-    counts_.files_shared++;
+    copies_[key] = hash;
+    files_shared_++;
     return Shared::Yes;
+}
+
+std::string ReadCopies::copy_registered(Tid tid, Tid tgid, int fd, const rw_file_identity& id, bool& later)
+{
+    if (!capture_.register_read_copy(id))
+        return ""; // the kernel side has no room
+    // Registered first, so that every open for writing from here on is
+    // seen; this open of the recorder's own counts the writers before it.
+    UniqueFd file(open_again(tid, tgid, fd, id));
+    if (!file) {
+        later = true; // the descriptor was closed by now: at the next read
+        return "";
+    }
+    std::optional<rw_read_copy> entry = capture_.read_copy(id);
+    if (!entry || entry->state != RW_COPY_CHECKED || entry->writers > 0)
+        return ""; // somebody has it open for writing, or opened it so since
+    if (!entry->fine_ctime && !settled(id)) {
+        later = true;
+        return "";
+    }
+    std::string hash;
+    try {
+        hash = store_.store_fd_rehashed(file.get());
+    } catch (const std::exception&) {
+        return "";
+    }
+    struct stat st {};
+    if (::fstat(file.get(), &st) != 0 || !same_file(st, id))
+        return ""; // written meanwhile (through a descriptor opened before)
+    if (!capture_.share_read_copy(id))
+        return ""; // opened for writing meanwhile
+    return hash;
 }
 
 std::string ReadCopies::copy_of(const rw_file_identity& id, uint64_t bytes)
 {
-    auto it = copies_.find({id.dev, id.ino, id.size, id.mtime_ns});
+    auto it = copies_.find(key_of(id));
     if (it == copies_.end())
         return "";
     reads_by_reference_++;
@@ -206,8 +162,9 @@ std::string ReadCopies::copy_of(const rw_file_identity& id, uint64_t bytes)
 
 ReadCopies::Counts ReadCopies::counts() const
 {
-    std::lock_guard lock(mutex_);
-    Counts c = counts_;
+    Counts c;
+    c.files_shared = files_shared_;
+    c.copies_retired = capture_.read_copies_retired();
     c.reads_by_reference = reads_by_reference_;
     c.bytes_by_reference = bytes_by_reference_;
     return c;

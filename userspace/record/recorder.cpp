@@ -271,7 +271,6 @@ RecordResult record(const RecordOptions& options)
     FileStore store(dir / trace_files::kFiles);
     EventAssembler* assembler_ptr = nullptr;
     // Before the capture starts its threads (they must block it too).
-    ReadCopies::block_lease_signal();
     BpfCapture capture({options.ring_bytes, std::max<uint32_t>(options.ring_bytes / 8, 4096), options.parallel},
                        [&](std::span<const uint8_t> rec) { assembler_ptr->on_record(rec); });
     seq_window.set_stalled_test([&capture](uint64_t seq) { return capture.is_stalled_seq(seq); });
@@ -394,11 +393,12 @@ RecordResult record(const RecordOptions& options)
     if (std::getenv("REWIND_RECORD_STATS")) {
         ReadCopies::Counts c = reads.counts();
         std::fprintf(stderr,
-                     "rewind: reads of files: %llu by reference (%llu bytes) to %llu files shared, %llu leases "
-                     "broken\n",
+                     "rewind: reads of files: %llu by reference (%llu bytes) to %llu files shared, %llu copies "
+                     "retired by an open for writing\n",
                      static_cast<unsigned long long>(c.reads_by_reference),
                      static_cast<unsigned long long>(c.bytes_by_reference),
-                     static_cast<unsigned long long>(c.files_shared), static_cast<unsigned long long>(c.leases_broken));
+                     static_cast<unsigned long long>(c.files_shared),
+                     static_cast<unsigned long long>(c.copies_retired));
     }
     if (std::getenv("REWIND_RECORD_STATS") && options.parallel) {
         std::string unprobed;

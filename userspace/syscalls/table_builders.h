@@ -283,6 +283,14 @@ inline SyscallInfo writes_file(SyscallInfo info, uint8_t offset_arg)
     return info;
 }
 
+// Returns a new descriptor for a file, maybe opened for writing: ends reads
+// by reference of that file (capture_files.bpf.h, note_open).
+inline SyscallInfo opens_file(SyscallInfo info)
+{
+    info.spec.flags |= RW_SYS_OPENS_FILE;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 inline SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {

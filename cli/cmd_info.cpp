@@ -188,6 +188,9 @@ void add_info(CLI::App& app, Outcome& outcome)
                     e["event"] = l.manifest->position.event;
                     e["processes"] = l.manifest->processes.size();
                     e["image_bytes"] = l.manifest->image_bytes;
+                    e["authentic"] = l.manifest->authentic;
+                    if (!l.manifest->authentic)
+                        e["not_authentic"] = l.manifest->not_authentic;
                 }
                 lj.push_back(e);
             }
@@ -245,6 +248,8 @@ void add_info(CLI::App& app, Outcome& outcome)
                 fmt::print("landmark   {}: {}{}\n", l.name, what, state);
                 for (const auto& p : landmark_problems[i])
                     fmt::print("           - {}\n", p);
+                if (l.manifest && !l.manifest->authentic)
+                    fmt::print("           - not used without --trust-landmarks: {}\n", l.manifest->not_authentic);
             }
             for (const auto& [k, u] : s.unknown)
                 fmt::print(

@@ -25,13 +25,13 @@ namespace {
 // The replay alone from `from` (an event boundary) to the end: started at
 // the nearest landmark before it, the program's output shown from there.
 ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::optional<PositionArg>& from,
-                       bool use_landmarks)
+                       bool use_landmarks, bool trust_landmarks)
 {
     auto say = [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); };
     // Declared before the replayer: what it restored must outlive the replay.
     std::unique_ptr<replay::LandmarkSet> landmarks;
     if (from && use_landmarks)
-        landmarks = std::make_unique<replay::LandmarkSet>(t, say);
+        landmarks = std::make_unique<replay::LandmarkSet>(t, say, trust_landmarks);
     replay::Replayer replayer(t, opts);
     // After the replayer: its snapshots use the replayer's waiter until they go.
     replay::Timeline timeline;
@@ -87,6 +87,7 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
         bool verbose = false;
         std::string from;
         bool no_landmarks = false;
+        bool trust_landmarks = false;
         std::string gdb = "/usr/bin/gdb";
         ProcessChoice process;
     };
@@ -101,6 +102,7 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
                     "Start at this position (90%, an event index, or a position as `monitor when` prints it), from the "
                     "nearest landmark");
     cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
+    add_trust_landmarks_flag(cmd, a->trust_landmarks);
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
     cmd->footer("Without --autopilot, gdb debugs the replay, forwards and backwards; arguments after -- go to gdb.\n"
@@ -125,6 +127,8 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
                 serve_options.insert(serve_options.end(), {"--from", a->from});
             if (a->no_landmarks)
                 serve_options.push_back("--no-landmarks");
+            if (a->trust_landmarks)
+                serve_options.push_back("--trust-landmarks");
             outcome.exit_code = run_gdb(a->gdb, t, passthrough, serve_options);
             return;
         }
@@ -149,7 +153,7 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
             };
         ExitStatus status;
         try {
-            status = replay_from(t, opts, from, !a->no_landmarks);
+            status = replay_from(t, opts, from, !a->no_landmarks, a->trust_landmarks);
         } catch (const replay::ReplayError& e) {
             fmt::print(stderr, "rewind: {}\n", e.report());
             outcome.exit_code = replay::exit_status_for(e.kind());

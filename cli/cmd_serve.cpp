@@ -89,6 +89,7 @@ void leave_error(const std::string& error_file, const std::string& why)
 
 struct ServeStart {
     bool landmarks = true;
+    bool trust_landmarks = false;
     std::optional<PositionArg> from;
 };
 
@@ -118,7 +119,8 @@ int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd,
             session.debug_process(pid);
         if (start.landmarks)
             session.use_landmarks(std::make_unique<replay::LandmarkSet>(
-                trace, [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); }));
+                trace, [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); },
+                start.trust_landmarks));
         if (start.from)
             session.start_at(start_request(*start.from));
         replay::HostFiles files(trace);
@@ -151,6 +153,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         std::string error_file;
         std::string from;
         bool no_landmarks = false;
+        bool trust_landmarks = false;
         ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
@@ -169,6 +172,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
     cmd->add_option("--from", a->from,
                     "Start at this position (90%, an event index, or a position as `monitor when` prints it)");
     cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
+    add_trust_landmarks_flag(cmd, a->trust_landmarks);
     cmd->footer("The program's output goes to stderr with --stdio, to stdout with --port.\n"
                 "Examples:\n  (gdb) target extended-remote | rewind serve --stdio latest\n"
                 "  rewind serve --port 2345 latest     then in gdb: target extended-remote localhost:2345");
@@ -184,6 +188,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         Tid pid = a->process.resolve(t);
         ServeStart start;
         start.landmarks = !a->no_landmarks;
+        start.trust_landmarks = a->trust_landmarks;
         if (!a->from.empty()) {
             start.from = PositionArg::parse(a->from);
             start.from->check_within(t.end() ? t.end()->events : 0);

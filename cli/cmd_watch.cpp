@@ -193,6 +193,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         std::string connect;
         std::vector<std::string> prints;
         bool no_landmarks = false;
+        bool trust_landmarks = false;
         ProcessChoice process;
     };
     auto a = std::make_shared<Args>();
@@ -209,6 +210,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
     cmd->add_flag("--json", a->json, "Print the result as JSON");
     cmd->add_flag("--no-landmarks", a->no_landmarks,
                   "Replay from the start, not from the trace's landmarks (rewind landmark)");
+    add_trust_landmarks_flag(cmd, a->trust_landmarks);
     cmd->add_option("--print", a->prints, "Also show this expression where the change happens (repeatable)");
     cmd->add_option("--gdb", a->gdb, "The gdb that evaluates the expression (default: /usr/bin/gdb)");
     cmd->add_option("--connect", a->connect,
@@ -236,6 +238,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
             serve_options = {"--pid", std::to_string(pid)};
         if (a->no_landmarks)
             serve_options.push_back("--no-landmarks");
+        if (a->trust_landmarks)
+            serve_options.push_back("--trust-landmarks");
         GdbSupport support(t, serve_options);
         GdbMi gdb(a->gdb, {});
         check_expression_syntax(gdb, support, t, expr);

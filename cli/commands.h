@@ -31,6 +31,15 @@ void add_ps(CLI::App& app, Outcome& outcome);
 void add_dump(CLI::App& app, Outcome& outcome);
 void add_doctor(CLI::App& app, Outcome& outcome);
 
+// The flag that lets replay, serve and watch restore landmarks this user's
+// key did not sign (replay/landmarks/landmark_key.h).
+inline void add_trust_landmarks_flag(CLI::App* cmd, bool& trust)
+{
+    cmd->add_flag("--trust-landmarks", trust,
+                  "Restore landmarks this user's key did not sign (made elsewhere, or by an older rewind): CRIU "
+                  "restores whatever their images say, as root");
+}
+
 // Before parsing: "" if the command line names a subcommand (or asks for
 // --help/--version), else what to tell the user (the word not understood
 // and the nearest subcommand, or the list of subcommands).

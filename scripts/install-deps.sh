@@ -10,7 +10,7 @@ here=$(dirname "$0")
 PACKAGES="
 build-essential cmake pkg-config make
 clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-libzstd-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+libzstd-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev libssl-dev
 doctest-dev libbenchmark-dev libpfm4-dev libdw-dev libcapstone-dev
 python3 strace gdb libc6-dbg gzip valgrind
 coreutils grep sed gawk bash sqlite3 tar pigz xz-utils

@@ -1,17 +1,22 @@
 #include "landmark_manifest.h"
 
 #define XXH_INLINE_ALL
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 
-#include "file_store.h"
+#include "landmark_key.h"
 #include "trace_file.h"
+#include "unique_fd.h"
 
 namespace rw::replay {
 namespace fs = std::filesystem;
@@ -34,6 +39,29 @@ std::string checksum_of(json j)
     j.erase("checksum");
     std::string text = j.dump();
     return hex128(XXH3_128bits(text.data(), text.size()));
+}
+
+// What the MAC covers: the manifest without its checksum and MAC.
+std::string signed_text(json j)
+{
+    j.erase("checksum");
+    j.erase("mac");
+    return j.dump();
+}
+
+// Whether this user's key signed `j`; if not, why not.
+std::string authenticity_problem(const json& j)
+{
+    if (!j.contains("mac") || !j["mac"].is_string())
+        return "it is not signed (made by an older rewind, or not by rewind)";
+    std::string why;
+    std::optional<LandmarkKey> key = LandmarkKey::mine(&why);
+    if (!key)
+        return "it cannot be authenticated: " + why;
+    if (!key->verifies(signed_text(j), j["mac"].get<std::string>()))
+        return "it was not made by rewind on this machine for this user (its MAC does not match this user's "
+               "landmark key)";
+    return "";
 }
 
 std::string to_hex(const std::vector<uint8_t>& bytes)
@@ -190,14 +218,14 @@ void snapshot_state_from_json(const json& j, const std::vector<pid_t>& copies, R
     }
 }
 
-json LandmarkManifest::to_json() const
+json LandmarkManifest::to_json(const LandmarkKey* key) const
 {
     json mounts_j = json::array();
     for (const auto& m : mounts)
         mounts_j.push_back({{"target", m.target}, {"content_hash", m.content_hash}});
     json files_j = json::array();
     for (const auto& f : files)
-        files_j.push_back({{"path", f.path}, {"size", f.size}, {"xxh3", f.xxh3}});
+        files_j.push_back({{"path", f.path}, {"size", f.size}, {"xxh3", f.xxh3}, {"sha256", f.sha256}});
     json j = {{"format", kFormat},
               {"position", position.serialize()},
               {"event", position.event},
@@ -209,6 +237,8 @@ json LandmarkManifest::to_json() const
               {"state", state},
               {"dump_seconds", dump_seconds},
               {"image_bytes", image_bytes}};
+    if (key)
+        j["mac"] = key->sign(signed_text(j));
     j["checksum"] = checksum_of(j);
     return j;
 }
@@ -237,8 +267,8 @@ LandmarkManifest LandmarkManifest::from_json(const json& j)
             m.mounts.push_back({x.at("target").get<std::string>(), x.at("content_hash").get<std::string>()});
         m.processes = j.at("processes").get<std::vector<std::string>>();
         for (const auto& x : j.at("files"))
-            m.files.push_back(
-                {x.at("path").get<std::string>(), x.at("size").get<uint64_t>(), x.at("xxh3").get<std::string>()});
+            m.files.push_back({x.at("path").get<std::string>(), x.at("size").get<uint64_t>(),
+                               x.at("xxh3").get<std::string>(), x.value("sha256", std::string())});
         m.state = j.at("state");
         m.dump_seconds = j.at("dump_seconds").get<double>();
         m.image_bytes = j.at("image_bytes").get<uint64_t>();
@@ -251,21 +281,34 @@ LandmarkManifest LandmarkManifest::from_json(const json& j)
     for (const auto& p : m.processes)
         if (p.empty() || p.find('/') != std::string::npos || p == "." || p == "..")
             throw std::runtime_error("the manifest names a bad image directory: " + p);
+    m.not_authentic = authenticity_problem(j);
+    m.authentic = m.not_authentic.empty();
+    if (m.authentic)
+        for (const auto& f : m.files)
+            if (f.sha256.size() != 64)
+                throw std::runtime_error("the signed manifest has no SHA-256 of " + f.path);
     return m;
 }
 
 LandmarkFile describe_file(const fs::path& dir, const std::string& relative)
 {
     fs::path p = dir / relative;
-    return {relative, fs::file_size(p), FileStore::hash_file(p)};
+    UniqueFd fd(::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd)
+        throw std::system_error(errno, std::generic_category(), p.string());
+    LandmarkFile f{relative, fs::file_size(p), "", ""};
+    f.sha256 = sha256_of_fd(fd.get(), &f.xxh3);
+    return f;
 }
 
 void write_manifest(const fs::path& dir, const LandmarkManifest& m)
 {
+    LandmarkKey key = LandmarkKey::mine_or_new();
+    std::string text = m.to_json(&key).dump(1) + "\n";
     fs::path tmp = dir / (std::string(kManifestName) + ".tmp");
     {
         std::ofstream out(tmp);
-        out << m.to_json().dump(1) << "\n";
+        out << text;
         if (!out)
             throw std::runtime_error("cannot write " + tmp.string());
     }
@@ -306,7 +349,9 @@ std::vector<std::string> verify_files(const fs::path& dir, const LandmarkManifes
             continue;
         }
         try {
-            if (FileStore::hash_open_file(fd.get()) != f.xxh3)
+            std::string xxh3;
+            std::string sha256 = sha256_of_fd(fd.get(), &xxh3);
+            if (xxh3 != f.xxh3 || (!f.sha256.empty() && sha256 != f.sha256))
                 problems.push_back(f.path + " does not match its checksum");
         } catch (const std::system_error& e) {
             problems.push_back(f.path + " cannot be read: " + e.what());

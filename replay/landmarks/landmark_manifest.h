@@ -3,7 +3,9 @@
 // moment (what an in-memory snapshot keeps beside its process copies), the
 // trace files the replay had mounted, and the size and xxh3-128 of every
 // file of the landmark. The manifest carries a checksum of itself, so a
-// damaged or edited manifest is refused like a damaged image.
+// damaged or edited manifest is refused like a damaged image, and a MAC
+// with this user's landmark key (landmark_key.h), so a landmark made
+// anywhere else is known as such.
 #pragma once
 
 #include <sys/types.h>
@@ -26,7 +28,8 @@ inline constexpr const char* kManifestName = "manifest.json";
 struct LandmarkFile {
     std::string path; // relative to the landmark's directory
     uint64_t size = 0;
-    std::string xxh3; // of the content, hex
+    std::string xxh3;   // of the content, hex: damage
+    std::string sha256; // of the content, hex: what the MAC covers
     bool operator==(const LandmarkFile&) const = default;
 };
 
@@ -45,8 +48,15 @@ struct LandmarkManifest {
     double dump_seconds = 0;
     uint64_t image_bytes = 0;
 
-    nlohmann::json to_json() const;
+    // Read from a manifest: whether this user's landmark key signed it
+    // (rewind made it on this machine for this user); if not, why not.
+    bool authentic = false;
+    std::string not_authentic;
+
+    // Signed with `key` if given.
+    nlohmann::json to_json(const class LandmarkKey* key = nullptr) const;
     // Throws std::runtime_error naming what is wrong (and the checksum).
+    // Checks the MAC with this user's key (authentic, not_authentic).
     static LandmarkManifest from_json(const nlohmann::json& j);
 };
 
@@ -60,12 +70,13 @@ void snapshot_state_from_json(const nlohmann::json& j, const std::vector<pid_t>&
 // The size and content hash of a file. Throws std::system_error.
 LandmarkFile describe_file(const std::filesystem::path& dir, const std::string& relative);
 
-// Writes the manifest (with its checksum) atomically into `dir`.
+// Writes the manifest (with its checksum, signed with this user's landmark
+// key, made if there is none) atomically into `dir`.
 void write_manifest(const std::filesystem::path& dir, const LandmarkManifest& m);
 // Reads and checks the manifest of `dir` (its own checksum, not the files').
 // Throws std::runtime_error saying what is wrong.
 LandmarkManifest read_manifest(const std::filesystem::path& dir);
-// Checks every file the manifest lists: present, same size, same hash.
+// Checks every file the manifest lists: present, same size, same hashes.
 // Returns what is wrong, one entry per problem (empty: intact).
 std::vector<std::string> verify_files(const std::filesystem::path& dir, const LandmarkManifest& m);
 

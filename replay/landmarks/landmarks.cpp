@@ -158,11 +158,14 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
     }
 }
 
-LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, const std::string& criu)
+LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, const std::string& criu,
+                             bool trust_unsigned)
 {
     if (!entry.manifest)
         throw std::runtime_error(entry.problem);
     const LandmarkManifest& m = *entry.manifest;
+    if (!m.authentic && !trust_unsigned)
+        throw std::runtime_error(m.not_authentic + "; --trust-landmarks restores it all the same");
     if (criu.empty())
         throw std::runtime_error("CRIU is not installed (scripts/install-criu.sh)");
     if (auto problems = verify_files(entry.dir, m); !problems.empty()) {
@@ -202,13 +205,20 @@ LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, con
     return out;
 }
 
-LandmarkSet::LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say)
-    : trace_(trace), say_(std::move(say))
+LandmarkSet::LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say, bool trust_unsigned)
+    : trace_(trace), say_(std::move(say)), trust_unsigned_(trust_unsigned)
 {
     auto all = list_landmarks(trace);
     for (auto& e : all) {
         if (!e.manifest) {
             say_("landmark " + e.name + " is skipped: " + e.problem);
+            continue;
+        }
+        // CRIU restores what the images say, as root: only what this user
+        // made here, unless told otherwise.
+        if (!e.manifest->authentic && !trust_unsigned) {
+            say_("landmark " + e.name + " is skipped: " + e.manifest->not_authentic +
+                 "; --trust-landmarks restores it all the same");
             continue;
         }
         Slot s;
@@ -238,7 +248,7 @@ const Timeline::Entry* LandmarkSet::bring_in(const perfclock::Position& target, 
             continue;
         s.tried = true;
         try {
-            LoadedLandmark l = load_landmark(replayer, s.entry, criu_);
+            LoadedLandmark l = load_landmark(replayer, s.entry, criu_, trust_unsigned_);
             s.copies = std::move(l.copies);
             s.loaded =
                 &timeline.add(Timeline::Kind::Landmark, l.position, std::move(l.snapshot), "landmark " + s.entry.name);

@@ -63,15 +63,19 @@ struct LoadedLandmark {
 };
 
 // Checks a landmark and restores its processes. Throws std::runtime_error
-// saying why it cannot be used; the replayer is not touched.
-LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, const std::string& criu);
+// saying why it cannot be used; the replayer is not touched. A landmark
+// this user's key did not sign is refused unless `trust_unsigned`.
+LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, const std::string& criu,
+                             bool trust_unsigned = false);
 
 // The landmarks a replay may start from, loaded when first needed. Owns
 // what it loaded, so it must be destroyed after the replayer.
 class LandmarkSet : public SnapshotSource {
 public:
     // `say` receives the messages about landmarks skipped (one line each).
-    LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say);
+    // Landmarks this user's key did not sign are skipped, unless
+    // `trust_unsigned` (rewind replay --trust-landmarks).
+    LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say, bool trust_unsigned = false);
     bool empty() const { return entries_.empty(); }
     size_t size() const { return entries_.size(); }
 
@@ -92,6 +96,7 @@ private:
     const Trace& trace_;
     std::function<void(const std::string&)> say_;
     std::string criu_;
+    bool trust_unsigned_ = false;
     std::vector<Slot> entries_; // usable ones, by position
 };
 

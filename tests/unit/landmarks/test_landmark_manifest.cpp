@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "landmark_key.h"
 #include "landmark_manifest.h"
 #include "stop_waiter.h"
 
@@ -19,6 +20,17 @@ fs::path temp_dir()
     char tmpl[] = "/tmp/rewind-manifest-XXXXXX";
     return mkdtemp(tmpl);
 }
+
+// Landmark keys of the test's own, not of the user running it.
+struct OwnConfigHome {
+    fs::path dir = temp_dir();
+    OwnConfigHome() { ::setenv("XDG_CONFIG_HOME", dir.c_str(), 1); }
+    ~OwnConfigHome()
+    {
+        ::unsetenv("XDG_CONFIG_HOME");
+        fs::remove_all(dir);
+    }
+};
 
 // A snapshot's bookkeeping as a two-process, three-thread replay has it.
 void fill(ReplaySnapshot& s)
@@ -138,6 +150,7 @@ TEST_CASE("landmark manifest: the replayer's bookkeeping survives JSON")
 
 TEST_CASE("landmark manifest: written, read back, and checked")
 {
+    OwnConfigHome config;
     fs::path dir = temp_dir();
     LandmarkManifest m = sample_manifest(dir);
     write_manifest(dir, m);
@@ -150,6 +163,7 @@ TEST_CASE("landmark manifest: written, read back, and checked")
     CHECK(r.files == m.files);
     CHECK(r.state == m.state);
     CHECK(r.image_bytes == 5004);
+    CHECK(r.authentic);
     CHECK(verify_files(dir, r).empty());
 
     SUBCASE("an image file changed, of the same size")
@@ -187,9 +201,60 @@ TEST_CASE("landmark manifest: written, read back, and checked")
     }
     SUBCASE("a file outside the landmark is refused")
     {
-        m.files.push_back({"../meta.json", 1, "00"});
+        m.files.push_back({"../meta.json", 1, "00", ""});
         CHECK_THROWS_WITH_AS(LandmarkManifest::from_json(m.to_json()), doctest::Contains("outside the landmark"),
                              std::runtime_error);
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("landmark manifest: authentic only when this user's key signed it")
+{
+    OwnConfigHome config;
+    fs::path dir = temp_dir();
+    LandmarkManifest m = sample_manifest(dir);
+    write_manifest(dir, m);
+    fs::path key = LandmarkKey::path();
+    CHECK(key == config.dir / "rewind" / "landmark.key");
+    CHECK(fs::file_size(key) == 32);
+    CHECK((fs::status(key).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+    CHECK(read_manifest(dir).authentic);
+
+    SUBCASE("a key others can read is not used")
+    {
+        fs::permissions(key, fs::perms::group_read, fs::perm_options::add);
+        LandmarkManifest r = read_manifest(dir);
+        CHECK_FALSE(r.authentic);
+        CHECK(r.not_authentic.find("not private to this user") != std::string::npos);
+    }
+    SUBCASE("another user's (or machine's) key")
+    {
+        OwnConfigHome other;
+        LandmarkManifest r = read_manifest(dir);
+        CHECK_FALSE(r.authentic);
+        CHECK(r.not_authentic.find("has no landmark key") != std::string::npos);
+        fs::path dir2 = temp_dir();
+        write_manifest(dir2, sample_manifest(dir2)); // makes this user's key
+        r = read_manifest(dir);
+        CHECK_FALSE(r.authentic);
+        CHECK(r.not_authentic.find("MAC does not match") != std::string::npos);
+        CHECK(read_manifest(dir2).authentic);
+        fs::remove_all(dir2);
+    }
+    SUBCASE("not signed at all")
+    {
+        std::ofstream(dir / kManifestName) << m.to_json().dump(1);
+        LandmarkManifest r = read_manifest(dir);
+        CHECK_FALSE(r.authentic);
+        CHECK(r.not_authentic.find("not signed") != std::string::npos);
+    }
+    SUBCASE("signed, but without the SHA-256 that ties the images to the MAC")
+    {
+        LandmarkKey k = LandmarkKey::mine_or_new();
+        for (auto& f : m.files)
+            f.sha256.clear();
+        std::ofstream(dir / kManifestName) << m.to_json(&k).dump(1);
+        CHECK_THROWS_WITH_AS(read_manifest(dir), doctest::Contains("no SHA-256"), std::runtime_error);
     }
     fs::remove_all(dir);
 }

@@ -27,6 +27,12 @@ VDSO_SYSCALLS = {"clock_gettime", "gettimeofday", "time", "getcpu", "clock_getre
 NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy", "memcpy_overflow",
                     "hw_random", "random_device", "signal_rounds"}
 
+# Programs strace cannot follow to their end, so their syscall counts are
+# not compared: a traced namespace init is never killed by its fault (the
+# kernel keeps it unkillable while traced), and strace passes the fault on
+# for ever. rewind lets it go (init_signals.h).
+NO_STRACE_WITNESS = {"namespace_init_fault": "a traced namespace init never dies of its fault, so strace never ends"}
+
 
 def check_read_payloads(events, expected_files):
     """Every read() of an expected file returned exactly its bytes."""
@@ -134,14 +140,17 @@ def main():
         info = json.loads(info_text)
         check(info["complete"], f"trace not complete: {info['problems']}")
 
-        witness = strace_counts(argv, work, work)
         # strace -c leaves out numbers it has no name for (syscall_600).
         ours = {k: v for k, v in info["syscalls"].items()
                 if k not in VDSO_SYSCALLS and not k.startswith("syscall_")}
-        theirs = {k: v for k, v in witness.items() if k not in VDSO_SYSCALLS}
-        diff = {k: (ours.get(k, 0), theirs.get(k, 0)) for k in set(ours) | set(theirs)
-                if ours.get(k, 0) != theirs.get(k, 0)}
-        check(not diff, f"per-syscall counts differ from strace -f -c (rewind, strace): {diff}")
+        if name in NO_STRACE_WITNESS:
+            print(f"note: syscall counts not compared with strace: {NO_STRACE_WITNESS[name]}")
+        else:
+            witness = strace_counts(argv, work, work)
+            theirs = {k: v for k, v in witness.items() if k not in VDSO_SYSCALLS}
+            diff = {k: (ours.get(k, 0), theirs.get(k, 0)) for k in set(ours) | set(theirs)
+                    if ours.get(k, 0) != theirs.get(k, 0)}
+            check(not diff, f"per-syscall counts differ from strace -f -c (rewind, strace): {diff}")
 
         events = dump_events(args.rewind, trace)
         check_read_payloads(events, expected_files)
@@ -152,7 +161,8 @@ def main():
     except Failure as f:
         print(f"FAIL {name}: {f}\n\nnative:\n{native.describe()}\nrecorded:\n{recorded.describe()}")
         return 1
-    print(f"ok {name}: output, exit status {shell_status(recorded.status)}, {sum(ours.values())} syscalls match strace")
+    print(f"ok {name}: output, exit status {shell_status(recorded.status)}, {sum(ours.values())} syscalls"
+          f"{'' if name in NO_STRACE_WITNESS else ' match strace'}")
     return 0
 
 

@@ -56,4 +56,27 @@ bool dropped_by_namespace_init(pid_t tid, int signo)
     return read && !(handled & (uint64_t(1) << (signo - 1)));
 }
 
+bool fault_kills_namespace_init(pid_t tid, int signo)
+{
+    if (signo < 1 || signo > 64)
+        return false;
+    uint64_t caught = 0, blocked = 0, ignored = 0;
+    bool read = false;
+    each_status_field(tid, [&](std::string_view name, const std::string& value) {
+        uint64_t* into = name == "SigCgt"   ? &caught
+                         : name == "SigBlk" ? &blocked
+                         : name == "SigIgn" ? &ignored
+                                            : nullptr;
+        if (!into)
+            return;
+        try {
+            *into = std::stoull(value, nullptr, 16);
+            read = true;
+        } catch (const std::exception&) {
+        }
+    });
+    uint64_t bit = uint64_t(1) << (signo - 1);
+    return read && (!(caught & bit) || (blocked & bit) || (ignored & bit));
+}
+
 } // namespace rw

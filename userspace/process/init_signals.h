@@ -19,4 +19,12 @@ bool is_namespace_init(pid_t tid);
 // namespace init: the process has no handler for it and does not ignore it.
 bool dropped_by_namespace_init(pid_t tid, int signo);
 
+// Whether a fault (a signal the CPU raised: SIGSEGV, SIGBUS…) kills `tid`,
+// the thread of a namespace init: it is not caught, or it is blocked or
+// ignored (the kernel then makes its action the default one). Such a fault
+// kills an init only if it is not traced: under ptrace the kernel keeps
+// the init unkillable, drops the signal the tracer passes on, and the
+// instruction faults again, for ever.
+bool fault_kills_namespace_init(pid_t tid, int signo);
+
 } // namespace rw

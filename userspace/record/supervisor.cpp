@@ -459,6 +459,10 @@ void Supervisor::on_signal(Thread& t, int signo)
     }
     if (is_fault(signo, si) && static_cast<int64_t>(regs[Registers::ORIG_RAX]) < 0) {
         record_signal(t, si, SignalKind::Fault, regs);
+        if (*t.namespace_init && fault_kills_namespace_init(t.tid, signo)) {
+            let_fault_kill(t);
+            return;
+        }
         resume(t, signo);
         return;
     }

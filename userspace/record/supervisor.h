@@ -178,6 +178,9 @@ private:
     void hand_over(Thread& t); // gives the CPU up where it stands, and waits for it again
     void run_next(Tid tgid, std::optional<Tid> next);
     void on_thread_gone(Tid tid, Tid tgid);
+    // A fault that kills a namespace init natively: the thread is let go
+    // (init_signals.h says why it would never die traced).
+    void let_fault_kill(Thread& t);
     void take_exits();
     // Processes that share memory (supervisor_groups.cpp).
     void note_shared_mapping(Thread& t, const rw_rec_syscall& sc);

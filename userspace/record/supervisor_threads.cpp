@@ -27,6 +27,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -190,6 +191,26 @@ void Supervisor::run_next(Tid key, std::optional<Tid> next)
             return;
         next = scheduler_.gone(key, *next, Clock::now());
     }
+}
+
+void Supervisor::let_fault_kill(Thread& t)
+{
+    // Untraced, the faulting instruction runs again and the kernel kills
+    // the init (and its namespace), as it would have without rewind. The
+    // kernel side records its exit; its wait status goes to its parent, so
+    // the recorder hears of it only if it is that parent (the first process).
+    Tid tid = t.tid, tgid = t.tgid;
+    if (ptrace(PTRACE_DETACH, tid, nullptr, nullptr) != 0) {
+        problem("thread " + std::to_string(tid) +
+                    ": cannot let the fault of a namespace init kill it: " + std::strerror(errno),
+                tid);
+        ::kill(tid, SIGKILL);
+        return;
+    }
+    if (tid == initial_)
+        return;
+    threads_.erase(tid);
+    on_thread_gone(tid, tgid);
 }
 
 void Supervisor::on_thread_gone(Tid tid, Tid tgid)

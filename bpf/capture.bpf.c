@@ -633,6 +633,10 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	spec = effective_spec(s, spec);
 	if (!spec)
 		goto emit;
+	if (spec->view && ret >= 0) {
+		stall(s, RW_STALL_VIEW);
+		return 0;
+	}
 	if ((spec->flags & RW_SYS_WRITES_FILE) && ret >= 0)
 		note_mapped_write(s, spec, ret);
 	if ((spec->flags & RW_SYS_READS_FILE) && ret > 0 && read_by_reference(s, spec, ret))

@@ -165,13 +165,24 @@ struct rw_buf_spec {
 #define RW_SERIALIZED		 1
 #define RW_SERIALIZED_EVERY_CALL 2
 
+/* Calls whose answer would show that the process is recorded (the rdtsc
+ * trap, the recording's seccomp filter): on success the kernel side hands
+ * them to the supervisor (RW_STALL_VIEW), which gives the program the
+ * answer it would get without rewind, and that is what the trace holds. */
+enum rw_view {
+	RW_VIEW_NONE = 0,
+	RW_VIEW_TSC_MODE = 1,	  /* prctl(PR_GET_TSC, int *): PR_TSC_ENABLE */
+	RW_VIEW_SECCOMP_MODE = 2, /* prctl(PR_GET_SECCOMP): the mode without rewind's filter */
+};
+
 struct rw_sys_spec {
 	__u8 flags;
 	__u8 nbufs;
 	__u8 dispatch_arg;
 	__u8 dispatch_mask_bits; /* if non-zero, key uses arg & ((1<<bits)-1) */
 	__u8 offset_arg;	 /* RW_SYS_READS_FILE: where the offset is */
-	__u8 reserved[3];
+	__u8 view;		 /* enum rw_view: its result shows the recorder */
+	__u8 reserved[2];
 	struct rw_buf_spec bufs[RW_MAX_BUFS];
 };
 
@@ -407,6 +418,8 @@ enum rw_stall_reason {
 				    turn before it runs user code again */
 	RW_STALL_SHARED_MAP = 6, /* event emitted; a MAP_SHARED mapping: the
 				    supervisor sees who shares memory */
+	RW_STALL_VIEW = 7,	 /* not emitted: the supervisor gives the
+				    program its own view (enum rw_view) */
 };
 
 struct rw_stall {

@@ -23,8 +23,10 @@
 #include "mapped_files.h"
 #include "page_digest.h"
 #include "process_image.h"
+#include "program_view.h"
 #include "random_sites.h"
 #include "syscall_memory.h"
+#include "syscall_table.h"
 #include "tracee.h"
 #include "tsc.h"
 #include "unique_fd.h"
@@ -582,6 +584,15 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
     capture_.drain();
     if (is_shared_mapping_call(stall->sc))
         note_shared_mapping(t, stall->sc);
+    rw_stall viewed;
+    if (stall->reason == RW_STALL_VIEW) {
+        viewed = *stall;
+        if (!give_program_view(t.tid, viewed.sc))
+            problem("thread " + std::to_string(t.tid) + ": the program sees the recorder in the answer of " +
+                        syscall_name(viewed.sc.nr),
+                    t.tid);
+        stall = &viewed;
+    }
     if (stall->reason != RW_STALL_COPY_FILE && stall->reason != RW_STALL_TURN && stall->reason != RW_STALL_SHARED_MAP) {
         assembler_.discard_partial(t.tid);
         uint64_t args[RW_MAX_ARGS];

@@ -256,6 +256,13 @@ std::vector<SubcommandInfo> listed_subcommands()
         sub(SYS_arch_prctl, 0x5003, "ARCH_SHSTK_LOCK"),
         sub(SYS_arch_prctl, 0x5005, "ARCH_SHSTK_STATUS", {out_fixed(1, 8)}),
 
+        // Replay installs no filter of the program's: what its filters did
+        // (an error, a SIGSYS, a kill) is in the trace.
+        sub(SYS_seccomp, 0, "SECCOMP_SET_MODE_STRICT"),
+        sub(SYS_seccomp, 1, "SECCOMP_SET_MODE_FILTER", {in_fixed(2, 16)}),
+        sub(SYS_seccomp, 2, "SECCOMP_GET_ACTION_AVAIL", {in_fixed(2, 4)}),
+        sub(SYS_seccomp, 3, "SECCOMP_GET_NOTIF_SIZES", {out_fixed(2, 6)}),
+
         sub(SYS_prctl, 1, "PR_SET_PDEATHSIG"),
         sub(SYS_prctl, 2, "PR_GET_PDEATHSIG", {out_fixed(1, 4)}),
         sub(SYS_prctl, 3, "PR_GET_DUMPABLE"),
@@ -264,17 +271,21 @@ std::vector<SubcommandInfo> listed_subcommands()
         sub(SYS_prctl, 8, "PR_SET_KEEPCAPS"),
         sub(SYS_prctl, 15, "PR_SET_NAME", {in_fixed(1, 16)}),
         sub(SYS_prctl, 16, "PR_GET_NAME", {out_fixed(1, 16)}),
-        sub(SYS_prctl, 21, "PR_GET_SECCOMP"),
+        shows_recorder(RW_VIEW_SECCOMP_MODE, sub(SYS_prctl, 21, "PR_GET_SECCOMP")),
         sub(SYS_prctl, 22, "PR_SET_SECCOMP"),
         sub(SYS_prctl, 23, "PR_CAPBSET_READ"),
         sub(SYS_prctl, 24, "PR_CAPBSET_DROP"),
-        sub(SYS_prctl, 25, "PR_GET_TSC", {out_fixed(1, 4)}),
+        shows_recorder(RW_VIEW_TSC_MODE, sub(SYS_prctl, 25, "PR_GET_TSC", {out_fixed(1, 4)})),
         sub(SYS_prctl, 27, "PR_GET_SECUREBITS"),
         sub(SYS_prctl, 28, "PR_SET_SECUREBITS"),
         sub(SYS_prctl, 29, "PR_SET_TIMERSLACK"),
         sub(SYS_prctl, 30, "PR_GET_TIMERSLACK"),
         sub(SYS_prctl, 33, "PR_MCE_KILL"),
         sub(SYS_prctl, 34, "PR_MCE_KILL_GET"),
+        // PR_SET_MM_MAP_SIZE (15) writes the size of struct prctl_mm_map;
+        // the others set fields of the process's memory description that
+        // the kernel shows in /proc (whose reads replay serves from the trace).
+        sub(SYS_prctl, 35, "PR_SET_MM", {when_equals(1, 15, out_fixed(2, 4))}),
         sub(SYS_prctl, 36, "PR_SET_CHILD_SUBREAPER"),
         sub(SYS_prctl, 37, "PR_GET_CHILD_SUBREAPER", {out_fixed(1, 4)}),
         sub(SYS_prctl, 38, "PR_SET_NO_NEW_PRIVS"),

@@ -289,7 +289,7 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_personality, "personality", "x", R::Emulate),
         sys(SYS_unshare, "unshare", "x", R::Emulate),
         sys(SYS_setns, "setns", "fx", R::Emulate),
-        sys(SYS_seccomp, "seccomp", "xxp", R::Emulate),
+        sys_spec(SYS_seccomp, "seccomp", "xxp", R::Emulate, dispatch(0)),
         sys(SYS_getpriority, "getpriority", "dd", R::Emulate),
         sys(SYS_ioprio_get, "ioprio_get", "dd", R::Emulate),
         sys(SYS_ioprio_set, "ioprio_set", "ddd", R::Emulate),

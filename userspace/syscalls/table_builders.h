@@ -41,6 +41,15 @@ constexpr rw_buf_spec when(int arg, uint32_t bits, rw_buf_spec b)
     return b;
 }
 
+// The buffer is there only when args[arg] is `value` (a sub-operation).
+constexpr rw_buf_spec when_equals(int arg, uint32_t value, rw_buf_spec b)
+{
+    b.when_arg = static_cast<uint8_t>(arg);
+    b.when_how = RW_WHEN_EQUALS;
+    b.when_bits = value;
+    return b;
+}
+
 // The buffer is there only when the u32 `off` bytes into the struct at
 // args[arg] is `value` (a struct's kind field).
 constexpr rw_buf_spec when_field(int arg, uint16_t off, uint32_t value, rw_buf_spec b)
@@ -331,6 +340,14 @@ inline SubcommandInfo sub(int nr, uint64_t value, std::string_view name, std::in
                           FdEffect effect = FdEffect::None)
 {
     return SubcommandInfo{nr, value, name, spec(bufs), effect};
+}
+
+// Its answer would show the recorder: the supervisor gives the program its
+// own (enum rw_view).
+inline SubcommandInfo shows_recorder(rw_view view, SubcommandInfo info)
+{
+    info.spec.view = static_cast<uint8_t>(view);
+    return info;
 }
 
 inline SubcommandInfo keeps(SubcommandInfo info)

@@ -24,6 +24,7 @@
 #include "event_format.h"
 #include "process_image.h"
 #include "text.h"
+#include "vdso.h"
 
 namespace rw::replay {
 namespace fs = std::filesystem;
@@ -153,8 +154,17 @@ void Replayer::check_exec_image(Task& t, const ExecEvent& e)
     auto stack = read_initial_stack(mem, regs[Registers::RSP]);
     if (!stack)
         diverge(t, "cannot read the initial stack after execve");
-    if (!hide_vdso(mem, *stack))
+    // As the recording did: its time calls patched into syscalls, or (a
+    // trace of an older rewind) the vDSO hidden.
+    bool recorded_vdso = false;
+    for (size_t i = 0; i + 1 < e.auxv.size(); i += 2)
+        recorded_vdso = recorded_vdso || e.auxv[i] == AT_SYSINFO_EHDR;
+    if (!recorded_vdso && !hide_vdso(mem, *stack))
         diverge(t, "cannot hide the vDSO after execve");
+    if (recorded_vdso) {
+        if (std::string why = patch_vdso(mem, *stack); !why.empty())
+            diverge(t, why + " after execve");
+    }
     if (auto random = stack->aux(AT_RANDOM))
         mem.write(RemoteAddr(*random), e.at_random);
     // The replay runs with rewind's own credentials (the syscalls that

@@ -6,6 +6,7 @@
 
 #include "process_image.h"
 #include "tracee.h"
+#include "vdso.h"
 
 namespace rw::replay {
 namespace fs = std::filesystem;
@@ -187,6 +188,9 @@ LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, con
     for (const auto& p : m.processes) {
         out.copies.push_back(RestoredLandmark::restore(criu, entry.dir / p, {}, kReplayPtraceOptions, prepare));
         pids.push_back(out.copies.back().pid());
+        // CRIU maps the kernel's own vDSO: patched again, as at the exec.
+        if (std::string why = patch_vdso_of(pids.back()); !why.empty())
+            throw std::runtime_error("its process " + p + ": " + why);
     }
     out.snapshot = std::make_unique<ReplaySnapshot>(replayer.waiter());
     snapshot_state_from_json(m.state, pids, *out.snapshot);

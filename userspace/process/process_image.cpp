@@ -73,19 +73,6 @@ std::optional<InitialStack> read_initial_stack(const TraceeMemory& mem, uint64_t
     return std::nullopt;
 }
 
-bool hide_vdso(const TraceeMemory& mem, InitialStack& st)
-{
-    for (size_t i = 0; i + 1 < st.auxv.size(); i += 2) {
-        if (st.auxv[i] != AT_SYSINFO_EHDR)
-            continue;
-        uint64_t ignore = AT_IGNORE;
-        if (!mem.write(RemoteAddr(st.auxv_addr + i * 8), {reinterpret_cast<const uint8_t*>(&ignore), 8}))
-            return false;
-        st.auxv[i] = AT_IGNORE;
-    }
-    return true;
-}
-
 std::vector<Mapping> read_mappings(pid_t pid)
 {
     std::vector<Mapping> out;

@@ -27,11 +27,6 @@ struct InitialStack {
 // Reads the stack the kernel built at `sp` (argc, argv[], envp[], auxv[]).
 std::optional<InitialStack> read_initial_stack(const TraceeMemory& mem, uint64_t sp);
 
-// Hides the vDSO from the program (AT_SYSINFO_EHDR becomes AT_IGNORE), so
-// libc makes real, recordable syscalls for clock_gettime, gettimeofday,
-// time and getcpu. Returns false if the stack could not be written.
-bool hide_vdso(const TraceeMemory& mem, InitialStack& stack);
-
 // /proc/PID/maps, parsed.
 std::vector<Mapping> read_mappings(pid_t pid);
 // Readable, writable and private ("rw?p"): written, its pages are the

@@ -185,7 +185,7 @@ TraceMeta make_meta(const std::string& program, const std::vector<std::string>& 
                tsc_trap_works() ? "rdtsc/rdtscp trapped and recorded"
                                 : "rdtsc/rdtscp NOT trapped (this machine ignores PR_SET_TSC): values the program "
                                   "read from the TSC are not in the trace",
-               "vDSO hidden: time calls are real syscalls", "rseq refused with ENOSYS"};
+               "vDSO time calls patched into real syscalls", "rseq refused with ENOSYS"};
     return m;
 }
 

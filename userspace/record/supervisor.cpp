@@ -30,6 +30,7 @@
 #include "tracee.h"
 #include "tsc.h"
 #include "unique_fd.h"
+#include "vdso.h"
 
 namespace rw {
 namespace {
@@ -657,8 +658,11 @@ void Supervisor::on_exec(Thread& t)
     if (!stack) {
         problem("cannot read the initial stack of " + std::to_string(t.tid) + " after execve", t.tid);
     } else {
-        if (!hide_vdso(mem, *stack))
-            problem("cannot hide the vDSO from " + std::to_string(t.tid), t.tid);
+        if (std::string why = patch_vdso(mem, *stack); !why.empty())
+            problem("process " + std::to_string(t.tid) + ": " + why +
+                        "; its time calls through the vDSO are not "
+                        "recorded",
+                    t.tid);
         e.argv = stack->argv;
         e.envp = stack->envp;
         options_.scrub_env.apply(e.envp);

@@ -254,6 +254,15 @@ void Replayer::run_group_exit_ahead(Task& t)
 
 namespace {
 
+// Killed in a syscall by a seccomp filter of the program's (SECCOMP_RET_KILL):
+// the call is the thread's last event, and the kernel reported its exit
+// with the call's number in place of a result.
+bool killed_by_seccomp(const ExitEvent& e)
+{
+    return WIFSIGNALED(e.exit_code) && WTERMSIG(e.exit_code) == SIGSYS && e.pending_nr >= 0 &&
+           e.pending_nr != SYS_exit && e.pending_nr != SYS_exit_group;
+}
+
 bool killed_from_outside(const ExitEvent& e)
 {
     // (A thread a sibling's exit_group ends is reported killed by SIGKILL
@@ -283,7 +292,20 @@ void Replayer::on_exit(const ExitEvent& e)
             return;
         }
         bool voluntary = e.pending_nr == SYS_exit || e.pending_nr == SYS_exit_group;
-        if (voluntary && !WIFSIGNALED(e.exit_code)) {
+        if (killed_by_seccomp(e) && !t.inject_signal && t.at != Task::At::Running) {
+            // Replay installs none of the program's filters: SIGSYS, with
+            // its default action whatever the program made it, ends the
+            // thread where the filter did.
+            force_default_action(t, SIGSYS, true);
+            if (syscall(SYS_tgkill, t.group().tgid, t.tid(), SIGSYS) != 0)
+                diverge(t, std::string("cannot send SIGSYS: ") + strerror(errno));
+            resume(t, Resume::Emulate);
+            StopInfo s = wait_stop(t, "the SIGSYS of a seccomp filter's kill");
+            if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGSYS)
+                diverge(t, "expected the SIGSYS of a seccomp filter's kill, got " + describe_stop(t, s));
+            t.inject_signal = SIGSYS;
+            resume(t, Resume::Cont);
+        } else if (voluntary && !WIFSIGNALED(e.exit_code)) {
             SyscallEvent call;
             call.nr = e.pending_nr;
             call.args = e.pending_args;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "text.h"
 #include "hw_breakpoint.h"
@@ -18,6 +19,15 @@
 #include "tsc.h"
 
 namespace rw::replay {
+
+namespace {
+
+// Below the red zone and whatever the thread may keep under its stack pointer.
+constexpr uint64_t kForcedScratchBelowStack = 16384 + 64;
+// si_code of a seccomp filter's SIGSYS (SYS_SECCOMP, asm-generic/siginfo.h).
+constexpr int kSysSeccomp = 1;
+
+} // namespace
 void Replayer::check_registers(Task& t, const Registers& expected, const std::string& what)
 {
     const Registers& actual = t.regs();
@@ -95,6 +105,10 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
         set_thread_sigmask(t.tid(), *wait_mask);
         t.mask_changed();
     }
+    siginfo_t recorded_info;
+    std::memcpy(&recorded_info, e.siginfo.data(), sizeof(recorded_info));
+    if (e.signo == SIGSYS && recorded_info.si_code == kSysSeccomp)
+        force_default_action(t, SIGSYS, false); // replay installs none of the program's filters
     if (syscall(SYS_tgkill, t.group().tgid, t.tid(), e.signo) != 0)
         diverge(t, "cannot send " + signal_name(e.signo) + ": " + strerror(errno));
     resume(t, Resume::Emulate);
@@ -118,6 +132,36 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     t.inject_signal = e.signo;
     if (wait_mask)
         enter_handler_under_wait_mask(t, e.signo, own_mask);
+}
+
+void Replayer::force_default_action(Task& t, int signo, bool always)
+{
+    uint64_t mask = thread_sigmask(t.tid());
+    bool blocked = (mask & signal_bit(signo)) != 0;
+    bool ignored = is_ignored(t.tid(), signo);
+    if (!always && !blocked && !ignored)
+        return; // its handler runs, as in the recording
+    if (blocked) {
+        set_thread_sigmask(t.tid(), mask & ~signal_bit(signo));
+        t.mask_changed();
+    }
+    if (!ignored && !has_handler(t.tid(), signo))
+        return;
+    // rt_sigaction(signo, {SIG_DFL}, NULL, 8), its struct in scratch memory
+    // below the stack, put back after.
+    struct {
+        uint64_t handler, flags, restorer, mask;
+    } dfl = {0, 0, 0, 0};
+    uint64_t at = (t.regs()[Registers::RSP] - kForcedScratchBelowStack) & ~uint64_t(15);
+    TraceeMemory mem = t.memory();
+    std::vector<uint8_t> saved(sizeof dfl);
+    if (!mem.read(RemoteAddr(at), saved) ||
+        !mem.write(RemoteAddr(at), {reinterpret_cast<const uint8_t*>(&dfl), sizeof dfl}))
+        diverge(t, "cannot give " + signal_name(signo) + " its default action (scratch memory at " + hex(at) + ")");
+    int64_t r = inject_syscall(t, SYS_rt_sigaction, {static_cast<uint64_t>(signo), at, 0, 8, 0, 0});
+    mem.write(RemoteAddr(at), saved);
+    if (r != 0)
+        diverge(t, "cannot give " + signal_name(signo) + " its default action: " + strerror(static_cast<int>(-r)));
 }
 
 void Replayer::enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_mask)

@@ -347,6 +347,11 @@ private:
 
     // Signals.
     void deliver_signal(Task& t, const SignalEvent& e);
+    // A signal the kernel forced on the thread (a seccomp filter's trap or
+    // kill): blocked or ignored, it takes its default action, the kernel
+    // resetting the action and unblocking it first; `always`, whatever it
+    // was (a kill). Done to the replayed thread before the signal is sent.
+    void force_default_action(Task& t, int signo, bool always);
     void enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_mask);
     void reach_position(Task& t, const SignalEvent& e);
     bool at_signal_point(Task& t, const SignalEvent& e);

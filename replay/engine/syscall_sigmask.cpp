@@ -70,14 +70,29 @@ void set_thread_sigmask(pid_t tid, uint64_t mask)
         throw std::system_error(errno, std::generic_category(), "PTRACE_SETSIGMASK");
 }
 
-bool has_handler(pid_t tid, int signo)
+namespace {
+
+// Bit `signo` of a signal set /proc/TID/status shows (SigCgt:, SigIgn:).
+bool status_set_has(pid_t tid, const std::string& field, int signo)
 {
     std::ifstream status("/proc/" + std::to_string(tid) + "/status");
     std::string line;
     while (std::getline(status, line))
-        if (line.rfind("SigCgt:", 0) == 0)
-            return (std::stoull(line.substr(7), nullptr, 16) >> (signo - 1)) & 1;
+        if (line.rfind(field, 0) == 0)
+            return (std::stoull(line.substr(field.size()), nullptr, 16) >> (signo - 1)) & 1;
     return false;
+}
+
+} // namespace
+
+bool has_handler(pid_t tid, int signo)
+{
+    return status_set_has(tid, "SigCgt:", signo);
+}
+
+bool is_ignored(pid_t tid, int signo)
+{
+    return status_set_has(tid, "SigIgn:", signo);
 }
 
 uint64_t frame_sigmask_address(const Registers& regs)

@@ -25,6 +25,8 @@ void set_thread_sigmask(pid_t tid, uint64_t mask);
 
 // Whether the thread's process has a handler for the signal (/proc SigCgt).
 bool has_handler(pid_t tid, int signo);
+// Whether it ignores the signal (/proc SigIgn).
+bool is_ignored(pid_t tid, int signo);
 
 // Where the frame of a signal just delivered keeps the mask rt_sigreturn
 // restores (uc_sigmask in the rt_sigframe at the handler's stack pointer).

@@ -138,6 +138,9 @@ std::vector<SubcommandInfo> listed_subcommands()
 {
     return {
         // Terminal ioctls predate the size encoding in the request number.
+        // struct fiemap (32 bytes) and the fm_mapped_extents (u32 at 20)
+        // struct fiemap_extent (56 bytes each) the kernel wrote after it.
+        sub(SYS_ioctl, 0xc020660b, "FS_IOC_FIEMAP", {out_fixed(2, 32), at(32, out_field_sized(2, 2, 20, 56))}),
         sub(SYS_ioctl, 0x5401, "TCGETS", {out_fixed(2, kTermios)}),
         sub(SYS_ioctl, 0x5402, "TCSETS", {in_fixed(2, kTermios)}),
         sub(SYS_ioctl, 0x5403, "TCSETSW", {in_fixed(2, kTermios)}),

@@ -138,6 +138,10 @@ std::vector<SubcommandInfo> listed_subcommands()
 {
     return {
         // Terminal ioctls predate the size encoding in the request number.
+        // TUNSETIFF and TUNGETIFF take a struct ifreq (40 bytes), not the int
+        // their numbers say; TUNSETIFF writes the interface's name back.
+        sub(SYS_ioctl, 0x400454ca, "TUNSETIFF", {in_fixed(2, 40), out_fixed(2, 40)}),
+        sub(SYS_ioctl, 0x800454d2, "TUNGETIFF", {out_fixed(2, 40)}),
         // struct fiemap (32 bytes) and the fm_mapped_extents (u32 at 20)
         // struct fiemap_extent (56 bytes each) the kernel wrote after it.
         sub(SYS_ioctl, 0xc020660b, "FS_IOC_FIEMAP", {out_fixed(2, 32), at(32, out_field_sized(2, 2, 20, 56))}),

@@ -167,7 +167,12 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_getsockname, "getsockname", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
         sys(SYS_getpeername, "getpeername", "fpp", R::Emulate, {out_socklen(1, 2), out_fixed(2, 4)}),
         sys(SYS_getsockopt, "getsockopt", "fddpp", R::Emulate, {out_socklen(3, 4, 0), out_fixed(4, 4)}),
-        sys(SYS_setsockopt, "setsockopt", "fddpu", R::Emulate, {in_arg(3, 4)}),
+        // IPT_SO_SET_REPLACE and IP6T_SO_SET_REPLACE (optname 64 at SOL_IP,
+        // SOL_IPV6) write the replaced table's counters (num_counters, the
+        // u32 at 84, of 16 bytes each) where the struct's pointer at 88 says.
+        // No other option 64 takes a struct that long (within optlen).
+        sys(SYS_setsockopt, "setsockopt", "fddpu", R::Emulate,
+            {in_arg(3, 4), within(4, when_equals(2, 64, via(88, out_field_sized(3, 3, 84, 16))))}),
         sys(SYS_sendto, "sendto", "fpuxpu", R::Emulate, {in_ret(1), in_arg(4, 5)}, 0),
         sys(SYS_recvfrom, "recvfrom", "fpuxpp", R::Emulate, {out_ret(1), out_socklen(4, 5), out_fixed(5, 4)}),
         sys(SYS_sendmsg, "sendmsg", "fpx", R::Emulate, {in_msghdr(1)}, 0),

@@ -655,6 +655,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (s->spec.nbufs)
 		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS, walk_one_buffer,
 			 &wc, 0);
+	if ((s->spec.flags & RW_SYS_WRITES_FILE) && ret > 0) {
+		__u64 at = own_memory_written(s, &s->spec, ret);
+
+		if (at)
+			rw_push(&walk, at, ret, s->spec.nbufs, RW_BUF_OUT, 0);
+	}
 	if (walk.status) {
 		/* The supervisor reads what the walk could not (a fault, too
 		 * many pieces, a size kept in kernel state). */

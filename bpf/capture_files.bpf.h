@@ -294,6 +294,33 @@ static __always_inline void note_open(long fd)
 	}
 }
 
+#define PROC_SUPER_MAGIC_VALUE 0x9fa0
+#define PROC_MEM_NAME	       0x006d656dull /* "mem" and its NUL, little-endian */
+
+/* A write (RW_SYS_WRITES_FILE) of `ret` bytes through /proc/PID/mem of the
+ * writer's own process (the file's mm is the caller's) changed the
+ * caller's memory where the file offset says: that address, else 0. The
+ * caller records those bytes as an output there, which replay restores. */
+static __always_inline __u64 own_memory_written(struct scratch *s, const struct rw_sys_spec *spec,
+						long ret)
+{
+	int unreadable;
+	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u8 offset_arg = spec->offset_arg;
+	__u64 name = 0;
+
+	if (!file || file->f_inode->i_sb->s_magic != PROC_SUPER_MAGIC_VALUE)
+		return 0;
+	if ((__u64)file->private_data != (__u64)task->mm)
+		return 0;
+	if (bpf_probe_read_kernel(&name, 4, file->f_path.dentry->d_name.name) || name != PROC_MEM_NAME)
+		return 0;
+	if (offset_arg < RW_MAX_ARGS && (__s64)s->sc.args[offset_arg] != -1)
+		return s->sc.args[offset_arg];
+	return file->f_pos - ret;
+}
+
 static __always_inline int file_is_known(struct scratch *s)
 {
 	struct file_key key = {.dev = s->sc.file.dev, .ino = s->sc.file.ino};

@@ -1,6 +1,7 @@
 // New threads and processes, and their ends: each takes the recorded id it
 // had, and an exit runs in the order the recording saw.
 #include "replayer.h"
+#include "robust_futexes.h"
 
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -285,6 +286,11 @@ void Replayer::on_exit(const ExitEvent& e)
     } else {
         Task& t = *live;
         collect_fresh(t);
+        // (Not for a thread a sibling's fatal signal takes with it: the
+        // replay of that group death is timed against the kernel's.)
+        bool own_end = !WIFSIGNALED(e.exit_code) || killed_from_outside(e);
+        if (own_end && t.at != Task::At::Gone)
+            release_robust_futexes(t.tid(), t.recorded_tid(), t.memory());
         if (ended_by_exec(t, e))
             return; // it stays where it stands: a sibling's exec ends it (replay_exec_threads.cpp)
         if (leaves_threads_behind(t, e)) {

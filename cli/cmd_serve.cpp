@@ -77,12 +77,20 @@ UniqueFd accept_one_on_loopback(int port)
 
 // A tool driving gdb (rewind watch) reads why the server ended here:
 // gdb relays the server's stderr only while the connection lasts.
-void leave_error(const std::string& error_file, const std::string& why)
+// Why the replay failed, in FILE, and (a replay's failure) its status,
+// 90 to 93, in FILE.status: rewind watch ends with it.
+void leave_error(const std::string& error_file, const std::string& why, int status = 0)
 {
     if (error_file.empty())
         return;
     if (FILE* f = std::fopen(error_file.c_str(), "w")) {
         std::fputs(why.c_str(), f);
+        std::fclose(f);
+    }
+    if (status == 0)
+        return;
+    if (FILE* f = std::fopen((error_file + ".status").c_str(), "w")) {
+        std::fprintf(f, "%d\n", status);
         std::fclose(f);
     }
 }
@@ -129,7 +137,7 @@ int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd,
         session.run(server);
     } catch (const replay::ReplayError& e) {
         fmt::print(stderr, "rewind: {}\n", e.report());
-        leave_error(error_file, e.report());
+        leave_error(error_file, e.report(), replay::exit_status_for(e.kind()));
         return replay::exit_status_for(e.kind());
     } catch (const std::exception& e) {
         leave_error(error_file, e.what());
@@ -168,7 +176,8 @@ void add_serve(CLI::App& app, Outcome& outcome)
     cmd->add_flag("-v,--verbose", a->verbose, "Print each event on stderr as it is replayed");
     cmd->add_option("--watchdog", a->watchdog, "Seconds a thread may run without reaching its next event")
         ->check(CLI::Range(1, 86400));
-    cmd->add_option("--error-file", a->error_file, "Also write why the replay ended, if it failed, to FILE");
+    cmd->add_option("--error-file", a->error_file,
+                    "Also write why the replay ended, if it failed, to FILE (and its status, 90-93, to FILE.status)");
     cmd->add_option("--from", a->from,
                     "Start at this position (90%, an event index, or a position as `monitor when` prints it)");
     cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");

@@ -219,7 +219,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
     cmd->footer("EXPR is anything gdb can evaluate in the program, function calls included; calls run in\n"
                 "throwaway copies. A probe where it cannot be evaluated counts as before the change.\n"
                 "Exit status: 0 found, 4 the expression never changes, 5 it cannot be evaluated at --at,\n"
-                "1 the search failed (the message says why). Examples:\n"
+                "90-93 the replay failed (as for rewind replay), 1 the search failed otherwise (the message\n"
+                "says why). Examples:\n"
                 "  rewind watch latest 'has_cycle(g)'\n  rewind watch 'list_len(head) > 1000' --at 50%\n"
                 "  rewind watch --exec tr latest 'n > 3'    (a child process; `rewind ps` lists them)");
     cmd->callback([a, &outcome] {
@@ -263,8 +264,13 @@ void add_watch(CLI::App& app, Outcome& outcome)
             report = search.run();
         } catch (const std::exception& e) {
             progress.erase(); // before main prints why
-            if (std::string why = support.server_error(); !why.empty())
-                throw std::runtime_error(std::string(e.what()) + "; the server ended with:\n  " + why);
+            // The replay failed partway: its own status (90-93), as replay's.
+            if (std::string why = support.server_error(); !why.empty()) {
+                std::string message = std::string(e.what()) + "; the server ended with:\n  " + why;
+                if (int status = support.server_status())
+                    throw UsageError(message, status);
+                throw std::runtime_error(message);
+            }
             throw;
         }
         progress.erase();

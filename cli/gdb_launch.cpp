@@ -94,6 +94,15 @@ std::string GdbSupport::server_error() const
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+int GdbSupport::server_status() const
+{
+    std::ifstream in(dir_ / "server-error.status");
+    int status = 0;
+    if (!(in >> status) || status < 90 || status > 93)
+        return 0;
+    return status;
+}
+
 void check_gdb(const std::string& gdb)
 {
     if (::access(gdb.c_str(), X_OK) != 0)

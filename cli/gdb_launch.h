@@ -31,6 +31,8 @@ public:
     // Why the server of target_command() ended, if it failed (empty if not):
     // gdb shows the server's last words only while the connection lasts.
     std::string server_error() const;
+    // The server's exit status for that failure (90 to 93), or 0.
+    int server_status() const;
 
 private:
     std::filesystem::path dir_;

@@ -568,6 +568,16 @@ def check_statuses_agree(rw, work, progs, tamper):
     check(r.status == 92 and b"the trace is damaged" in r.stderr and b"inconsistent" in r.stderr and
           b"expected" not in r.stderr, f"a write whose bytes and hash disagree\n{r.describe()}")
 
+    # A replay that fails partway through a search: watch ends with the
+    # replay's own status, as replay does, not a generic 1.
+    changed = os.path.join(work, "changed.trace")
+    shutil.copytree(trace, changed)
+    t = Run([tamper, changed, "--write-data", "2"])
+    check(t.status == 0, f"trace_tamper\n{t.describe()}")
+    for argv in (["replay", "--autopilot", "-q"], ["watch"]):
+        r = Run([rw, *argv, changed] + (["1 == 1"] if argv == ["watch"] else []), timeout=120)
+        check(r.status == 90 and b"diverged" in r.stderr, f"a changed write: rewind {argv[0]}\n{r.describe()}")
+
     here = os.path.join(work, "here")
     os.makedirs(here)
     shutil.copy("/usr/bin/echo", os.path.join(here, "myecho"))
@@ -584,7 +594,8 @@ def check_statuses_agree(rw, work, progs, tamper):
     r = Run([rw, "replay", "--autopilot", relative])
     check(r.status == 91 and f"cannot enter the recorded working directory {gone} (No such file or "
           "directory)".encode() in r.stderr, f"a program named from a working directory that is gone\n{r.describe()}")
-    return "truncated: 92 from replay, serve and landmark; inconsistent event: 92; the missing directory named"
+    return ("truncated: 92 from replay, serve and landmark; inconsistent event: 92; a divergence: 90 from replay and "
+            "watch; the missing directory named")
 
 
 def check_stuck_replay_says_where(rw, work, progs):

@@ -219,6 +219,21 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
 	return 1;
 }
 
+/* Where a write (RW_SYS_WRITES_FILE) of `ret` bytes to `file` went: its
+ * offset argument (pwritev2 takes -1 for the file position), the file
+ * position less what it wrote, or 0 for a resize (RW_OFFSET_NONE). */
+static __always_inline __s64 write_offset(struct scratch *s, const struct rw_sys_spec *spec,
+					  struct file *file, long ret)
+{
+	__u8 offset_arg = spec->offset_arg;
+
+	if (offset_arg < RW_MAX_ARGS && (__s64)s->sc.args[offset_arg] != -1)
+		return (__s64)s->sc.args[offset_arg];
+	if (offset_arg != RW_OFFSET_NONE)
+		return file->f_pos - ret;
+	return 0;
+}
+
 /* A write or resize of args[0]'s file while some process has it mapped
  * (its address space has mappings): the identity, and where the data went,
  * so that replay can change its own copy of the mapped file as the kernel
@@ -230,7 +245,6 @@ static __always_inline void note_mapped_write(struct scratch *s, const struct rw
 	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
 	struct address_space *mapping;
 	struct inode *inode;
-	__u8 offset_arg = spec->offset_arg;
 
 	if (!file)
 		return;
@@ -241,13 +255,7 @@ static __always_inline void note_mapped_write(struct scratch *s, const struct rw
 	if (!mapping || !mapping->i_mmap.rb_root.rb_node)
 		return;
 	fill_file_identity(s, inode);
-	/* pwritev2 takes -1 for the file position. */
-	if (offset_arg < RW_MAX_ARGS && (__s64)s->sc.args[offset_arg] != -1)
-		s->sc.file_offset = (__s64)s->sc.args[offset_arg];
-	else if (offset_arg != RW_OFFSET_NONE)
-		s->sc.file_offset = file->f_pos - ret;
-	else
-		s->sc.file_offset = 0;
+	s->sc.file_offset = write_offset(s, spec, file, ret);
 	s->sc.h.flags |= RW_SC_MAPPED_WRITE;
 }
 
@@ -307,7 +315,6 @@ static __always_inline __u64 own_memory_written(struct scratch *s, const struct 
 	int unreadable;
 	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u8 offset_arg = spec->offset_arg;
 	__u64 name = 0;
 
 	if (!file || file->f_inode->i_sb->s_magic != PROC_SUPER_MAGIC_VALUE)
@@ -316,9 +323,7 @@ static __always_inline __u64 own_memory_written(struct scratch *s, const struct 
 		return 0;
 	if (bpf_probe_read_kernel(&name, 4, file->f_path.dentry->d_name.name) || name != PROC_MEM_NAME)
 		return 0;
-	if (offset_arg < RW_MAX_ARGS && (__s64)s->sc.args[offset_arg] != -1)
-		return s->sc.args[offset_arg];
-	return file->f_pos - ret;
+	return write_offset(s, spec, file, ret);
 }
 
 static __always_inline int file_is_known(struct scratch *s)

@@ -13,9 +13,6 @@
 namespace rw::replay {
 namespace {
 
-// Scratch memory lives this far below the stack pointer: clear of the red
-// zone and of anything the interrupted code could still be using.
-constexpr uint64_t kScratchBelowStack = 16384;
 constexpr size_t kScratchBytes = 8192;
 
 } // namespace

@@ -13,6 +13,11 @@
 
 namespace rw::replay {
 
+// Scratch memory the replayer writes into a tracee (an injected call's
+// arguments) lives this far below its stack pointer: clear of the red zone
+// and of anything the interrupted code could still be using.
+inline constexpr uint64_t kScratchBelowStack = 16384;
+
 class StopWaiter;
 class Task;
 

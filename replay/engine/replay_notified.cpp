@@ -25,6 +25,7 @@
 #include <random>
 
 #include "debug_log.h"
+#include "remote_syscall.h"
 #include "replayer.h"
 #include "steady_now.h"
 #include "syscall_restart.h"
@@ -46,10 +47,6 @@ bool notified_call(const SyscallEvent& e)
     // replay_syscall.cpp, apply_mapped_write.)
     return SyscallNotifier::notifies(e.nr, e.args) && !(e.flags & (kSyscallChildReturn | kSyscallMappedWrite));
 }
-
-// Scratch memory for the filter program: below the stack, clear of the red
-// zone and of anything the interrupted code could still be using.
-constexpr uint64_t kScratchBelowStack = 16384;
 
 } // namespace
 

@@ -14,6 +14,7 @@
 #include "page_digest.h"
 #include "random_insn.h"
 #include "syscall_sigmask.h"
+#include "remote_syscall.h"
 #include "replayer.h"
 #include "trap_tags.h"
 #include "tsc.h"
@@ -22,8 +23,6 @@ namespace rw::replay {
 
 namespace {
 
-// Below the red zone and whatever the thread may keep under its stack pointer.
-constexpr uint64_t kForcedScratchBelowStack = 16384 + 64;
 // si_code of a seccomp filter's SIGSYS (SYS_SECCOMP, asm-generic/siginfo.h).
 constexpr int kSysSeccomp = 1;
 
@@ -152,7 +151,7 @@ void Replayer::force_default_action(Task& t, int signo, bool always)
     struct {
         uint64_t handler, flags, restorer, mask;
     } dfl = {0, 0, 0, 0};
-    uint64_t at = (t.regs()[Registers::RSP] - kForcedScratchBelowStack) & ~uint64_t(15);
+    uint64_t at = (t.regs()[Registers::RSP] - kScratchBelowStack - 64) & ~uint64_t(15);
     TraceeMemory mem = t.memory();
     std::vector<uint8_t> saved(sizeof dfl);
     if (!mem.read(RemoteAddr(at), saved) ||

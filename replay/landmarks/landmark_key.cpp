@@ -1,6 +1,5 @@
 #include "landmark_key.h"
 
-#define XXH_INLINE_ALL
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -8,10 +7,8 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -148,11 +145,10 @@ bool LandmarkKey::verifies(std::string_view text, std::string_view mac) const
     return mac.size() == want.size() && CRYPTO_memcmp(mac.data(), want.data(), want.size()) == 0;
 }
 
-std::string sha256_of_fd(int fd, std::string* xxh3)
+std::string sha256_of_fd(int fd, const std::function<void(const char*, size_t)>& also)
 {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> sha(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> x(XXH3_createState(), XXH3_freeState);
-    if (!sha || !x || !EVP_DigestInit_ex(sha.get(), EVP_sha256(), nullptr) || XXH3_128bits_reset(x.get()) != XXH_OK)
+    if (!sha || !EVP_DigestInit_ex(sha.get(), EVP_sha256(), nullptr))
         throw std::system_error(ENOMEM, std::generic_category(), "hashing");
     std::vector<char> buf(1 << 20);
     for (;;) {
@@ -164,18 +160,12 @@ std::string sha256_of_fd(int fd, std::string* xxh3)
         if (n == 0)
             break;
         EVP_DigestUpdate(sha.get(), buf.data(), static_cast<size_t>(n));
-        XXH3_128bits_update(x.get(), buf.data(), static_cast<size_t>(n));
+        if (also)
+            also(buf.data(), static_cast<size_t>(n));
     }
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     EVP_DigestFinal_ex(sha.get(), digest, &len);
-    if (xxh3) {
-        XXH128_hash_t h = XXH3_128bits_digest(x.get());
-        char text[33];
-        std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                      static_cast<unsigned long long>(h.low64));
-        *xxh3 = text;
-    }
     return hex(digest, len);
 }
 

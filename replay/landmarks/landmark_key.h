@@ -10,7 +10,9 @@
 // ~/.config/… of the effective user), mode 0600, owned by that user.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,9 +39,9 @@ private:
     std::string bytes_;
 };
 
-// SHA-256 of everything `fd` holds from its current offset, in hex; also
-// the xxh3-128 (as the trace's checksums write it) when `xxh3` is given,
-// from the same single read. Throws std::system_error.
-std::string sha256_of_fd(int fd, std::string* xxh3 = nullptr);
+// SHA-256 of everything `fd` holds from its current offset, in hex. Each
+// piece read is also handed to `also` (another hash of the same single
+// read). Throws std::system_error.
+std::string sha256_of_fd(int fd, const std::function<void(const char*, size_t)>& also = {});
 
 } // namespace rw::replay

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <fstream>
 #include <sstream>
@@ -39,6 +40,18 @@ std::string checksum_of(json j)
     j.erase("checksum");
     std::string text = j.dump();
     return hex128(XXH3_128bits(text.data(), text.size()));
+}
+
+// Both hashes of a file from one read: SHA-256 (what the MAC covers) and
+// xxh3-128 (damage, as the trace's checksums write it).
+std::string sha256_and_xxh3(int fd, std::string& xxh3)
+{
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), XXH3_freeState);
+    if (!state || XXH3_128bits_reset(state.get()) != XXH_OK)
+        throw std::system_error(ENOMEM, std::generic_category(), "hashing");
+    std::string sha256 = sha256_of_fd(fd, [&](const char* p, size_t n) { XXH3_128bits_update(state.get(), p, n); });
+    xxh3 = hex128(XXH3_128bits_digest(state.get()));
+    return sha256;
 }
 
 // What the MAC covers: the manifest without its checksum and MAC.
@@ -297,7 +310,7 @@ LandmarkFile describe_file(const fs::path& dir, const std::string& relative)
     if (!fd)
         throw std::system_error(errno, std::generic_category(), p.string());
     LandmarkFile f{relative, fs::file_size(p), "", ""};
-    f.sha256 = sha256_of_fd(fd.get(), &f.xxh3);
+    f.sha256 = sha256_and_xxh3(fd.get(), f.xxh3);
     return f;
 }
 
@@ -350,7 +363,7 @@ std::vector<std::string> verify_files(const fs::path& dir, const LandmarkManifes
         }
         try {
             std::string xxh3;
-            std::string sha256 = sha256_of_fd(fd.get(), &xxh3);
+            std::string sha256 = sha256_and_xxh3(fd.get(), xxh3);
             if (xxh3 != f.xxh3 || (!f.sha256.empty() && sha256 != f.sha256))
                 problems.push_back(f.path + " does not match its checksum");
         } catch (const std::system_error& e) {

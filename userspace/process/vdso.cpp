@@ -58,8 +58,8 @@ const std::vector<Replacement>& replacements()
     return all;
 }
 
-// Offsets (from the image's start) and sizes of the dynamic symbols of the
-// vDSO image `image` that `wanted` names. Empty if it is not an ELF image.
+// Offsets (from the image's start) and sizes of the functions among the
+// dynamic symbols of the vDSO image `image`. Empty if it is not an ELF image.
 std::map<std::string, std::pair<uint64_t, uint64_t>> symbols(std::vector<uint8_t>& image)
 {
     std::map<std::string, std::pair<uint64_t, uint64_t>> out;

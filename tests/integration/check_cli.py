@@ -114,6 +114,14 @@ def test_small_ring_stalls_instead_of_losing(rw, work, progs):
     check("rebuilt" in reads[0]["flags"], "the 8 MiB read was not captured by the supervisor")
     check(bytes.fromhex(reads[0]["memory"][0]["data_hex"]) == open(data, "rb").read(),
           "stalled read: payload differs from the file")
+    # A write through /proc/self/mem too large for the ring: the supervisor
+    # records what it put in the process's memory, as the kernel side would.
+    own = os.path.join(work, "small-ring-self-mem")
+    r = Run([rw, "record", "-q", "--ring-mib", "1", "-o", own, "--", os.path.join(progs, "self_mem_write")])
+    check(r.status == 0, f"self_mem_write with a 1 MiB ring\n{r.describe()}")
+    replay = Run([rw, "replay", "--autopilot", own])
+    check(replay.status == 0 and replay.stdout == r.stdout,
+          f"a stalled write through /proc/self/mem did not replay\n{replay.describe()}")
 
 
 def test_threads_are_all_recorded(rw, work, progs):

@@ -600,6 +600,8 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
         std::copy(std::begin(stall->sc.args), std::end(stall->sc.args), args);
         TraceeMemory mem(t.tid);
         auto captured = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret);
+        if (auto own = own_memory_written(mem, t.tgid, stall->sc.nr, args, stall->sc.ret))
+            captured.memory.push_back(std::move(*own));
         assembler_.emit_syscall(stall->sc, std::move(captured.memory),
                                 kSyscallRebuilt | (captured.unsized ? uint32_t(kSyscallUnsized) : 0u));
         if (!captured.problem.empty())

@@ -1,8 +1,12 @@
 #include "syscall_memory.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include "kernel_state.h"
+#include "process_image.h"
 #include "syscall_table.h"
 #include "tracee.h"
 
@@ -138,6 +142,44 @@ CapturedMemory capture_syscall_memory(const TraceeMemory& mem, int nr, const uin
         out.push_back(std::move(r));
     }
     return captured;
+}
+
+std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid, int nr,
+                                              const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
+{
+    const rw_sys_spec spec = resolve_spec(nr, args).spec;
+    if (!(spec.flags & RW_SYS_WRITES_FILE) || ret <= 0)
+        return std::nullopt;
+    std::string fd = "/proc/" + std::to_string(mem.tid()) + "/fd/" + std::to_string(args[0]);
+    std::error_code ec;
+    std::string target = std::filesystem::read_symlink(fd, ec).string();
+    // "/proc/N/mem" or "/proc/N/task/M/mem", N a thread of the writer's process.
+    long n = 0;
+    if (ec || std::sscanf(target.c_str(), "/proc/%ld/", &n) != 1 || !target.ends_with("/mem") ||
+        proc_status_number(static_cast<pid_t>(n), "Tgid") != tgid)
+        return std::nullopt;
+    uint64_t at = 0;
+    if (spec.offset_arg < RW_MAX_ARGS && static_cast<int64_t>(args[spec.offset_arg]) != -1) {
+        at = args[spec.offset_arg];
+    } else {
+        // The file position after the write, less what it wrote.
+        std::ifstream info("/proc/" + std::to_string(mem.tid()) + "/fdinfo/" + std::to_string(args[0]));
+        std::string key;
+        uint64_t pos = 0;
+        if (!(info >> key >> pos) || key != "pos:")
+            return std::nullopt;
+        at = pos - static_cast<uint64_t>(ret);
+    }
+    MemoryRange r;
+    r.addr = at;
+    r.buffer = spec.nbufs;
+    r.dir = Direction::Out;
+    r.bytes.resize(static_cast<size_t>(ret));
+    r.unreadable = !mem.read(RemoteAddr(at), r.bytes);
+    if (r.unreadable)
+        r.bytes.clear();
+    r.length = static_cast<uint64_t>(ret);
+    return r;
 }
 
 void finalize_memory(SyscallEvent& e)

@@ -25,7 +25,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -95,9 +97,14 @@ void make_odd(const std::filesystem::path& file, unsigned kind)
     }
 }
 
+// The input itself holds the marker (the fuzzer's dictionary puts it
+// there): a message may then quote the trace's own bytes (a recorded path),
+// which is not the linked file's.
+bool input_has_marker = false;
+
 void fail_if_quoted(const char* message)
 {
-    if (std::strstr(message, "fuzz-secret") != nullptr) {
+    if (!input_has_marker && std::strstr(message, "fuzz-secret") != nullptr) {
         std::fprintf(stderr, "a message quotes a file the trace links to: %s\n", message);
         std::abort();
     }
@@ -182,6 +189,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     constexpr size_t kHeader = 6;
     if (size < kHeader)
         return 0;
+    static const std::string_view marker = "fuzz-secret";
+    input_has_marker = std::search(data, data + size, marker.begin(), marker.end()) != data + size;
     uint8_t mode = data[0];
     uint8_t layout = data[1];
     size_t meta = std::min<size_t>(data[2] | data[3] << 8, size - kHeader);

@@ -421,6 +421,15 @@ void Replayer::collect_fresh(Task& t)
     StopInfo s = wait_stop(t, "its first stop");
     if (t.group().killed && t.at == Task::At::Gone)
         return; // killed with its process before it ever ran (wait_stop kept its end)
+    if ((s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled) && t.at == Task::At::Gone) {
+        // Ended by a sibling's exit_group before it ran a user instruction:
+        // in the recording too, if its next event is its end (the kernel
+        // side saw its return from clone in the kernel, where the exit
+        // caught it; on this schedule the exit came first).
+        const IndexedEvent* next = source_.peek_for_task(t.recorded_tid());
+        if (next && std::holds_alternative<ExitEvent>(next->event))
+            return;
+    }
     if (s.kind != StopInfo::Kind::GroupStop)
         diverge(t, "a new task's first stop was " + describe_stop(t, s));
 }

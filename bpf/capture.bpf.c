@@ -101,6 +101,17 @@ struct {
 	__type(value, __u32);
 } serialized SEC(".maps");
 
+/* Threads whose current call the supervisor answers itself (a recorded
+ * tracer's ptrace request, a wait that reports a stop it emulates): the
+ * call stops at its return (RW_STALL_VIEW) whatever it returned. Set by
+ * the supervisor at the call's entry, removed here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} answered_calls SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 26); /* resized by userspace before load */
@@ -621,6 +632,14 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (st->sync_depth && !inside_marker_call(st))
 		s->sc.h.flags |= RW_SC_IN_SYNC;
+	{
+		__u32 tid = (__u32)pid_tgid;
+		if (bpf_map_lookup_elem(&answered_calls, &tid)) {
+			bpf_map_delete_elem(&answered_calls, &tid);
+			stall(s, RW_STALL_VIEW);
+			return 0;
+		}
+	}
 
 	nr = (__u32)s->sc.nr;
 	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
@@ -658,8 +677,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if ((s->spec.flags & RW_SYS_WRITES_FILE) && ret > 0) {
 		__u64 at = own_memory_written(s, &s->spec, ret);
 
-		if (at)
+		if (at) {
 			rw_push(&walk, at, ret, s->spec.nbufs, RW_BUF_OUT, 0);
+		} else if (foreign_memory_written(s)) {
+			stall(s, RW_STALL_PROCESS_MEMORY);
+			return 0;
+		}
 	}
 	if (walk.status) {
 		/* The supervisor reads what the walk could not (a fault, too

@@ -326,6 +326,22 @@ static __always_inline __u64 own_memory_written(struct scratch *s, const struct 
 	return write_offset(s, spec, file, ret);
 }
 
+/* A write through the /proc/PID/mem of another process: it changes that
+ * process's memory, which replay must change likewise. */
+static __always_inline int foreign_memory_written(struct scratch *s)
+{
+	int unreadable;
+	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 name = 0;
+
+	if (!file || file->f_inode->i_sb->s_magic != PROC_SUPER_MAGIC_VALUE)
+		return 0;
+	if (!file->private_data || (__u64)file->private_data == (__u64)task->mm)
+		return 0;
+	return !bpf_probe_read_kernel(&name, 4, file->f_path.dentry->d_name.name) && name == PROC_MEM_NAME;
+}
+
 static __always_inline int file_is_known(struct scratch *s)
 {
 	struct file_key key = {.dev = s->sc.file.dev, .ino = s->sc.file.ino};

@@ -420,6 +420,9 @@ enum rw_stall_reason {
 				    supervisor sees who shares memory */
 	RW_STALL_VIEW = 7,	 /* not emitted: the supervisor gives the
 				    program its own view (enum rw_view) */
+	RW_STALL_PROCESS_MEMORY = 8, /* not emitted: a write through another
+					process's /proc/PID/mem, which the
+					supervisor names */
 };
 
 struct rw_stall {

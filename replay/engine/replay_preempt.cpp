@@ -61,7 +61,7 @@ void Replayer::on_preempt(const PreemptEvent& e)
         StopInfo s = wait_stop(t, "the point where the recording switched threads (rip " + hex(rip) + ", " +
                                       std::to_string(preempt_search_->hits) + " executions so far)");
         restartable_ = false;
-        if (preempt_search_->found)
+        if (preempt_search_->found || faults_at_point(t, s, e))
             break;
         if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP || t.regs()[Registers::RIP] != rip)
             missed(describe_stop(t, s));
@@ -79,6 +79,23 @@ void Replayer::on_preempt(const PreemptEvent& e)
     t.set_regs(r);
     if (hook_)
         hook_->on_event_point(t);
+}
+
+bool Replayer::faults_at_point(Task& t, const StopInfo& stop, const PreemptEvent& e)
+{
+    // The recorder stopped the thread at a fault or a trap (for a recorded
+    // tracer to see): the registers of that stop are the point. A fault
+    // stops before its instruction, which the instruction breakpoint does
+    // not see when the thread comes back there from a handler of the same
+    // fault (the kernel returns with the resume flag set); a trap (int3, a
+    // single step) stops after its instruction, where the thread rests.
+    // The signal is not delivered: a faulting instruction faults again when
+    // the thread goes on.
+    if (stop.kind != StopInfo::Kind::SignalDelivery ||
+        (stop.signal != SIGSEGV && stop.signal != SIGBUS && stop.signal != SIGILL && stop.signal != SIGFPE &&
+         stop.signal != SIGTRAP))
+        return false;
+    return same_registers(t.regs(), e.regs) && page_digest(t.tid(), e.pages) == e.pages_hash;
 }
 
 bool Replayer::preempt_point_trap(Task& t, const StopInfo& stop)

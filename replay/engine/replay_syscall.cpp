@@ -126,12 +126,15 @@ void Replayer::on_syscall(const SyscallEvent& e)
     default:
         break;
     }
-    if (action == ReplayAction::Emulate)
+    if (action == ReplayAction::Emulate) {
         emulate(t, e);
-    else
+        apply_tracer_request(t, e);
+    } else
         execute(t, e, action);
     if (e.flags & kSyscallMappedWrite)
         apply_mapped_write(t, e);
+    if (e.flags & kSyscallWroteProcess)
+        apply_process_write(t, e);
 }
 
 void Replayer::apply_mapped_write(Task& t, const SyscallEvent& e)
@@ -467,6 +470,8 @@ void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
     if (t.group().killed)
         return; // it is dying with its process: its exit event collects it
     collect_fresh(t);
+    if (t.at == Task::At::Gone)
+        return; // ended with its process before it ran: its exit event collects it
     store_recorded_tid(t, t.child_settid, e.tid);
     write_recorded_result(t, e);
     after_syscall(t, e);

@@ -280,6 +280,10 @@ private:
     std::map<Tid, std::pair<uint64_t, std::string>> last_events_; // recorded tid -> index, what
     // A SIGTRAP of the thread being run to a preemption point, at its
     // instruction: checks that execution (true), whichever trap it was.
+    // A recorded tracer's request that changed its tracee (replay_tracer.cpp).
+    void apply_tracer_request(Task& tracer, const SyscallEvent& e);
+    void apply_process_write(Task& writer, const SyscallEvent& e); // kSyscallWroteProcess
+    bool faults_at_point(Task& t, const StopInfo& stop, const PreemptEvent& e);
     bool preempt_point_trap(Task& t, const StopInfo& stop);
 
     // Launching and exec.

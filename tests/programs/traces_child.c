@@ -9,6 +9,13 @@
  *  thread             as attach, from a second thread of the parent;
  *  vfork              the child of a vfork calls PTRACE_TRACEME before it
  *                     execs `true`, and stops at its exec;
+ *  poke               as traceme; while the child is stopped, the parent
+ *                     reads a word of its memory (PTRACE_PEEKDATA), changes
+ *                     it (PTRACE_POKEDATA) and changes a register the child
+ *                     then prints (PTRACE_SETREGS), and the child prints
+ *                     what it sees;
+ *  syscall            as traceme, then the parent asks for the child's
+ *                     next syscall stop (PTRACE_SYSCALL);
  *  seccomp            no child: a seccomp filter hands getppid to a tracer
  *                     (SECCOMP_RET_TRACE), which fails with ENOSYS when
  *                     there is none.
@@ -24,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +60,55 @@ static int traceme(void)
     report("traceme", child, status);
     waitpid(child, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static volatile long shared_word = 1;
+
+/* The child stops with SIGSTOP in a raw tgkill, whose result register the
+ * parent rewrites: the child prints the word and the result it got. */
+static int poke(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        long got = syscall(SYS_tgkill, getpid(), getpid(), SIGSTOP);
+        printf("child sees the word %ld and tgkill's result %ld\n", shared_word, got);
+        fflush(stdout);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    errno = 0;
+    long word = ptrace(PTRACE_PEEKDATA, child, (void*)&shared_word, NULL);
+    printf("poke: child stopped by signal %d; its word reads %ld (%s)\n", WSTOPSIG(status), word,
+           errno ? strerror(errno) : "no error");
+    fflush(stdout);
+    ptrace(PTRACE_POKEDATA, child, (void*)&shared_word, (void*)42);
+    struct user_regs_struct regs;
+    ptrace(PTRACE_GETREGS, child, NULL, &regs);
+    regs.rax = 7;
+    ptrace(PTRACE_SETREGS, child, NULL, &regs);
+    ptrace(PTRACE_CONT, child, NULL, NULL);
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int syscall_stops(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    ptrace(PTRACE_SYSCALL, child, NULL, NULL);
+    waitpid(child, &status, 0);
+    printf("syscall: child stopped by signal %d\n", WSTOPSIG(status));
+    ptrace(PTRACE_CONT, child, NULL, NULL);
+    waitpid(child, &status, 0);
+    return 0;
 }
 
 static pid_t sleeper;
@@ -133,5 +190,9 @@ int main(int argc, char** argv)
         return vforked();
     if (strcmp(how, "seccomp") == 0)
         return wants_a_tracer();
+    if (strcmp(how, "poke") == 0)
+        return poke();
+    if (strcmp(how, "syscall") == 0)
+        return syscall_stops();
     return traceme();
 }

@@ -355,6 +355,14 @@ uint64_t BpfCapture::read_copies_retired() const
     return __atomic_load_n(&impl_->skel->bss->copies_retired, __ATOMIC_SEQ_CST);
 }
 
+void BpfCapture::answer_at_exit(pid_t tid)
+{
+    uint32_t key = static_cast<uint32_t>(tid), one = 1;
+    if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.answered_calls), &key, &one, BPF_ANY))
+        throw CaptureError("cannot tell the kernel side that rewind answers a call of thread " + std::to_string(tid) +
+                           ": " + strerror(errno));
+}
+
 void BpfCapture::set_serialized(pid_t tgid, bool serialized, bool every_call)
 {
     uint32_t key = static_cast<uint32_t>(tgid), mode = every_call ? RW_SERIALIZED_EVERY_CALL : RW_SERIALIZED;

@@ -68,6 +68,10 @@ public:
     // Shared copies the kernel side withdrew because of an open for writing.
     uint64_t read_copies_retired() const;
 
+    // The supervisor answers thread `tid`'s current call itself: it stops
+    // at the call's return (RW_STALL_VIEW) whatever the call returned.
+    void answer_at_exit(pid_t tid);
+
     // The threads of process `tgid` run one at a time (or no longer do):
     // the kernel side then emits RW_REC_YIELD at the entry of every call
     // that may block (with `every_call`, for --chaos, whose point is to

@@ -150,7 +150,8 @@ void EventAssembler::discard_partial(Tid tid)
     partial_.erase(tid);
 }
 
-void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRange> memory, uint32_t extra_flags)
+void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRange> memory, uint32_t extra_flags,
+                                  std::optional<FileRef> file, uint64_t file_offset)
 {
     SyscallEvent e;
     e.seq = s.h.seq;
@@ -183,6 +184,10 @@ void EventAssembler::emit_syscall(const rw_rec_syscall& s, std::vector<MemoryRan
     }
     if ((s.h.flags & RW_SC_FILE_CANDIDATE) && s.ret > 0)
         reads_.on_read_by_content(e.tid, e.tgid, static_cast<int>(s.args[0]), s.file, static_cast<uint64_t>(s.ret));
+    if (file) {
+        e.file = std::move(file);
+        e.file_offset = file_offset;
+    }
     e.memory = std::move(memory);
     finalize_memory(e);
     // The bytes are the copy's, unless the supervisor rebuilt the call from

@@ -50,7 +50,9 @@ public:
     void discard_partial(Tid tid);
 
     // Emits a syscall from a kernel-side record and its memory.
-    void emit_syscall(const rw_rec_syscall& rec, std::vector<MemoryRange> memory, uint32_t extra_flags = 0);
+    // `file`, `file_offset`: the event's own (kSyscallWroteProcess).
+    void emit_syscall(const rw_rec_syscall& rec, std::vector<MemoryRange> memory, uint32_t extra_flags = 0,
+                      std::optional<FileRef> file = std::nullopt, uint64_t file_offset = 0);
 
     // The thread entered syscall `nr`. With `place`, its event goes to that
     // place in the stream (the thread gave up the CPU there); without, it

@@ -309,10 +309,7 @@ RecordResult record(const RecordOptions& options)
     shield_from_program_signals();
     uint64_t started = unix_time_ns();
     Launcher launcher(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
-    // TRACESECCOMP: the recording filter's stops (recording_filter.h).
-    long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-                PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL;
-    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(opts)) != 0)
+    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(kRecordingPtraceOptions)) != 0)
         throw UsageError(std::string("cannot trace the program: ") + strerror(errno) +
                              " (is another tracer or a Yama ptrace_scope setting in the way?)",
                          1);

@@ -212,6 +212,7 @@ void Supervisor::on_stop(pid_t tid, int status)
         Tid tgid = it != threads_.end() ? it->second.tgid : tid;
         if (it != threads_.end())
             threads_.erase(it);
+        forget_tracing(tid);
         if (std::none_of(threads_.begin(), threads_.end(), [&](const auto& kv) { return kv.second.tgid == tgid; }))
             random_sites_.forget(tgid, false);
         on_thread_gone(tid, tgid);
@@ -263,7 +264,9 @@ bool Supervisor::resume(Thread& t, int signo)
         t.out_of_turn = false;
         t.parked_signal = 0;
     }
-    long request = t.syscall_stops ? PTRACE_SYSCALL : PTRACE_CONT;
+    long request = std::exchange(t.step_next, false) ? PTRACE_SINGLESTEP
+                   : t.syscall_stops                 ? PTRACE_SYSCALL
+                                                     : PTRACE_CONT;
     if (::ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, reinterpret_cast<void*>(long(signo))) == 0)
         return true;
     if (errno != ESRCH)
@@ -291,8 +294,12 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
         on_exec(t);
         break;
     case PTRACE_EVENT_SECCOMP:
-        on_seccomp_stop(t); // the thread stays stopped: the recording ends there
+        on_seccomp_stop(t); // resumes the thread, or keeps it stopped
         return;
+    case PTRACE_EVENT_EXIT:
+        if (event_stop_for_tracer(t, event))
+            return;
+        break;
     default:
         break;
     }
@@ -302,8 +309,30 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
 void Supervisor::on_event_stop(Thread& t, int signal)
 {
     if (signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU) {
-        // A group stop: keep the thread stopped until SIGCONT, as without us.
+        // A group stop: keep the thread stopped until SIGCONT, as without
+        // us (or, traced by a recorded tracer, until it says so).
+        if (group_stop_for_tracer(t, signal))
+            return;
         ::ptrace(PTRACE_LISTEN, t.tid, nullptr, nullptr);
+        // Stopped until SIGCONT, it lets the others of its schedule run
+        // (its parent may wait for this stop); it goes on in its turn.
+        if (serialized(t) && !t.out_of_turn) {
+            capture_.drain();
+            give_up_cpu(t);
+            t.out_of_turn = true;
+        }
+        return;
+    }
+    if (t.wake_requested) {
+        // Out of a wait of the kernel's, which it restarts: a tracee's stop
+        // answers it now.
+        t.wake_requested = false;
+        t.waits_for_tracees = false;
+    }
+    if (event_stop_for_tracer(t, PTRACE_EVENT_STOP)) {
+        // (Any interrupt of rewind's own came as the same stop.)
+        t.interrupt_requested = false;
+        t.preempt_requested = false;
         return;
     }
     // A new task's first stop, or the interrupt we asked for.
@@ -417,6 +446,8 @@ void Supervisor::record_signal(Thread& t, const siginfo_t& info, SignalKind kind
 void Supervisor::on_signal(Thread& t, int signo)
 {
     siginfo_t si = get_siginfo(t.tid);
+    if (forge_tracer_sigchld(t, si))
+        si = get_siginfo(t.tid);
 
     if (signo == RW_STALL_SIGNAL) {
         if (auto stall = capture_.take_stall(t.tid)) {
@@ -448,19 +479,23 @@ void Supervisor::on_signal(Thread& t, int signo)
             siginfo_t original = *it;
             t.resent.erase(it);
             set_siginfo(t.tid, original);
-            if (t.at_position)
-                record_signal(t, original, SignalKind::AtPosition, t.position);
-            else
-                record_signal(t, original, SignalKind::AtSyscall, regs);
+            SignalKind kind = t.at_position ? SignalKind::AtPosition : SignalKind::AtSyscall;
+            const Registers& where = t.at_position ? t.position : regs;
+            bool held = stop_for_tracer(t, original, kind, where);
+            if (!held)
+                record_signal(t, original, kind, where);
             if (t.resent.empty()) {
                 t.at_position = false;
                 t.position_pages.clear();
             }
-            resume(t, signo);
+            if (!held)
+                resume(t, signo);
             return;
         }
     }
     if (is_fault(signo, si) && static_cast<int64_t>(regs[Registers::ORIG_RAX]) < 0) {
+        if (stop_for_tracer(t, si, SignalKind::Fault, regs))
+            return;
         record_signal(t, si, SignalKind::Fault, regs);
         if (*t.namespace_init && fault_kills_namespace_init(t.tid, signo)) {
             let_fault_kill(t);
@@ -473,6 +508,8 @@ void Supervisor::on_signal(Thread& t, int signo)
         // Leaving a syscall: no user instruction ran since its exit event.
         // (The uretprobe trampoline's own syscall, not in the trace, leaves
         // orig_rax at -1: a signal delivered as it returns is in user code.)
+        if (stop_for_tracer(t, si, SignalKind::AtSyscall, regs))
+            return;
         record_signal(t, si, SignalKind::AtSyscall, regs);
         resume(t, signo);
         return;
@@ -583,6 +620,8 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
     const rw_stall* stall = &stall_entry;
     // Everything the kernel side emitted before the stall is in the ring.
     capture_.drain();
+    if (stall->reason == RW_STALL_VIEW && finish_answered_call(t, *stall))
+        return;
     if (is_shared_mapping_call(stall->sc))
         note_shared_mapping(t, stall->sc);
     rw_stall viewed;
@@ -602,8 +641,26 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
         auto captured = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret);
         if (auto own = own_memory_written(mem, t.tgid, stall->sc.nr, args, stall->sc.ret))
             captured.memory.push_back(std::move(*own));
-        assembler_.emit_syscall(stall->sc, std::move(captured.memory),
-                                kSyscallRebuilt | (captured.unsized ? uint32_t(kSyscallUnsized) : 0u));
+        uint32_t flags = kSyscallRebuilt | (captured.unsized ? uint32_t(kSyscallUnsized) : 0u);
+        std::optional<FileRef> file;
+        uint64_t file_offset = 0;
+        if (stall->reason == RW_STALL_PROCESS_MEMORY) {
+            if (auto w = process_memory_written(mem, stall->sc.nr, args, stall->sc.ret)) {
+                flags |= kSyscallWroteProcess;
+                file = FileRef{0, 0, 0, 0, "", "/proc/" + std::to_string(w->tid) + "/mem"};
+                file_offset = w->at;
+                if (!threads_.count(w->tid))
+                    problem("thread " + std::to_string(t.tid) + " wrote into the memory of process " +
+                                std::to_string(w->tid) + ", which is not recorded",
+                            t.tid);
+            } else {
+                problem("thread " + std::to_string(t.tid) +
+                            " wrote into another process's memory, and rewind "
+                            "cannot tell where",
+                        t.tid);
+            }
+        }
+        assembler_.emit_syscall(stall->sc, std::move(captured.memory), flags, std::move(file), file_offset);
         if (!captured.problem.empty())
             problem("thread " + std::to_string(t.tid) + ": " + captured.problem, t.tid);
         stalls_++;
@@ -681,6 +738,7 @@ void Supervisor::on_exec(Thread& t)
     files_.store_mappings(t.tid, e.mappings);
     e.seq = capture_.next_seq();
     emit(std::move(e));
+    trap_exec_for_tracer(t);
 }
 
 } // namespace rw

@@ -20,6 +20,7 @@
 // stops the thread when such a call returns.
 #pragma once
 
+#include <sys/ptrace.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -32,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "emulated_tracing.h"
 #include "env_scrub.h"
 #include "event.h"
 #include "hw_breakpoint.h"
@@ -41,6 +43,12 @@
 #include "written_pages.h"
 
 namespace rw {
+
+// The supervisor's options as the tracer of every recorded thread.
+// TRACESECCOMP: the recording filter's stops (recording_filter.h).
+inline constexpr long kRecordingPtraceOptions = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+                                                PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP |
+                                                PTRACE_O_EXITKILL;
 
 class BpfCapture;
 class EventAssembler;
@@ -98,10 +106,21 @@ public:
     uint64_t syscall_handovers() const { return syscall_handovers_; }
 
 private:
+    // A call the supervisor answers itself: the call runs and fails without
+    // effect, and at its return gets this result and these outputs.
+    struct AnsweredCall {
+        int64_t ret = 0;
+        std::vector<MemoryRange> inputs; // what it read of the caller's memory
+        std::vector<MemoryRange> outputs;
+        int restore_arg = -1; // an argument changed to make the call fail, and its value
+        uint64_t restore_value = 0;
+    };
+
     struct Thread {
         Tid tid = 0;
         Tid tgid = 0;
         bool syscall_stops = false;           // resumed with PTRACE_SYSCALL
+        bool step_next = false;               // resumed once with PTRACE_SINGLESTEP (a recorded tracer's)
         std::vector<siginfo_t> deferred;      // waiting for a syscall boundary
         std::vector<siginfo_t> resent;        // re-sent, awaiting delivery
         std::optional<bool> namespace_init;   // its process is a PID namespace's init (asked once)
@@ -128,6 +147,13 @@ private:
         std::chrono::steady_clock::time_point probe_deadline{};
         Registers probe_from;                // registers where the probe started
         std::optional<WrittenPages> written; // since the probe started
+        // Tracing between recorded processes (supervisor_tracing.cpp).
+        std::optional<AnsweredCall> answered;    // its current call's answer, given at its return
+        bool waits_for_tracees = false;          // in a wait of the kernel's that a tracee's stop must end
+        bool wake_requested = false;             // a PTRACE_INTERRUPT of ours ends that wait
+        bool holds_wait = false;                 // held at a wait's entry until a tracee of its stops
+        std::optional<Registers> preempted_at;   // where its last stop for a tracer in user code was recorded
+        std::optional<uint64_t> preempted_after; // … after this syscall of its own
     };
 
     Thread& thread(Tid tid);
@@ -140,6 +166,22 @@ private:
     void on_exec(Thread& t);
     // Refusing a program that traces processes itself (supervisor_refusal.cpp).
     void on_seccomp_stop(Thread& t);
+    // Tracing between recorded processes (supervisor_tracing.cpp).
+    void on_ptrace_call(Thread& t, const uint64_t (&args)[6]);
+    void on_wait_call(Thread& t);
+    void answer(Thread& t, AnsweredCall call);
+    bool finish_answered_call(Thread& t, const rw_stall& stall); // true: it was one
+    bool stop_for_tracer(Thread& t, const siginfo_t& si, SignalKind kind, const Registers& regs);
+    bool group_stop_for_tracer(Thread& t, int signo);
+    bool event_stop_for_tracer(Thread& t, int event);
+    void enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedStop stop);
+    void continue_tracee(EmulatedTracee& tracee, int signo);
+    bool stops_alone(const Thread& t, int signo) const; // `signo` would stop `t`'s process, `t` alone
+    void tell_tracer(const EmulatedTracee& tracee);
+    bool forge_tracer_sigchld(Thread& t, const siginfo_t& si);
+    void forget_tracing(Tid tid);
+    void trap_exec_for_tracer(Thread& t); // the SIGTRAP an exec sends a tracee that is not seized
+    void refuse_request(Thread& t, const std::string& request, const std::string& why);
     void refuse(Thread& t, std::string why);
     void on_stop_after_refusal(pid_t tid, int status);
     bool refusal_outlived();        // true: processes outlived SIGKILL for too long (said as a problem)
@@ -214,6 +256,9 @@ private:
     // even when it makes progress (not for one that blocks SIGTRAP).
     void probe_by_stepping(Thread& t, bool budget_preempts);
     void preempt_here(Thread& t, std::optional<std::vector<uint64_t>> pages);
+    // The CPU changes hands where `t` stands in user code: the point replay
+    // runs it to before the others go on.
+    void record_preemption(Thread& t, std::optional<std::vector<uint64_t>> pages);
     void emit(Event event);
     void problem(std::string message, Tid tid);
 
@@ -226,8 +271,10 @@ private:
     std::map<Tid, Thread> threads_;
     ThreadScheduler scheduler_;
     MemoryGroups groups_;
-    std::map<Tid, Tid> held_children_; // new processes at their first stop -> the parent they wait for
-    std::map<Tid, bool> forks_seen_;   // new processes whose first stop is to come -> joined a group
+    EmulatedTracing tracing_;
+    std::map<Tid, siginfo_t> tracer_sigchld_; // tracer process -> the SIGCHLD the kernel would have sent it
+    std::map<Tid, Tid> held_children_;        // new processes at their first stop -> the parent they wait for
+    std::map<Tid, bool> forks_seen_;          // new processes whose first stop is to come -> joined a group
     pid_t initial_ = -1;
     int initial_status_ = 0;
     uint64_t killed_at_exit_ = 0;

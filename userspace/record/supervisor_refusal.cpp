@@ -1,12 +1,9 @@
-// Refusing a program that traces processes itself.
+// The recording filter's stops (recording_filter.h), and refusing what
+// rewind cannot record.
 //
-// Every recorded process is traced by the supervisor already, so a program
-// cannot become the tracer of one: its PTRACE_TRACEME or PTRACE_ATTACH
-// fails, or, when it does not look at the result, it waits for a stop that
-// the supervisor receives instead, for ever. rewind cannot stand in for the
-// program's tracer, so the recording stops at the call, before it runs:
-// the recording filter (recording_filter.h) stops the thread at its entry
-// (PTRACE_EVENT_SECCOMP). The supervisor ends the trace there with a note
+// A ptrace or wait call goes to the stand-in for a tracer
+// (supervisor_tracing.cpp). What cannot be recorded stops the recording at
+// the call, before it runs: the supervisor ends the trace there with a note
 // that says why, kills the recorded processes and reaps them; their deaths
 // are rewind's doing, not the program's, and are left out of the trace.
 #include <sys/ptrace.h>
@@ -63,15 +60,19 @@ void Supervisor::on_seccomp_stop(Thread& t)
         throw std::system_error(errno, std::generic_category(), "PTRACE_GET_SYSCALL_INFO " + std::to_string(t.tid));
     if (info.op != PTRACE_SYSCALL_INFO_SECCOMP)
         throw std::runtime_error("thread " + std::to_string(t.tid) + ": a seccomp stop that is not one");
-    uint64_t request = info.seccomp.args[0];
-    auto name = tracing_request_name(request);
-    if (info.seccomp.ret_data == kTracingRefused && name) {
-        std::string call = "ptrace(" + *name;
-        if (request != PTRACE_TRACEME)
-            call += ", " + std::to_string(static_cast<pid_t>(info.seccomp.args[1]));
-        refuse(t, who(t.tid, t.tgid) + " called " + call +
-                      "): rewind cannot record a program that traces processes itself (rewind is the tracer "
-                      "of every recorded process)");
+    if (info.arch == AUDIT_ARCH_X86_64 && info.seccomp.ret_data == kPtraceCall) {
+        uint64_t args[6];
+        std::copy(std::begin(info.seccomp.args), std::end(info.seccomp.args), args);
+        on_ptrace_call(t, args);
+        return;
+    }
+    if (info.arch == AUDIT_ARCH_X86_64 && info.seccomp.ret_data == kWaitCall) {
+        on_wait_call(t);
+        return;
+    }
+    if (info.seccomp.ret_data == kTracingRefused) {
+        refuse(t, who(t.tid, t.tgid) + " called ptrace through the 32-bit system call interface: rewind stands in "
+                                       "for a recorded tracer only through the 64-bit one");
         return;
     }
     // A seccomp filter of the program's own asked for a tracer. Natively,
@@ -83,6 +84,11 @@ void Supervisor::on_seccomp_stop(Thread& t)
     refuse(t, who(t.tid, t.tgid) + " made the system call " + call_name(info) +
                   ", which its own seccomp filter hands to a tracer (SECCOMP_RET_TRACE): rewind cannot record a "
                   "program that relies on a tracer of its own");
+}
+
+void Supervisor::refuse_request(Thread& t, const std::string& request, const std::string& why)
+{
+    refuse(t, who(t.tid, t.tgid) + " called ptrace(" + request + "): " + why);
 }
 
 void Supervisor::refuse(Thread& t, std::string why)

@@ -408,6 +408,13 @@ bool Supervisor::on_probe_trap(Thread& t)
 
 void Supervisor::preempt_here(Thread& t, std::optional<std::vector<uint64_t>> pages)
 {
+    record_preemption(t, std::move(pages));
+    // The trap is ours: the thread waits, stopped here, for its next turn.
+    hand_over(t);
+}
+
+void Supervisor::record_preemption(Thread& t, std::optional<std::vector<uint64_t>> pages)
+{
     capture_.drain();
     t.written.reset();
     PreemptEvent e;
@@ -424,8 +431,6 @@ void Supervisor::preempt_here(Thread& t, std::optional<std::vector<uint64_t>> pa
     e.pages_hash = page_digest(t.tid, e.pages);
     e.seq = capture_.next_seq();
     emit(std::move(e));
-    // The trap is ours: the thread waits, stopped here, for its next turn.
-    hand_over(t);
 }
 
 } // namespace rw

@@ -144,8 +144,8 @@ CapturedMemory capture_syscall_memory(const TraceeMemory& mem, int nr, const uin
     return captured;
 }
 
-std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid, int nr,
-                                              const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
+std::optional<ProcessMemoryWrite> process_memory_written(const TraceeMemory& mem, int nr,
+                                                         const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
 {
     const rw_sys_spec spec = resolve_spec(nr, args).spec;
     if (!(spec.flags & RW_SYS_WRITES_FILE) || ret <= 0)
@@ -153,14 +153,14 @@ std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid,
     std::string fd = "/proc/" + std::to_string(mem.tid()) + "/fd/" + std::to_string(args[0]);
     std::error_code ec;
     std::string target = std::filesystem::read_symlink(fd, ec).string();
-    // "/proc/N/mem" or "/proc/N/task/M/mem", N a thread of the writer's process.
+    // "/proc/N/mem" or "/proc/N/task/M/mem".
     long n = 0;
-    if (ec || std::sscanf(target.c_str(), "/proc/%ld/", &n) != 1 || !target.ends_with("/mem") ||
-        proc_status_number(static_cast<pid_t>(n), "Tgid") != tgid)
+    if (ec || std::sscanf(target.c_str(), "/proc/%ld/", &n) != 1 || !target.ends_with("/mem"))
         return std::nullopt;
-    uint64_t at = 0;
+    ProcessMemoryWrite w;
+    w.tid = static_cast<Tid>(n);
     if (spec.offset_arg < RW_MAX_ARGS && static_cast<int64_t>(args[spec.offset_arg]) != -1) {
-        at = args[spec.offset_arg];
+        w.at = args[spec.offset_arg];
     } else {
         // The file position after the write, less what it wrote.
         std::ifstream info("/proc/" + std::to_string(mem.tid()) + "/fdinfo/" + std::to_string(args[0]));
@@ -168,8 +168,19 @@ std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid,
         uint64_t pos = 0;
         if (!(info >> key >> pos) || key != "pos:")
             return std::nullopt;
-        at = pos - static_cast<uint64_t>(ret);
+        w.at = pos - static_cast<uint64_t>(ret);
     }
+    return w;
+}
+
+std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid, int nr,
+                                              const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
+{
+    auto written = process_memory_written(mem, nr, args, ret);
+    if (!written || proc_status_number(written->tid, "Tgid") != tgid)
+        return std::nullopt;
+    const rw_sys_spec spec = resolve_spec(nr, args).spec;
+    uint64_t at = written->at;
     MemoryRange r;
     r.addr = at;
     r.buffer = spec.nbufs;
@@ -199,8 +210,9 @@ void finalize_memory(SyscallEvent& e)
     }
     const SyscallInfo* info = find_syscall(e.nr);
     // Replay writes what went into a mapped file into its own copy.
-    bool keep_inputs =
-        (info && info->fd_arg >= 0 && e.args[info->fd_arg] < kKeepInputFdLimit) || (e.flags & kSyscallMappedWrite);
+    // So does replay with what went into another process's memory.
+    bool keep_inputs = (info && info->fd_arg >= 0 && e.args[info->fd_arg] < kKeepInputFdLimit) ||
+                       (e.flags & (kSyscallMappedWrite | kSyscallWroteProcess));
     uint64_t args[RW_MAX_ARGS];
     std::copy(e.args.begin(), e.args.end(), args);
     const rw_sys_spec spec = resolve_spec(e.nr, args).spec;

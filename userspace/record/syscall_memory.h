@@ -51,6 +51,15 @@ struct CapturedMemory {
 CapturedMemory capture_syscall_memory(const TraceeMemory& mem, int nr, const uint64_t (&args)[RW_MAX_ARGS],
                                       int64_t ret);
 
+// A write through a /proc/PID/mem file: the thread whose file it is (its
+// process's memory is what it wrote), and where the write went.
+struct ProcessMemoryWrite {
+    Tid tid = 0;
+    uint64_t at = 0;
+};
+std::optional<ProcessMemoryWrite> process_memory_written(const TraceeMemory& mem, int nr,
+                                                         const uint64_t (&args)[RW_MAX_ARGS], int64_t ret);
+
 // A write through /proc/PID/mem of the writer's own process (`tgid`): the
 // bytes it put in the process's memory, as an output of the call at the
 // address the file offset names (what the kernel side records, for a call

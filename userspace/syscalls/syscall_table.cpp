@@ -303,8 +303,9 @@ const std::vector<SyscallInfo>& table()
         with(kNewFd, sys(SYS_fanotify_init, "fanotify_init", "xx", R::Emulate)),
         sys(SYS_fanotify_mark, "fanotify_mark", "fxxfs", R::Emulate, {in_str(4)}),
         sys(SYS_setpriority, "setpriority", "ddd", R::Emulate),
-        refused("a tracer's requests act on another thread's state at its stops, which rewind does not record",
-                sys(SYS_ptrace, "ptrace", "ddpp", R::Refuse)),
+        // A recorded tracer's requests are answered by the recorder, which
+        // records their outputs (supervisor_tracing.cpp).
+        sys(SYS_ptrace, "ptrace", "ddpp", R::Emulate),
         // BPF: maps and programs live in the kernel; the replay serves what
         // the program learns of them (a map's values, a verifier's log).
         keeps(sys_spec(SYS_bpf, "bpf", "dpu", R::Emulate, dispatch(0))),

@@ -108,6 +108,10 @@ enum SyscallFlags : uint32_t {
     // An output's size depends on kernel state the recorder could not read
     // (a semaphore set removed meanwhile): what it wrote is missing.
     kSyscallUnsized = 1u << 7,
+    // Wrote another process's memory through `file` (its /proc/PID/mem, the
+    // path naming the recorded thread): its input ranges went there, from
+    // address file_offset on.
+    kSyscallWroteProcess = 1u << 8,
 };
 
 struct SyscallEvent {
@@ -123,7 +127,7 @@ struct SyscallEvent {
     uint32_t flags = 0;
     std::vector<MemoryRange> memory;
     std::optional<FileRef> file; // mmap of a file; the file a kSyscallMappedWrite changed
-    uint64_t file_offset = 0;    // kSyscallMappedWrite: where its data went in `file`
+    uint64_t file_offset = 0;    // kSyscallMappedWrite, kSyscallWroteProcess: where its data went in `file`
     bool operator==(const SyscallEvent&) const = default;
 };
 

@@ -144,7 +144,7 @@ void encode(ByteWriter& w, const SyscallEvent& e)
     w.u8(e.file ? 1 : 0);
     if (e.file)
         put_file(w, *e.file);
-    if (e.flags & kSyscallMappedWrite)
+    if (e.flags & (kSyscallMappedWrite | kSyscallWroteProcess))
         w.varint(e.file_offset);
 }
 
@@ -200,9 +200,9 @@ void decode_syscall(ByteReader& r, SyscallEvent& e)
     else
         e.file.reset();
     e.file_offset = 0;
-    if (e.flags & kSyscallMappedWrite) {
+    if (e.flags & (kSyscallMappedWrite | kSyscallWroteProcess)) {
         if (!e.file)
-            throw FormatError("a write to a mapped file that names no file");
+            throw FormatError("a write to a mapped file or to a process's memory that names no file");
         e.file_offset = r.varint();
     }
 }

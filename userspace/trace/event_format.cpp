@@ -153,7 +153,9 @@ std::string format_event(uint64_t index, const Event& event, const FormatOptions
                     s += "   <captured by the supervisor>";
                 if (e.flags & kSyscallInSync)
                     s += "   <inside a synchronization call>";
-                if (e.file && (e.flags & kSyscallMappedWrite))
+                if (e.file && (e.flags & kSyscallWroteProcess))
+                    s += fmt::format("   <writes the memory of {} at {:#x}>", e.file->path, e.file_offset);
+                else if (e.file && (e.flags & kSyscallMappedWrite))
                     s += fmt::format("   <writes a mapped file, inode {}:{}, at {}; {} bytes after>", e.file->dev,
                                      e.file->ino, e.file_offset, e.file->size);
                 else if (e.file)
@@ -270,6 +272,8 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                     flags.push_back("in-sync");
                 if (e.flags & kSyscallMappedWrite)
                     flags.push_back("mapped-write");
+                if (e.flags & kSyscallWroteProcess)
+                    flags.push_back("wrote-process");
                 if (e.flags & kSyscallUnsized)
                     flags.push_back("unsized");
                 j["flags"] = flags;

@@ -1,0 +1,280 @@
+// Tracing between recorded processes (emulated_tracing.h): the stops of
+// a recorded tracer's tracees, as it sees them, and what its exit does.
+// Its requests and waits are answered in supervisor_tracer_calls.cpp.
+//
+// Replay needs nothing of this: a tracee's stop is a stretch in which it
+// has no events. Stopped in user code, a tracee gets a preemption point
+// there, which replay runs it to before the tracer looks at it or changes
+// it.
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string_view>
+
+#include "bpf_capture.h"
+#include "event_assembler.h"
+#include "supervisor.h"
+#include "tracee.h"
+
+namespace rw {
+namespace {
+
+bool is_stop_signal(int signo)
+{
+    return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+}
+
+// Bit `signo` of a /proc/TID/status signal mask (SigCgt and the like).
+bool in_status_mask(Tid tid, std::string_view field, int signo)
+{
+    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':')
+            return (std::stoull(line.substr(field.size() + 1), nullptr, 16) >> (signo - 1)) & 1;
+    return false;
+}
+
+} // namespace
+
+bool Supervisor::stops_alone(const Thread& t, int signo) const
+{
+    if (!is_stop_signal(signo) || in_status_mask(t.tid, "SigCgt", signo) || in_status_mask(t.tid, "SigIgn", signo) ||
+        in_status_mask(t.tid, "SigBlk", signo))
+        return false;
+    return std::count_if(threads_.begin(), threads_.end(), [&](const auto& kv) { return kv.second.tgid == t.tgid; }) ==
+           1;
+}
+
+bool Supervisor::stop_for_tracer(Thread& t, const siginfo_t& si, SignalKind kind, const Registers& regs)
+{
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee || si.si_signo == SIGKILL)
+        return false;
+    EmulatedStop stop;
+    stop.kind = EmulatedStop::Kind::Signal;
+    stop.status = signal_stop_status(si.si_signo);
+    stop.siginfo = si;
+    stop.signal_kind = kind;
+    stop.regs = regs;
+    if (kind == SignalKind::AtPosition)
+        stop.pages = t.position_pages;
+    if (tracee->exec_trap && si.si_signo == SIGTRAP && si.si_code == SI_TKILL && si.si_pid == getpid()) {
+        tracee->exec_trap = false;
+        stop.siginfo = siginfo_t{};
+        stop.siginfo.si_signo = SIGTRAP;
+        stop.siginfo.si_code = SI_USER;
+        stop.siginfo.si_pid = t.tgid;
+        stop.siginfo.si_uid = thread_uid(t.tgid);
+    }
+    enter_tracer_stop(t, *tracee, std::move(stop));
+    return true;
+}
+
+bool Supervisor::group_stop_for_tracer(Thread& t, int signo)
+{
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee)
+        return false;
+    // Attached while stopped: PTRACE_ATTACH's interrupt ends the listening
+    // of the group stop, which is the stop the tracer sees.
+    tracee->attach_stop = false;
+    EmulatedStop stop;
+    stop.kind = EmulatedStop::Kind::Group;
+    stop.status = group_stop_status(signo, tracee->seized);
+    enter_tracer_stop(t, *tracee, std::move(stop));
+    return true;
+}
+
+bool Supervisor::event_stop_for_tracer(Thread& t, int event)
+{
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee)
+        return false;
+    if (tracee->options_pending) {
+        tracee->options_pending = false;
+        long real = kRecordingPtraceOptions | (tracee->options & PTRACE_O_TRACEEXIT);
+        ::ptrace(PTRACE_SETOPTIONS, t.tid, nullptr, reinterpret_cast<void*>(real));
+    }
+    if (event == PTRACE_EVENT_STOP && tracee->attach_stop && !tracee->stop) {
+        tracee->attach_stop = false;
+        EmulatedStop stop;
+        stop.kind = EmulatedStop::Kind::Signal;
+        stop.status = signal_stop_status(SIGSTOP);
+        stop.siginfo.si_signo = SIGSTOP;
+        stop.siginfo.si_code = SI_KERNEL; // the kernel sends it as itself
+        stop.regs = get_registers(t.tid);
+        // At a syscall's exit (one the interrupt cut short) a signal the
+        // tracer passes on is delivered here; in user code, it is sent
+        // again (continue_tracee).
+        stop.resend = static_cast<int64_t>(stop.regs[Registers::ORIG_RAX]) < 0;
+        enter_tracer_stop(t, *tracee, std::move(stop));
+        return true;
+    }
+    bool interrupt = event == PTRACE_EVENT_STOP && tracee->interrupt_requested;
+    bool exit = event == PTRACE_EVENT_EXIT && (tracee->options & PTRACE_O_TRACEEXIT);
+    if (event == PTRACE_EVENT_STOP)
+        tracee->interrupt_requested = false;
+    if ((!interrupt && !exit) || tracee->stop)
+        return false;
+    EmulatedStop stop;
+    stop.kind = EmulatedStop::Kind::Event;
+    stop.status = event_stop_status(event);
+    stop.regs = get_registers(t.tid);
+    if (exit)
+        stop.event_msg = get_event_msg(t.tid);
+    enter_tracer_stop(t, *tracee, std::move(stop));
+    return true;
+}
+
+void Supervisor::enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedStop stop)
+{
+    // Stopped in user code, the point is recorded: replay runs it there
+    // before the tracer looks at it or changes it. (Not again where it was
+    // stopped last with nothing of its own in between, as a fault the
+    // tracer let pass without its signal is: replay has it there already.)
+    capture_.drain();
+    bool in_syscall = static_cast<int64_t>(stop.regs[Registers::ORIG_RAX]) >= 0;
+    bool at_boundary =
+        stop.kind == EmulatedStop::Kind::Group || (stop.kind == EmulatedStop::Kind::Event && in_syscall) ||
+        (stop.kind == EmulatedStop::Kind::Signal && !stop.resend && stop.signal_kind == SignalKind::AtSyscall);
+    bool rests_there = t.preempted_at && same_registers(*t.preempted_at, stop.regs) &&
+                       assembler_.last_syscall_seq(t.tid) == t.preempted_after;
+    if (!at_boundary && !rests_there) {
+        record_preemption(t, std::vector<uint64_t>{});
+        t.preempted_at = stop.regs;
+        t.preempted_after = assembler_.last_syscall_seq(t.tid);
+    }
+    // Its process's other threads (or those of processes it shares memory
+    // with, its tracer among them) run meanwhile.
+    if (serialized(t) && !t.out_of_turn) {
+        give_up_cpu(t);
+        t.out_of_turn = true;
+    }
+    tracee.stop = std::move(stop);
+    tell_tracer(tracee);
+}
+
+void Supervisor::continue_tracee(EmulatedTracee& tracee, int signo)
+{
+    auto it = threads_.find(tracee.tid);
+    std::optional<EmulatedStop> stop = std::move(tracee.stop);
+    tracee.stop.reset();
+    if (it == threads_.end() || !stop)
+        return;
+    Thread& t = it->second;
+    int deliver = 0;
+    if (stop->kind == EmulatedStop::Kind::Signal && signo != 0 && stops_alone(t, signo)) {
+        // The signal would stop the tracee's process, which is the tracee
+        // alone: its group stop, as the tracer sees it, comes at once, and
+        // nothing is delivered (a real one would leave replay a stop to
+        // end that no recorded event ends).
+        EmulatedStop group;
+        group.kind = EmulatedStop::Kind::Group;
+        group.status = group_stop_status(signo, tracee.seized);
+        tracee.stop = std::move(group);
+        tell_tracer(tracee);
+        return;
+    }
+    if (stop->kind == EmulatedStop::Kind::Signal && signo != 0) {
+        siginfo_t si = stop->siginfo;
+        if (signo != si.si_signo) {
+            // The tracer changed the signal: the kernel says it sent it.
+            si = siginfo_t{};
+            si.si_signo = signo;
+            si.si_code = SI_USER;
+            si.si_pid = tracee.tracer_tgid;
+            si.si_uid = thread_uid(tracee.tracer_tgid);
+        }
+        if (stop->resend) {
+            // Stopped in user code by rewind's interrupt: the signal goes
+            // as any other sent to the thread, delivered at its next
+            // syscall.
+            syscall(SYS_tgkill, t.tgid, t.tid, signo);
+            resume(t, 0);
+            return;
+        }
+        set_siginfo(t.tid, si);
+        t.position_pages = stop->pages;
+        // (Registers the tracer set since are those it is delivered with.)
+        Registers regs = stop->signal_kind == SignalKind::AtPosition ? stop->regs : get_registers(t.tid);
+        record_signal(t, si, stop->signal_kind, regs);
+        t.position_pages.clear();
+        deliver = signo;
+    }
+    resume(t, deliver);
+}
+
+void Supervisor::tell_tracer(const EmulatedTracee& tracee)
+{
+    // The kernel's SIGCHLD to the tracer (sent by rewind, its siginfo set
+    // to the kernel's when it arrives: forge_tracer_sigchld).
+    tracer_sigchld_[tracee.tracer_tgid] = cld_trapped(tracee, tracee.stop->status);
+    ::kill(tracee.tracer_tgid, SIGCHLD);
+    std::vector<Tid> held;
+    for (auto& [tid, th] : threads_) {
+        if (th.tgid != tracee.tracer_tgid)
+            continue;
+        if (th.holds_wait)
+            held.push_back(tid);
+        else if (th.waits_for_tracees && !th.wake_requested && ::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) == 0)
+            th.wake_requested = true;
+    }
+    for (Tid tid : held)
+        if (auto it = threads_.find(tid); it != threads_.end() && it->second.holds_wait)
+            on_wait_call(it->second);
+}
+
+bool Supervisor::forge_tracer_sigchld(Thread& t, const siginfo_t& si)
+{
+    if (si.si_signo != SIGCHLD || si.si_code != SI_USER || si.si_pid != getpid())
+        return false;
+    auto it = tracer_sigchld_.find(t.tgid);
+    if (it == tracer_sigchld_.end())
+        return false;
+    set_siginfo(t.tid, it->second);
+    tracer_sigchld_.erase(it);
+    return true;
+}
+
+void Supervisor::trap_exec_for_tracer(Thread& t)
+{
+    // An exec of a tracee attached the old way (not seized) and without
+    // PTRACE_O_TRACEEXEC sends it a SIGTRAP, delivered as the call
+    // returns; it is the kernel's, whose siginfo names the tracee
+    // (stop_for_tracer).
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee || tracee->seized || (tracee->options & PTRACE_O_TRACEEXEC))
+        return;
+    tracee->exec_trap = true;
+    syscall(SYS_tgkill, t.tgid, t.tid, SIGTRAP);
+}
+
+void Supervisor::forget_tracing(Tid tid)
+{
+    try {
+        if (EmulatedTracee* tracee = tracing_.find(tid)) {
+            Tid tracer_tgid = tracee->tracer_tgid;
+            tracing_.erase(tid);
+            // A wait held for it alone is the kernel's again.
+            for (auto& [other, th] : threads_)
+                if (th.tgid == tracer_tgid && th.holds_wait) {
+                    th.holds_wait = false;
+                    resume(th, 0);
+                }
+        }
+        // A tracer's exit lets its tracees go on.
+        for (Tid tracee : tracing_.tracees_of(tid)) {
+            EmulatedTracee copy = *tracing_.find(tracee);
+            tracing_.erase(tracee);
+            continue_tracee(copy, 0);
+        }
+    } catch (const std::system_error& e) {
+        if (e.code().value() != ESRCH)
+            throw;
+    }
+}
+
+} // namespace rw

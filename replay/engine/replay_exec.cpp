@@ -84,6 +84,7 @@ void Replayer::enter_exec(Task& t, const ExecEvent& e)
 {
     resume(t, Resume::Syscall);
     StopInfo s = wait_stop(t, "execve(\"" + e.filename + "\")");
+    s = past_group_stop(t, s, Resume::Syscall, "execve(\"" + e.filename + "\")");
     long nr = s.kind == StopInfo::Kind::SyscallStop ? static_cast<long>(t.regs()[Registers::ORIG_RAX]) : -1;
     if (nr != SYS_execve && nr != SYS_execveat)
         diverge(t, "expected execve(\"" + e.filename + "\"), got " + describe_stop(t, s));

@@ -63,6 +63,11 @@ std::optional<uint64_t> remote_hash(const TraceeMemory& mem, uint64_t addr, uint
     return XXH3_64bits_digest(state.get());
 }
 
+bool is_stop_signal(int signo)
+{
+    return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+}
+
 bool is_write_call(int nr)
 {
     return nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev || nr == SYS_pwritev2;
@@ -137,6 +142,17 @@ void Replayer::on_syscall(const SyscallEvent& e)
         apply_process_write(t, e);
 }
 
+StopInfo Replayer::past_group_stop(Task& t, StopInfo s, Resume how, const std::string& what)
+{
+    // A group stop the recording left without a SIGCONT: a recorded tracer
+    // resumed the thread (the recorder resumes a tracee for its tracer).
+    for (int stops = 0; s.kind == StopInfo::Kind::GroupStop && is_stop_signal(s.signal) && stops < 4; stops++) {
+        resume(t, how);
+        s = wait_stop(t, what);
+    }
+    return s;
+}
+
 void Replayer::apply_mapped_write(Task& t, const SyscallEvent& e)
 {
     // The file it wrote is mapped (by this process or another): replay
@@ -196,6 +212,7 @@ void Replayer::run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how)
         resume(t, how);
         s = wait_stop(t, syscall_name(e.nr) + "()");
     }
+    s = past_group_stop(t, s, how, syscall_name(e.nr) + "()");
     restartable_ = false;
     if (s.kind != StopInfo::Kind::SyscallStop)
         diverge(t, "expected " + call_text(e) + ", got " + describe_stop(t, s));

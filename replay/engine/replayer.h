@@ -283,6 +283,9 @@ private:
     // A recorded tracer's request that changed its tracee (replay_tracer.cpp).
     void apply_tracer_request(Task& tracer, const SyscallEvent& e);
     void apply_process_write(Task& writer, const SyscallEvent& e); // kSyscallWroteProcess
+    // A stop of `t` that is a group stop the recording left without a
+    // SIGCONT (a recorded tracer resumed it): resumed `how`, its next stop.
+    StopInfo past_group_stop(Task& t, StopInfo s, Resume how, const std::string& what);
     bool faults_at_point(Task& t, const StopInfo& stop, const PreemptEvent& e);
     bool preempt_point_trap(Task& t, const StopInfo& stop);
 

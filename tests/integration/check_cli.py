@@ -196,7 +196,7 @@ def test_tracing_programs(rw, work, progs):
     # register) the replay changes too. Its output, recorded and replayed,
     # is the native one byte for byte.
     prog = os.path.join(progs, "traces_child")
-    for how in ["traceme", "attach", "thread", "vfork", "poke"]:
+    for how in ["traceme", "attach", "thread", "vfork", "poke", "syscall"]:
         native = Run([prog, how], timeout=60)
         check(native.status == 0 and b"child stopped by signal" in native.stdout, f"{how} natively: {native.describe()}")
         trace = os.path.join(work, how)
@@ -215,14 +215,14 @@ def test_tracing_programs(rw, work, progs):
 def _test_tracing_refused(rw, work, progs):
     # What rewind does not stand in for is refused at the call, before it
     # runs, saying who, what and why, with a closed trace that replays up to
-    # there; never a silent wait. A tracer's syscall stops (PTRACE_SYSCALL)
-    # are one such; a seccomp filter of the program's that hands a call to a
+    # there; never a silent wait. A tracer's emulation of syscalls
+    # (PTRACE_SYSEMU) is one such; a seccomp filter of the program's that hands a call to a
     # tracer (SECCOMP_RET_TRACE) wants one of its own, another.
     seccomp_why = "its own seccomp filter hands to a tracer (SECCOMP_RET_TRACE): rewind cannot record a program " \
                   "that relies on a tracer of its own"
-    syscall_why = "not yet for one that stops it at system calls"
+    syscall_why = "not yet for one that emulates its system calls"
     prog = os.path.join(progs, "traces_child")
-    for how, request in [("syscall", "PTRACE_SYSCALL"), ("seccomp", "getppid")]:
+    for how, request in [("sysemu", "PTRACE_SYSEMU"), ("seccomp", "getppid")]:
         native = Run([prog, how], timeout=60)
         natively = b"getppid gave -1 (Function not implemented)" if how == "seccomp" else b"child stopped by signal 5"
         check(native.status == 0 and natively in native.stdout, f"{how} natively: {native.describe()}")

@@ -16,6 +16,8 @@
  *                     what it sees;
  *  syscall            as traceme, then the parent asks for the child's
  *                     next syscall stop (PTRACE_SYSCALL);
+ *  sysemu             the same with PTRACE_SYSEMU (the stop's syscall is
+ *                     skipped);
  *  seccomp            no child: a seccomp filter hands getppid to a tracer
  *                     (SECCOMP_RET_TRACE), which fails with ENOSYS when
  *                     there is none.
@@ -93,7 +95,7 @@ static int poke(void)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-static int syscall_stops(void)
+static int syscall_stops(const char* how, enum __ptrace_request request)
 {
     pid_t child = fork();
     if (child == 0) {
@@ -103,9 +105,10 @@ static int syscall_stops(void)
     }
     int status = 0;
     waitpid(child, &status, 0);
-    ptrace(PTRACE_SYSCALL, child, NULL, NULL);
+    ptrace(request, child, NULL, NULL);
     waitpid(child, &status, 0);
-    printf("syscall: child stopped by signal %d\n", WSTOPSIG(status));
+    printf("%s: child stopped by signal %d\n", how, WSTOPSIG(status));
+    fflush(stdout);
     ptrace(PTRACE_CONT, child, NULL, NULL);
     waitpid(child, &status, 0);
     return 0;
@@ -193,6 +196,8 @@ int main(int argc, char** argv)
     if (strcmp(how, "poke") == 0)
         return poke();
     if (strcmp(how, "syscall") == 0)
-        return syscall_stops();
+        return syscall_stops(how, PTRACE_SYSCALL);
+    if (strcmp(how, "sysemu") == 0)
+        return syscall_stops(how, PTRACE_SYSEMU);
     return traceme();
 }

@@ -24,9 +24,10 @@ namespace rw {
 // A stop of a tracee, as its tracer sees it.
 struct EmulatedStop {
     enum class Kind {
-        Signal, // signal-delivery stop: the tracer decides whether the signal is delivered
-        Group,  // group stop (SIGSTOP and the like, delivered)
-        Event,  // PTRACE_EVENT_* stop (exit, interrupt)
+        Signal,  // signal-delivery stop: the tracer decides whether the signal is delivered
+        Group,   // group stop (SIGSTOP and the like, delivered)
+        Event,   // PTRACE_EVENT_* stop (exit, exec, interrupt)
+        Syscall, // a syscall's entry or exit (PTRACE_SYSCALL)
     };
     Kind kind = Kind::Signal;
     int status = 0;         // what wait reports
@@ -38,7 +39,8 @@ struct EmulatedStop {
     SignalKind signal_kind = SignalKind::AtSyscall;
     Registers regs;
     std::vector<uint64_t> pages;
-    bool resend = false; // in user code, where no signal is recorded: one passed on is sent again
+    bool resend = false;        // in user code, where no signal is recorded: one passed on is sent again
+    bool syscall_entry = false; // a syscall stop at the entry (else at the exit)
 };
 
 struct EmulatedTracee {
@@ -50,6 +52,8 @@ struct EmulatedTracee {
     bool attach_stop = false;         // the SIGSTOP PTRACE_ATTACH sends is on its way
     bool exec_trap = false;           // the SIGTRAP an exec sends is on its way
     bool interrupt_requested = false; // PTRACE_INTERRUPT's stop is on its way
+    bool syscall_stops = false;       // resumed with PTRACE_SYSCALL
+    bool listening = false;           // PTRACE_LISTEN: in its group stop, its next notice for the tracer
     bool options_pending = false;     // PTRACE_O_TRACEEXIT is set on the thread at its next stop
     std::optional<EmulatedStop> stop;
 };

@@ -292,6 +292,8 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     }
     case PTRACE_EVENT_EXEC:
         on_exec(t);
+        if (event_stop_for_tracer(t, event))
+            return;
         break;
     case PTRACE_EVENT_SECCOMP:
         on_seccomp_stop(t); // resumes the thread, or keeps it stopped
@@ -311,7 +313,7 @@ void Supervisor::on_event_stop(Thread& t, int signal)
     if (signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU) {
         // A group stop: keep the thread stopped until SIGCONT, as without
         // us (or, traced by a recorded tracer, until it says so).
-        if (group_stop_for_tracer(t, signal))
+        if (listen_notice_for_tracer(t, signal) || group_stop_for_tracer(t, signal))
             return;
         ::ptrace(PTRACE_LISTEN, t.tid, nullptr, nullptr);
         // Stopped until SIGCONT, it lets the others of its schedule run
@@ -329,7 +331,7 @@ void Supervisor::on_event_stop(Thread& t, int signal)
         t.wake_requested = false;
         t.waits_for_tracees = false;
     }
-    if (event_stop_for_tracer(t, PTRACE_EVENT_STOP)) {
+    if (event_stop_for_tracer(t, PTRACE_EVENT_STOP, signal)) {
         // (Any interrupt of rewind's own came as the same stop.)
         t.interrupt_requested = false;
         t.preempt_requested = false;
@@ -398,17 +400,20 @@ void Supervisor::on_syscall_stop(Thread& t)
     // kernel's uretprobe trampoline (--parallel's return probes) makes one
     // of its own, absent from the trace: its entry and its exit (where
     // orig_rax reads -1) are passed by.
+    // A recorded tracer's syscall stops come this way too
+    // (syscall_stop_for_tracer).
     __ptrace_syscall_info info{};
-    if (::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) > 0 &&
-        (info.op != PTRACE_SYSCALL_INFO_ENTRY || info.entry.nr == RW_NR_URETPROBE)) {
-        resume(t, 0);
-        return;
-    }
-    if (!t.deferred.empty()) {
+    bool known = ::ptrace(PTRACE_GET_SYSCALL_INFO, t.tid, sizeof(info), &info) > 0;
+    bool uretprobe = known && info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == RW_NR_URETPROBE;
+    bool entry = known && info.op == PTRACE_SYSCALL_INFO_ENTRY && !uretprobe;
+    if (entry && !t.deferred.empty()) {
         end_signal_probe(t);
         resend_deferred(t);
     }
-    t.syscall_stops = false;
+    if (!uretprobe && known && syscall_stop_for_tracer(t, entry))
+        return;
+    if (entry)
+        t.syscall_stops = false;
     resume(t, 0);
 }
 

@@ -173,9 +173,15 @@ private:
     bool finish_answered_call(Thread& t, const rw_stall& stall); // true: it was one
     bool stop_for_tracer(Thread& t, const siginfo_t& si, SignalKind kind, const Registers& regs);
     bool group_stop_for_tracer(Thread& t, int signo);
-    bool event_stop_for_tracer(Thread& t, int event);
+    // `signo`: the stop's signal (PTRACE_EVENT_STOP's).
+    bool event_stop_for_tracer(Thread& t, int event, int signo = SIGTRAP);
+    void apply_pending_options(Thread& t, EmulatedTracee& tracee);
+    bool listen_notice_for_tracer(Thread& t, int signo);
+    bool syscall_stop_for_tracer(Thread& t, bool entry);
     void enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedStop stop);
-    void continue_tracee(EmulatedTracee& tracee, int signo);
+    // `syscall_stops`: PTRACE_SYSCALL, the tracee stops at its next
+    // syscall's entry or exit.
+    void continue_tracee(EmulatedTracee& tracee, int signo, bool syscall_stops = false);
     bool stops_alone(const Thread& t, int signo) const; // `signo` would stop `t`'s process, `t` alone
     void tell_tracer(const EmulatedTracee& tracee);
     bool forge_tracer_sigchld(Thread& t, const siginfo_t& si);

@@ -41,7 +41,8 @@ constexpr uint64_t kFailingWaitOption = 0x10000000;
 constexpr uint64_t kWaitOptions =
     WNOHANG | WUNTRACED | WCONTINUED | WEXITED | WNOWAIT | __WNOTHREAD | __WCLONE | __WALL;
 // The options whose stops rewind stands in for.
-constexpr uint64_t kEmulatedOptions = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+constexpr uint64_t kEmulatedOptions =
+    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
 // Larger register sets (PTRACE_GETREGSET) are not asked for.
 constexpr size_t kMaxRegset = 64 * 1024;
 
@@ -108,6 +109,25 @@ std::string request_name(long request)
         return "PTRACE_SEIZE";
     default:
         return "request " + std::to_string(request);
+    }
+}
+
+bool changes_tracee(long request, uint64_t data)
+{
+    switch (request) {
+    case PTRACE_POKETEXT:
+    case PTRACE_POKEDATA:
+    case PTRACE_POKEUSER:
+    case PTRACE_SETREGS:
+    case PTRACE_SETFPREGS:
+    case PTRACE_SETREGSET:
+    case PTRACE_SETSIGINFO:
+    case PTRACE_SET_THREAD_AREA:
+        return true;
+    case PTRACE_ARCH_PRCTL:
+        return data != ARCH_GET_FS && data != ARCH_GET_GS;
+    default:
+        return false;
     }
 }
 
@@ -211,8 +231,8 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
             fail(EINVAL);
         } else if (request == PTRACE_SEIZE && (data & ~kEmulatedOptions)) {
             refuse_request(t, name + ", " + std::to_string(pid) + ", options " + hex(data),
-                           "rewind stands in for a tracer's exit and signal stops, not for the stops these options ask "
-                           "for (fork, clone, exec, seccomp)");
+                           "rewind stands in for a tracer's exit, exec and signal stops, not for the stops these "
+                           "options ask for (fork, clone, vfork, seccomp)");
             return;
         } else {
             EmulatedTracee e;
@@ -252,6 +272,11 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
         }
     } else if (!tracee->stop) {
         fail(ESRCH); // running: the kernel answers so
+    } else if (tracee->stop->kind == EmulatedStop::Kind::Syscall && changes_tracee(request, data)) {
+        refuse_request(t, request_name(request) + ", " + std::to_string(pid),
+                       "the tracer changes its tracee at a system call stop, which replay has no point to do again "
+                       "at (rewind stands in for a tracer that reads its tracee there)");
+        return;
     } else {
         switch (request) {
         case PTRACE_CONT:
@@ -271,8 +296,8 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
                 fail(EINVAL);
             } else if (data & ~kEmulatedOptions) {
                 refuse_request(t, "PTRACE_SETOPTIONS, " + std::to_string(pid) + ", options " + hex(data),
-                               "rewind stands in for a tracer's exit and signal stops, not for the stops these "
-                               "options ask for (fork, clone, exec, seccomp)");
+                               "rewind stands in for a tracer's exit, exec and signal stops, not for the stops "
+                               "these options ask for (fork, clone, vfork, seccomp)");
                 return;
             } else {
                 tracee->options = data;
@@ -408,14 +433,32 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
                 continue_tracee(*tracee, static_cast<int>(data));
             }
             break;
-        case PTRACE_SETSIGMASK:
         case PTRACE_SYSCALL:
+            if (data > _NSIG)
+                fail(EIO);
+            else
+                continue_tracee(*tracee, static_cast<int>(data), true);
+            break;
+        case PTRACE_LISTEN:
+            if (!tracee->seized || tracee->stop->kind != EmulatedStop::Kind::Group) {
+                fail(EIO);
+            } else if (::ptrace(PTRACE_LISTEN, pid, nullptr, nullptr) != 0) {
+                // Held in a group stop rewind made up (continue_tracee),
+                // the thread has no real one to listen in.
+                refuse_request(t, "PTRACE_LISTEN, " + std::to_string(pid),
+                               "rewind cannot keep the tracee listening in this group stop");
+                return;
+            } else {
+                tracee->stop.reset();
+                tracee->listening = true;
+            }
+            break;
+        case PTRACE_SETSIGMASK:
         case PTRACE_SYSEMU:
         case PTRACE_SYSEMU_SINGLESTEP:
-        case PTRACE_LISTEN:
             refuse_request(t, request_name(request) + ", " + std::to_string(pid),
-                           "rewind stands in for a tracer that watches, changes or steps its tracee, not yet for one "
-                           "that stops it at system calls or listens");
+                           "rewind stands in for a tracer that watches, changes, steps its tracee or stops it at "
+                           "system calls, not yet for one that emulates its system calls");
             return;
         default:
             fail(EIO);

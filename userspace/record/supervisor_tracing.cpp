@@ -81,6 +81,7 @@ bool Supervisor::group_stop_for_tracer(Thread& t, int signo)
     // Attached while stopped: PTRACE_ATTACH's interrupt ends the listening
     // of the group stop, which is the stop the tracer sees.
     tracee->attach_stop = false;
+    apply_pending_options(t, *tracee);
     EmulatedStop stop;
     stop.kind = EmulatedStop::Kind::Group;
     stop.status = group_stop_status(signo, tracee->seized);
@@ -88,16 +89,39 @@ bool Supervisor::group_stop_for_tracer(Thread& t, int signo)
     return true;
 }
 
-bool Supervisor::event_stop_for_tracer(Thread& t, int event)
+void Supervisor::apply_pending_options(Thread& t, EmulatedTracee& tracee)
+{
+    if (!tracee.options_pending)
+        return;
+    tracee.options_pending = false;
+    long real = kRecordingPtraceOptions | (tracee.options & PTRACE_O_TRACEEXIT);
+    ::ptrace(PTRACE_SETOPTIONS, t.tid, nullptr, reinterpret_cast<void*>(real));
+}
+
+bool Supervisor::listen_notice_for_tracer(Thread& t, int signo)
+{
+    // PTRACE_LISTEN's notice: the group stop ended (SIGCONT) or a signal
+    // came.
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee || !tracee->listening)
+        return false;
+    tracee->listening = false;
+    EmulatedStop stop;
+    stop.kind = EmulatedStop::Kind::Event;
+    stop.status = (PTRACE_EVENT_STOP << 16) | (signo << 8) | 0x7f;
+    stop.regs = get_registers(t.tid);
+    enter_tracer_stop(t, *tracee, std::move(stop));
+    return true;
+}
+
+bool Supervisor::event_stop_for_tracer(Thread& t, int event, int signo)
 {
     EmulatedTracee* tracee = tracing_.find(t.tid);
     if (!tracee)
         return false;
-    if (tracee->options_pending) {
-        tracee->options_pending = false;
-        long real = kRecordingPtraceOptions | (tracee->options & PTRACE_O_TRACEEXIT);
-        ::ptrace(PTRACE_SETOPTIONS, t.tid, nullptr, reinterpret_cast<void*>(real));
-    }
+    apply_pending_options(t, *tracee);
+    if (event == PTRACE_EVENT_STOP && listen_notice_for_tracer(t, signo))
+        return true;
     if (event == PTRACE_EVENT_STOP && tracee->attach_stop && !tracee->stop) {
         tracee->attach_stop = false;
         EmulatedStop stop;
@@ -115,16 +139,36 @@ bool Supervisor::event_stop_for_tracer(Thread& t, int event)
     }
     bool interrupt = event == PTRACE_EVENT_STOP && tracee->interrupt_requested;
     bool exit = event == PTRACE_EVENT_EXIT && (tracee->options & PTRACE_O_TRACEEXIT);
+    bool exec = event == PTRACE_EVENT_EXEC && (tracee->options & PTRACE_O_TRACEEXEC);
     if (event == PTRACE_EVENT_STOP)
         tracee->interrupt_requested = false;
-    if ((!interrupt && !exit) || tracee->stop)
+    if ((!interrupt && !exit && !exec) || tracee->stop)
         return false;
     EmulatedStop stop;
     stop.kind = EmulatedStop::Kind::Event;
     stop.status = event_stop_status(event);
     stop.regs = get_registers(t.tid);
-    if (exit)
-        stop.event_msg = get_event_msg(t.tid);
+    if (exit || exec)
+        stop.event_msg = get_event_msg(t.tid); // the exit status; the thread id before the exec
+    enter_tracer_stop(t, *tracee, std::move(stop));
+    return true;
+}
+
+bool Supervisor::syscall_stop_for_tracer(Thread& t, bool entry)
+{
+    // The tracer reads the tracee at these stops (its registers, its
+    // memory, PTRACE_GET_SYSCALL_INFO, which the real stop answers); it may
+    // not change it there (supervisor_tracer_calls.cpp refuses that):
+    // replay has no such point to change it at.
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee || !tracee->syscall_stops || tracee->stop)
+        return false;
+    tracee->syscall_stops = false;
+    EmulatedStop stop;
+    stop.kind = EmulatedStop::Kind::Syscall;
+    stop.status = ((SIGTRAP | (tracee->options & PTRACE_O_TRACESYSGOOD ? 0x80 : 0)) << 8) | 0x7f;
+    stop.regs = get_registers(t.tid);
+    stop.syscall_entry = entry;
     enter_tracer_stop(t, *tracee, std::move(stop));
     return true;
 }
@@ -138,7 +182,8 @@ void Supervisor::enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedSt
     capture_.drain();
     bool in_syscall = static_cast<int64_t>(stop.regs[Registers::ORIG_RAX]) >= 0;
     bool at_boundary =
-        stop.kind == EmulatedStop::Kind::Group || (stop.kind == EmulatedStop::Kind::Event && in_syscall) ||
+        stop.kind == EmulatedStop::Kind::Group || stop.kind == EmulatedStop::Kind::Syscall ||
+        (stop.kind == EmulatedStop::Kind::Event && in_syscall) ||
         (stop.kind == EmulatedStop::Kind::Signal && !stop.resend && stop.signal_kind == SignalKind::AtSyscall);
     bool rests_there = t.preempted_at && same_registers(*t.preempted_at, stop.regs) &&
                        assembler_.last_syscall_seq(t.tid) == t.preempted_after;
@@ -157,8 +202,9 @@ void Supervisor::enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedSt
     tell_tracer(tracee);
 }
 
-void Supervisor::continue_tracee(EmulatedTracee& tracee, int signo)
+void Supervisor::continue_tracee(EmulatedTracee& tracee, int signo, bool syscall_stops)
 {
+    tracee.syscall_stops = syscall_stops;
     auto it = threads_.find(tracee.tid);
     std::optional<EmulatedStop> stop = std::move(tracee.stop);
     tracee.stop.reset();
@@ -204,6 +250,9 @@ void Supervisor::continue_tracee(EmulatedTracee& tracee, int signo)
         t.position_pages.clear();
         deliver = signo;
     }
+    // (The supervisor's own syscall stops, for a deferred signal, end at
+    // the next entry; the tracer's at its next stop.)
+    t.syscall_stops = t.syscall_stops || syscall_stops;
     resume(t, deliver);
 }
 

@@ -123,6 +123,10 @@ void Replayer::on_syscall(const SyscallEvent& e)
             action = ReplayAction::Emulate;
         break;
     case ReplayAction::Exit:
+        if (skipped_by_sigkill(e)) {
+            action = ReplayAction::Emulate;
+            break;
+        }
         refuse(e.tid, "an exit syscall that returned");
     case ReplayAction::ExecuteRestore:
         if (e.ret < 0)
@@ -140,6 +144,19 @@ void Replayer::on_syscall(const SyscallEvent& e)
         apply_mapped_write(t, e);
     if (e.flags & kSyscallWroteProcess)
         apply_process_write(t, e);
+}
+
+bool Replayer::skipped_by_sigkill(const SyscallEvent& e)
+{
+    // An exit that "returned" ENOSYS never ran: a SIGKILL (the recorder's,
+    // for processes left running when the first one exited) caught the
+    // thread at the call's entry, and the kernel skipped the call. Its
+    // death by SIGKILL is its next event.
+    if (e.ret != -ENOSYS)
+        return false;
+    const IndexedEvent* next = source_.peek_for_task(e.tid);
+    const auto* exit = next ? std::get_if<ExitEvent>(&next->event) : nullptr;
+    return exit && WIFSIGNALED(exit->exit_code) && WTERMSIG(exit->exit_code) == SIGKILL;
 }
 
 StopInfo Replayer::past_group_stop(Task& t, StopInfo s, Resume how, const std::string& what)

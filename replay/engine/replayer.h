@@ -285,6 +285,7 @@ private:
     void apply_process_write(Task& writer, const SyscallEvent& e); // kSyscallWroteProcess
     // A stop of `t` that is a group stop the recording left without a
     // SIGCONT (a recorded tracer resumed it): resumed `how`, its next stop.
+    bool skipped_by_sigkill(const SyscallEvent& e); // an exit syscall that never ran
     StopInfo past_group_stop(Task& t, StopInfo s, Resume how, const std::string& what);
     bool faults_at_point(Task& t, const StopInfo& stop, const PreemptEvent& e);
     bool preempt_point_trap(Task& t, const StopInfo& stop);

@@ -18,6 +18,10 @@
  *                     next syscall stop (PTRACE_SYSCALL);
  *  sysemu             the same with PTRACE_SYSEMU (the stop's syscall is
  *                     skipped);
+ *  interrupted        the parent seizes its grandchild (no child of its own:
+ *                     the kernel fails a wait for it at once when it is not
+ *                     traced) and waits for it; SIGALRM, whose handler does
+ *                     not restart calls, interrupts the wait;
  *  seccomp            no child: a seccomp filter hands getppid to a tracer
  *                     (SECCOMP_RET_TRACE), which fails with ENOSYS when
  *                     there is none.
@@ -114,6 +118,49 @@ static int syscall_stops(const char* how, enum __ptrace_request request)
     return 0;
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+static int interrupted_wait(void)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            pause();
+            _exit(0);
+        }
+        write(fds[1], &grandchild, sizeof grandchild);
+        pause();
+        _exit(0);
+    }
+    pid_t grandchild = 0;
+    if (read(fds[0], &grandchild, sizeof grandchild) != sizeof grandchild)
+        return 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART */
+    sigaction(SIGALRM, &sa, NULL);
+    if (ptrace(PTRACE_SEIZE, grandchild, NULL, NULL) != 0) {
+        printf("interrupted: PTRACE_SEIZE failed: %s\n", strerror(errno));
+        return 1;
+    }
+    alarm(1);
+    int status = 0;
+    pid_t got = waitpid(grandchild, &status, __WALL);
+    printf("interrupted: waitpid gave %d (%s)\n", (int)got, got < 0 ? strerror(errno) : "no error");
+    fflush(stdout);
+    kill(grandchild, SIGKILL);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    return 0;
+}
+
 static pid_t sleeper;
 
 static void* attach(void* how)
@@ -195,6 +242,8 @@ int main(int argc, char** argv)
         return wants_a_tracer();
     if (strcmp(how, "poke") == 0)
         return poke();
+    if (strcmp(how, "interrupted") == 0)
+        return interrupted_wait();
     if (strcmp(how, "syscall") == 0)
         return syscall_stops(how, PTRACE_SYSCALL);
     if (strcmp(how, "sysemu") == 0)

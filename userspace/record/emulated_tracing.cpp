@@ -5,6 +5,9 @@
 
 #include <linux/wait.h>
 
+#include <fstream>
+#include <string>
+
 #include "process_image.h"
 
 namespace rw {
@@ -68,6 +71,15 @@ int event_stop_status(int event)
 uid_t thread_uid(Tid tid)
 {
     return static_cast<uid_t>(proc_status_number(tid, "Uid").value_or(0));
+}
+
+uint64_t thread_signal_mask(Tid tid, std::string_view field)
+{
+    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':')
+            return std::stoull(line.substr(field.size() + 1), nullptr, 16);
+    return 0;
 }
 
 siginfo_t cld_trapped(const EmulatedTracee& tracee, int status)

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "event.h"
@@ -80,6 +81,9 @@ int event_stop_status(int event);
 
 // The user id of thread `tid`'s process (0 if it is gone).
 uid_t thread_uid(Tid tid);
+// A signal mask of /proc/TID/status ("SigPnd", "ShdPnd", "SigBlk",
+// "SigIgn", "SigCgt"; bit N-1 for signal N), 0 if it cannot be read.
+uint64_t thread_signal_mask(Tid tid, std::string_view field);
 // The SIGCHLD a tracer gets for its tracee's stop with wait status `status`
 // (CLD_TRAPPED).
 siginfo_t cld_trapped(const EmulatedTracee& tracee, int status);

@@ -562,6 +562,7 @@ bool Supervisor::hold_while_stepping(Thread& t, int status)
 
 void Supervisor::check_deadlines()
 {
+    release_interrupted_waits();
     auto now = Clock::now();
     for (auto& [tid, t] : threads_) {
         if (signal_probe_running(t, now))

@@ -169,6 +169,7 @@ private:
     // Tracing between recorded processes (supervisor_tracing.cpp).
     void on_ptrace_call(Thread& t, const uint64_t (&args)[6]);
     void on_wait_call(Thread& t);
+    void release_interrupted_waits(); // held waits a signal came for
     void answer(Thread& t, AnsweredCall call);
     bool finish_answered_call(Thread& t, const rw_stall& stall); // true: it was one
     bool stop_for_tracer(Thread& t, const siginfo_t& si, SignalKind kind, const Registers& regs);

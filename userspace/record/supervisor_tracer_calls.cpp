@@ -36,6 +36,8 @@
 namespace rw {
 namespace {
 
+// The kernel's "interrupted, restart unless the handler says otherwise".
+constexpr int64_t kErestartsys = 512;
 // No option of wait4's or waitid's: a call with it fails with EINVAL.
 constexpr uint64_t kFailingWaitOption = 0x10000000;
 constexpr uint64_t kWaitOptions =
@@ -498,7 +500,8 @@ void Supervisor::on_wait_call(Thread& t)
         } else if (selector->which == WaitSelector::Which::Pid && tracing_.find(selector->id) &&
                    !is_child_of(selector->id, t.tgid)) {
             // A tracee that is no child of the caller: the kernel would
-            // fail the wait (ECHILD). It is held here until its stop.
+            // fail the wait (ECHILD). It is held here until its stop, or
+            // until a signal interrupts it (release_interrupted_waits).
             t.holds_wait = true;
         } else {
             t.waits_for_tracees = true;
@@ -533,6 +536,31 @@ void Supervisor::on_wait_call(Thread& t)
     regs[kArgRegisters[options_arg]] = options | kFailingWaitOption;
     set_registers(t.tid, regs);
     answer(t, std::move(call));
+}
+
+void Supervisor::release_interrupted_waits()
+{
+    // A held wait is interrupted by a signal as the kernel's would be: it
+    // returns ERESTARTSYS, and the kernel delivers the signal, then
+    // restarts the wait or fails it with EINTR, as the handler says.
+    for (auto& [tid, t] : threads_) {
+        if (!t.holds_wait)
+            continue;
+        uint64_t pending = thread_signal_mask(tid, "SigPnd") | thread_signal_mask(tid, "ShdPnd");
+        if (!(pending & ~thread_signal_mask(tid, "SigBlk")))
+            continue;
+        t.holds_wait = false;
+        Registers regs = get_registers(tid);
+        bool is_wait4 = static_cast<long>(regs[Registers::ORIG_RAX]) == SYS_wait4;
+        int options_arg = is_wait4 ? 2 : 3;
+        AnsweredCall call;
+        call.ret = -kErestartsys;
+        call.restore_arg = options_arg;
+        call.restore_value = regs[kArgRegisters[options_arg]];
+        regs[kArgRegisters[options_arg]] |= kFailingWaitOption;
+        set_registers(tid, regs);
+        answer(t, std::move(call));
+    }
 }
 
 } // namespace rw

@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <string_view>
 
 #include "bpf_capture.h"
 #include "event_assembler.h"
@@ -27,22 +25,14 @@ bool is_stop_signal(int signo)
     return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
 }
 
-// Bit `signo` of a /proc/TID/status signal mask (SigCgt and the like).
-bool in_status_mask(Tid tid, std::string_view field, int signo)
-{
-    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
-    for (std::string line; std::getline(in, line);)
-        if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':')
-            return (std::stoull(line.substr(field.size() + 1), nullptr, 16) >> (signo - 1)) & 1;
-    return false;
-}
-
 } // namespace
 
 bool Supervisor::stops_alone(const Thread& t, int signo) const
 {
-    if (!is_stop_signal(signo) || in_status_mask(t.tid, "SigCgt", signo) || in_status_mask(t.tid, "SigIgn", signo) ||
-        in_status_mask(t.tid, "SigBlk", signo))
+    uint64_t bit = uint64_t(1) << (signo - 1);
+    if (!is_stop_signal(signo) || ((thread_signal_mask(t.tid, "SigCgt") | thread_signal_mask(t.tid, "SigIgn") |
+                                    thread_signal_mask(t.tid, "SigBlk")) &
+                                   bit))
         return false;
     return std::count_if(threads_.begin(), threads_.end(), [&](const auto& kv) { return kv.second.tgid == t.tgid; }) ==
            1;

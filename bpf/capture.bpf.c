@@ -632,14 +632,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (st->sync_depth && !inside_marker_call(st))
 		s->sc.h.flags |= RW_SC_IN_SYNC;
-	{
-		__u32 tid = (__u32)pid_tgid;
-		if (bpf_map_lookup_elem(&answered_calls, &tid)) {
-			bpf_map_delete_elem(&answered_calls, &tid);
-			stall(s, RW_STALL_VIEW);
-			return 0;
-		}
-	}
 
 	nr = (__u32)s->sc.nr;
 	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
@@ -652,7 +644,15 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	spec = effective_spec(s, spec);
 	if (!spec)
 		goto emit;
-	if (spec->view && ret >= 0) {
+	if (spec->view == RW_VIEW_ANSWERED) {
+		__u32 tid = (__u32)pid_tgid;
+
+		if (bpf_map_lookup_elem(&answered_calls, &tid)) {
+			bpf_map_delete_elem(&answered_calls, &tid);
+			stall(s, RW_STALL_VIEW);
+			return 0;
+		}
+	} else if (spec->view && ret >= 0) {
 		stall(s, RW_STALL_VIEW);
 		return 0;
 	}
@@ -675,11 +675,18 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS, walk_one_buffer,
 			 &wc, 0);
 	if ((s->spec.flags & RW_SYS_WRITES_FILE) && ret > 0) {
-		__u64 at = own_memory_written(s, &s->spec, ret);
+		/* A write through /proc/PID/mem: into the writer's own memory,
+		 * the bytes are an output there (where the file offset says),
+		 * which replay restores; into another process's, the supervisor
+		 * records where. */
+		struct file *mem = proc_mem_written(s);
 
-		if (at) {
-			rw_push(&walk, at, ret, s->spec.nbufs, RW_BUF_OUT, 0);
-		} else if (foreign_memory_written(s)) {
+		if (mem && is_own_memory(mem)) {
+			__u64 at = write_offset(s, &s->spec, mem, ret);
+
+			if (at)
+				rw_push(&walk, at, ret, s->spec.nbufs, RW_BUF_OUT, 0);
+		} else if (mem) {
 			stall(s, RW_STALL_PROCESS_MEMORY);
 			return 0;
 		}

@@ -305,41 +305,29 @@ static __always_inline void note_open(long fd)
 #define PROC_SUPER_MAGIC_VALUE 0x9fa0
 #define PROC_MEM_NAME	       0x006d656dull /* "mem" and its NUL, little-endian */
 
-/* A write (RW_SYS_WRITES_FILE) of `ret` bytes through /proc/PID/mem of the
- * writer's own process (the file's mm is the caller's) changed the
- * caller's memory where the file offset says: that address, else 0. The
- * caller records those bytes as an output there, which replay restores. */
-static __always_inline __u64 own_memory_written(struct scratch *s, const struct rw_sys_spec *spec,
-						long ret)
+/* The /proc/PID/mem file a write (RW_SYS_WRITES_FILE) went through (its
+ * first argument's), or 0. */
+static __always_inline struct file *proc_mem_written(struct scratch *s)
 {
 	int unreadable;
 	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 name = 0;
 
-	if (!file || file->f_inode->i_sb->s_magic != PROC_SUPER_MAGIC_VALUE)
-		return 0;
-	if ((__u64)file->private_data != (__u64)task->mm)
+	if (!file || file->f_inode->i_sb->s_magic != PROC_SUPER_MAGIC_VALUE || !file->private_data)
 		return 0;
 	if (bpf_probe_read_kernel(&name, 4, file->f_path.dentry->d_name.name) || name != PROC_MEM_NAME)
 		return 0;
-	return write_offset(s, spec, file, ret);
+	return file;
 }
 
-/* A write through the /proc/PID/mem of another process: it changes that
- * process's memory, which replay must change likewise. */
-static __always_inline int foreign_memory_written(struct scratch *s)
+/* That file is the writer's own process's (its mm is the caller's): the
+ * write changed the caller's memory. Else it changed another process's,
+ * which the supervisor names (RW_STALL_PROCESS_MEMORY). */
+static __always_inline int is_own_memory(struct file *file)
 {
-	int unreadable;
-	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 name = 0;
 
-	if (!file || file->f_inode->i_sb->s_magic != PROC_SUPER_MAGIC_VALUE)
-		return 0;
-	if (!file->private_data || (__u64)file->private_data == (__u64)task->mm)
-		return 0;
-	return !bpf_probe_read_kernel(&name, 4, file->f_path.dentry->d_name.name) && name == PROC_MEM_NAME;
+	return (__u64)file->private_data == (__u64)task->mm;
 }
 
 static __always_inline int file_is_known(struct scratch *s)

@@ -173,6 +173,8 @@ enum rw_view {
 	RW_VIEW_NONE = 0,
 	RW_VIEW_TSC_MODE = 1,	  /* prctl(PR_GET_TSC, int *): PR_TSC_ENABLE */
 	RW_VIEW_SECCOMP_MODE = 2, /* prctl(PR_GET_SECCOMP): the mode without rewind's filter */
+	RW_VIEW_ANSWERED = 3,	  /* ptrace, wait4, waitid: when the supervisor asked
+				     (answered_calls), whatever the call returned */
 };
 
 struct rw_sys_spec {

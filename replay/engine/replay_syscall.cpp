@@ -63,11 +63,6 @@ std::optional<uint64_t> remote_hash(const TraceeMemory& mem, uint64_t addr, uint
     return XXH3_64bits_digest(state.get());
 }
 
-bool is_stop_signal(int signo)
-{
-    return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
-}
-
 bool is_write_call(int nr)
 {
     return nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev || nr == SYS_pwritev2;

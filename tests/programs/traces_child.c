@@ -51,7 +51,9 @@ static void report(const char* how, pid_t child, int status)
     ptrace(PTRACE_CONT, child, NULL, NULL);
 }
 
-static int traceme(void)
+/* A child that asks to be traced and stops itself; returns when it has
+ * stopped, its stop in *status. */
+static pid_t stopped_tracee(int* status)
 {
     pid_t child = fork();
     if (child == 0) {
@@ -61,8 +63,14 @@ static int traceme(void)
         raise(SIGSTOP);
         _exit(0);
     }
+    waitpid(child, status, 0);
+    return child;
+}
+
+static int traceme(void)
+{
     int status = 0;
-    waitpid(child, &status, 0);
+    pid_t child = stopped_tracee(&status);
     report("traceme", child, status);
     waitpid(child, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
@@ -101,14 +109,8 @@ static int poke(void)
 
 static int syscall_stops(const char* how, enum __ptrace_request request)
 {
-    pid_t child = fork();
-    if (child == 0) {
-        ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-        raise(SIGSTOP);
-        _exit(0);
-    }
     int status = 0;
-    waitpid(child, &status, 0);
+    pid_t child = stopped_tracee(&status);
     ptrace(request, child, NULL, NULL);
     waitpid(child, &status, 0);
     printf("%s: child stopped by signal %d\n", how, WSTOPSIG(status));

@@ -4,7 +4,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
@@ -12,21 +11,6 @@
 #include <iterator>
 
 namespace rw {
-namespace {
-
-struct TracingRequest {
-    uint32_t request;
-    const char* name;
-};
-
-constexpr TracingRequest kTracingRequests[] = {
-    {PTRACE_TRACEME, "PTRACE_TRACEME"},
-    {PTRACE_ATTACH, "PTRACE_ATTACH"},
-    {PTRACE_SEIZE, "PTRACE_SEIZE"},
-};
-
-} // namespace
-
 bool install_recording_filter()
 {
     // ptrace's number in each ABI a 64-bit process can call: x86-64's,
@@ -62,14 +46,6 @@ bool install_recording_filter()
         return true;
     // Without CAP_SYS_ADMIN a filter needs no_new_privs.
     return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
-}
-
-std::optional<std::string> tracing_request_name(uint64_t request)
-{
-    for (const auto& r : kTracingRequests)
-        if (request == r.request)
-            return r.name;
-    return std::nullopt;
 }
 
 } // namespace rw

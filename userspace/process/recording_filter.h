@@ -16,8 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
 
 namespace rw {
 
@@ -28,9 +26,5 @@ inline constexpr uint16_t kWaitCall = 0x7279;
 
 // Installs the filter in the calling process; false with errno set.
 bool install_recording_filter();
-
-// "PTRACE_TRACEME", "PTRACE_ATTACH", "PTRACE_SEIZE" for the requests the
-// filter stops; nothing for the others.
-std::optional<std::string> tracing_request_name(uint64_t request);
 
 } // namespace rw

@@ -80,6 +80,11 @@ constexpr uint64_t signal_bit(int signo)
 {
     return uint64_t(1) << (signo - 1);
 }
+// The signals whose default action stops the process (a group stop).
+constexpr bool is_stop_signal(int signo)
+{
+    return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
+}
 // A hardware breakpoint's SIGTRAP comes from perf and is not forced: in a
 // thread that blocks SIGTRAP (xz's workers block every signal) it stays
 // pending, and the breakpoint traps into the kernel at every execution of a

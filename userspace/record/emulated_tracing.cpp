@@ -149,13 +149,4 @@ EmulatedTracee* EmulatedTracing::reportable(const WaitSelector& selector, Tid ca
     return nullptr;
 }
 
-bool EmulatedTracing::selects_any(const WaitSelector& selector, Tid caller, Tid caller_tgid,
-                                  const std::function<pid_t(Tid)>& pgid_of) const
-{
-    for (const auto& [tid, t] : tracees_)
-        if (selected(t, selector, caller, caller_tgid, pgid_of))
-            return true;
-    return false;
-}
-
 } // namespace rw

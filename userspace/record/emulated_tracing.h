@@ -40,8 +40,7 @@ struct EmulatedStop {
     SignalKind signal_kind = SignalKind::AtSyscall;
     Registers regs;
     std::vector<uint64_t> pages;
-    bool resend = false;        // in user code, where no signal is recorded: one passed on is sent again
-    bool syscall_entry = false; // a syscall stop at the entry (else at the exit)
+    bool resend = false; // in user code, where no signal is recorded: one passed on is sent again
 };
 
 struct EmulatedTracee {
@@ -101,9 +100,6 @@ public:
     // `caller_tgid`) reports; `pgid_of` gives a tracee's process group.
     EmulatedTracee* reportable(const WaitSelector& selector, Tid caller, Tid caller_tgid,
                                const std::function<pid_t(Tid)>& pgid_of);
-    // A tracee a wait of `caller` selects, stopped or not.
-    bool selects_any(const WaitSelector& selector, Tid caller, Tid caller_tgid,
-                     const std::function<pid_t(Tid)>& pgid_of) const;
 
 private:
     bool selected(const EmulatedTracee& t, const WaitSelector& s, Tid caller, Tid caller_tgid,

@@ -55,6 +55,7 @@ bool give_program_view(pid_t tid, rw_rec_syscall& sc)
         return true;
     }
     case RW_VIEW_NONE:
+    case RW_VIEW_ANSWERED: // (supervisor_tracer_calls.cpp)
         break;
     }
     return false;

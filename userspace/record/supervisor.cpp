@@ -310,7 +310,7 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
 
 void Supervisor::on_event_stop(Thread& t, int signal)
 {
-    if (signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU) {
+    if (is_stop_signal(signal)) {
         // A group stop: keep the thread stopped until SIGCONT, as without
         // us (or, traced by a recorded tracer, until it says so).
         if (listen_notice_for_tracer(t, signal) || group_stop_for_tracer(t, signal))
@@ -410,7 +410,7 @@ void Supervisor::on_syscall_stop(Thread& t)
         end_signal_probe(t);
         resend_deferred(t);
     }
-    if (!uretprobe && known && syscall_stop_for_tracer(t, entry))
+    if (!uretprobe && known && syscall_stop_for_tracer(t))
         return;
     if (entry)
         t.syscall_stops = false;
@@ -550,8 +550,7 @@ bool Supervisor::hold_while_stepping(Thread& t, int status)
     if (!WIFSTOPPED(status) || (status >> 16) != 0)
         return false;
     int signo = WSTOPSIG(status);
-    if (signo == SIGTRAP || signo == RW_STALL_SIGNAL || signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN ||
-        signo == SIGTTOU)
+    if (signo == SIGTRAP || signo == RW_STALL_SIGNAL || is_stop_signal(signo))
         return false;
     siginfo_t si = get_siginfo(t.tid);
     if (is_fault(signo, si))
@@ -645,13 +644,15 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
         std::copy(std::begin(stall->sc.args), std::end(stall->sc.args), args);
         TraceeMemory mem(t.tid);
         auto captured = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret);
-        if (auto own = own_memory_written(mem, t.tgid, stall->sc.nr, args, stall->sc.ret))
-            captured.memory.push_back(std::move(*own));
         uint32_t flags = kSyscallRebuilt | (captured.unsized ? uint32_t(kSyscallUnsized) : 0u);
         std::optional<FileRef> file;
         uint64_t file_offset = 0;
-        if (stall->reason == RW_STALL_PROCESS_MEMORY) {
-            if (auto w = process_memory_written(mem, stall->sc.nr, args, stall->sc.ret)) {
+        // A write through /proc/PID/mem: into the writer's own memory, an
+        // output there; into another process's, that process and where.
+        if (auto w = process_memory_written(mem, stall->sc.nr, args, stall->sc.ret)) {
+            if (proc_status_number(w->tid, "Tgid") == t.tgid) {
+                captured.memory.push_back(own_memory_written(mem, *w, stall->sc.nr, args, stall->sc.ret));
+            } else {
                 flags |= kSyscallWroteProcess;
                 file = FileRef{0, 0, 0, 0, "", "/proc/" + std::to_string(w->tid) + "/mem"};
                 file_offset = w->at;
@@ -659,12 +660,11 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
                     problem("thread " + std::to_string(t.tid) + " wrote into the memory of process " +
                                 std::to_string(w->tid) + ", which is not recorded",
                             t.tid);
-            } else {
-                problem("thread " + std::to_string(t.tid) +
-                            " wrote into another process's memory, and rewind "
-                            "cannot tell where",
-                        t.tid);
             }
+        } else if (stall->reason == RW_STALL_PROCESS_MEMORY) {
+            problem("thread " + std::to_string(t.tid) +
+                        " wrote into another process's memory, and rewind cannot tell where",
+                    t.tid);
         }
         assembler_.emit_syscall(stall->sc, std::move(captured.memory), flags, std::move(file), file_offset);
         if (!captured.problem.empty())

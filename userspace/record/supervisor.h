@@ -178,7 +178,7 @@ private:
     bool event_stop_for_tracer(Thread& t, int event, int signo = SIGTRAP);
     void apply_pending_options(Thread& t, EmulatedTracee& tracee);
     bool listen_notice_for_tracer(Thread& t, int signo);
-    bool syscall_stop_for_tracer(Thread& t, bool entry);
+    bool syscall_stop_for_tracer(Thread& t); // its next syscall entry or exit, after PTRACE_SYSCALL
     void enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedStop stop);
     // `syscall_stops`: PTRACE_SYSCALL, the tracee stops at its next
     // syscall's entry or exit.

@@ -18,18 +18,9 @@
 #include "tracee.h"
 
 namespace rw {
-namespace {
-
-bool is_stop_signal(int signo)
-{
-    return signo == SIGSTOP || signo == SIGTSTP || signo == SIGTTIN || signo == SIGTTOU;
-}
-
-} // namespace
-
 bool Supervisor::stops_alone(const Thread& t, int signo) const
 {
-    uint64_t bit = uint64_t(1) << (signo - 1);
+    uint64_t bit = signal_bit(signo);
     if (!is_stop_signal(signo) || ((thread_signal_mask(t.tid, "SigCgt") | thread_signal_mask(t.tid, "SigIgn") |
                                     thread_signal_mask(t.tid, "SigBlk")) &
                                    bit))
@@ -144,7 +135,7 @@ bool Supervisor::event_stop_for_tracer(Thread& t, int event, int signo)
     return true;
 }
 
-bool Supervisor::syscall_stop_for_tracer(Thread& t, bool entry)
+bool Supervisor::syscall_stop_for_tracer(Thread& t)
 {
     // The tracer reads the tracee at these stops (its registers, its
     // memory, PTRACE_GET_SYSCALL_INFO, which the real stop answers); it may
@@ -158,7 +149,6 @@ bool Supervisor::syscall_stop_for_tracer(Thread& t, bool entry)
     stop.kind = EmulatedStop::Kind::Syscall;
     stop.status = ((SIGTRAP | (tracee->options & PTRACE_O_TRACESYSGOOD ? 0x80 : 0)) << 8) | 0x7f;
     stop.regs = get_registers(t.tid);
-    stop.syscall_entry = entry;
     enter_tracer_stop(t, *tracee, std::move(stop));
     return true;
 }

@@ -173,20 +173,15 @@ std::optional<ProcessMemoryWrite> process_memory_written(const TraceeMemory& mem
     return w;
 }
 
-std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid, int nr,
-                                              const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
+MemoryRange own_memory_written(const TraceeMemory& mem, const ProcessMemoryWrite& written, int nr,
+                               const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
 {
-    auto written = process_memory_written(mem, nr, args, ret);
-    if (!written || proc_status_number(written->tid, "Tgid") != tgid)
-        return std::nullopt;
-    const rw_sys_spec spec = resolve_spec(nr, args).spec;
-    uint64_t at = written->at;
     MemoryRange r;
-    r.addr = at;
-    r.buffer = spec.nbufs;
+    r.addr = written.at;
+    r.buffer = resolve_spec(nr, args).spec.nbufs;
     r.dir = Direction::Out;
     r.bytes.resize(static_cast<size_t>(ret));
-    r.unreadable = !mem.read(RemoteAddr(at), r.bytes);
+    r.unreadable = !mem.read(RemoteAddr(written.at), r.bytes);
     if (r.unreadable)
         r.bytes.clear();
     r.length = static_cast<uint64_t>(ret);

@@ -60,12 +60,12 @@ struct ProcessMemoryWrite {
 std::optional<ProcessMemoryWrite> process_memory_written(const TraceeMemory& mem, int nr,
                                                          const uint64_t (&args)[RW_MAX_ARGS], int64_t ret);
 
-// A write through /proc/PID/mem of the writer's own process (`tgid`): the
-// bytes it put in the process's memory, as an output of the call at the
-// address the file offset names (what the kernel side records, for a call
-// it left to the supervisor). Nothing for any other call.
-std::optional<MemoryRange> own_memory_written(const TraceeMemory& mem, Tid tgid, int nr,
-                                              const uint64_t (&args)[RW_MAX_ARGS], int64_t ret);
+// A write through /proc/PID/mem of the writer's own process: the bytes it
+// put in the process's memory, as an output of the call at the address the
+// file offset names (what the kernel side records, for a call it left to
+// the supervisor).
+MemoryRange own_memory_written(const TraceeMemory& mem, const ProcessMemoryWrite& written, int nr,
+                               const uint64_t (&args)[RW_MAX_ARGS], int64_t ret);
 
 // Input data above this size is kept only as a hash, except for the
 // descriptors below kKeepInputFdLimit (stdin/stdout/stderr): replay checks

@@ -257,8 +257,9 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_execveat, "execveat", "fsppx", R::Exec, {in_str_on_error(1)})),
         keeps(sys(SYS_exit, "exit", "d", R::Exit)),
         keeps(sys(SYS_exit_group, "exit_group", "d", R::Exit)),
-        sys(SYS_wait4, "wait4", "dpxp", R::Emulate, {out_fixed(1, 4), out_fixed(3, kRusage)}),
-        sys(SYS_waitid, "waitid", "ddpxp", R::Emulate, {out_fixed(2, kSiginfo), out_fixed(4, kRusage)}),
+        answered_by_recorder(sys(SYS_wait4, "wait4", "dpxp", R::Emulate, {out_fixed(1, 4), out_fixed(3, kRusage)})),
+        answered_by_recorder(
+            sys(SYS_waitid, "waitid", "ddpxp", R::Emulate, {out_fixed(2, kSiginfo), out_fixed(4, kRusage)})),
         keeps(sys(SYS_set_tid_address, "set_tid_address", "p", R::ExecuteRestore)),
         keeps(sys(SYS_set_robust_list, "set_robust_list", "pu", R::ExecuteCheck)),
         keeps(sys(SYS_get_robust_list, "get_robust_list", "dpp", R::Emulate, {out_fixed(1, 8), out_fixed(2, 8)})),
@@ -305,7 +306,7 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_setpriority, "setpriority", "ddd", R::Emulate),
         // A recorded tracer's requests are answered by the recorder, which
         // records their outputs (supervisor_tracing.cpp).
-        sys(SYS_ptrace, "ptrace", "ddpp", R::Emulate),
+        answered_by_recorder(sys(SYS_ptrace, "ptrace", "ddpp", R::Emulate)),
         // BPF: maps and programs live in the kernel; the replay serves what
         // the program learns of them (a map's values, a verifier's log).
         keeps(sys_spec(SYS_bpf, "bpf", "dpu", R::Emulate, dispatch(0))),

@@ -300,6 +300,15 @@ inline SyscallInfo opens_file(SyscallInfo info)
     return info;
 }
 
+// The supervisor may answer it itself (a recorded tracer's ptrace and
+// waits, supervisor_tracer_calls.cpp): the kernel side stops it at its
+// return when the supervisor asked, whatever it returned.
+inline SyscallInfo answered_by_recorder(SyscallInfo info)
+{
+    info.spec.view = RW_VIEW_ANSWERED;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 inline SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {

@@ -86,6 +86,7 @@ def section_record(ctx):
         ("(a) compute-bound loop, 3e9 xorshift steps", [compute, "3000000000"], "1.05", ()),
         ("(b) 1,000,000 getppid()", [syscalls, "1000000"], "1.5", ()),
         ("(b') 1,000,000 pread() of 64 bytes", [syscalls, "1000000", small], "1.5", ()),
+        ("(b'') 20,000 waitpid(WNOHANG), no child (a ptrace stop each)", [syscalls, "20000", "--wait"], None, ()),
         ("(c) gzip -c of 8 MiB of text", ["gzip", "-c", gz_in], None, ()),
     ]
     for name, argv, goal, flags in cases:

@@ -96,7 +96,7 @@ void EventAssembler::on_record(std::span<const uint8_t> rec)
         }
         // The thread gave the CPU up here: its syscall's event goes here.
         expect_syscall(tid, y.nr, h.seq);
-        yields_.push_back(tid);
+        yields_.push_back({tid, y.nr});
         return;
     }
     case RW_REC_SYNC: {

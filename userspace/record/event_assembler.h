@@ -62,7 +62,11 @@ public:
 
     // Threads that gave the CPU up at a syscall entry (RW_REC_YIELD), in
     // the order the kernel side reported them, since the last call.
-    std::vector<Tid> take_yields() { return std::exchange(yields_, {}); }
+    struct Yield {
+        Tid tid;
+        int nr; // the syscall entered
+    };
+    std::vector<Yield> take_yields() { return std::exchange(yields_, {}); }
     // Threads the kernel side saw exit since the last call, as (tid, tgid):
     // a group leader's own exit reaches the supervisor's waitpid only once
     // its whole process is gone.
@@ -99,7 +103,7 @@ private:
     std::unordered_map<Tid, Partial> partial_;
     std::unordered_map<Tid, uint64_t> last_syscall_;
     std::vector<std::string> problems_;
-    std::vector<Tid> yields_;
+    std::vector<Yield> yields_;
     std::vector<std::pair<Tid, Tid>> exits_;
     uint64_t records_ = 0;
 };

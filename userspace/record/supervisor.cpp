@@ -623,8 +623,11 @@ bool Supervisor::emulate_random(Thread& t)
 void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
 {
     const rw_stall* stall = &stall_entry;
-    // Everything the kernel side emitted before the stall is in the ring.
-    capture_.drain();
+    // Everything the kernel side emitted before the stall is in the ring,
+    // the thread's own yield at this call's entry too: taken now, before
+    // its turn is decided (a turn asked for with the yield unseen would
+    // run it alongside the thread its yield hands the CPU to).
+    drain_ring();
     if (stall->reason == RW_STALL_VIEW && finish_answered_call(t, *stall))
         return;
     if (is_shared_mapping_call(stall->sc))

@@ -223,7 +223,7 @@ private:
     bool grant(Thread& t);                 // `t` has the CPU: it goes on; false if it is gone
     void on_new_thread_stop(Thread& t);
     void want_cpu(Thread& t);
-    void give_up_cpu(Thread& t);
+    void give_up_cpu(Thread& t, bool steps_aside = false);
     void hand_over(Thread& t); // gives the CPU up where it stands, and waits for it again
     void run_next(Tid tgid, std::optional<Tid> next);
     void on_thread_gone(Tid tid, Tid tgid);

@@ -102,7 +102,7 @@ void Supervisor::take_yields()
     // thread's place in the stream is reserved there (EventAssembler), and
     // it is stopped when the call returns (RW_STALL_TURN). Another thread
     // runs meanwhile.
-    for (Tid tid : assembler_.take_yields()) {
+    for (auto [tid, nr] : assembler_.take_yields()) {
         auto it = threads_.find(tid);
         if (it == threads_.end() || !serialized(it->second))
             continue;
@@ -111,7 +111,10 @@ void Supervisor::take_yields()
         t.out_of_turn = true;
         t.probe.reset(); // it reached a syscall: no preemption needed
         t.written.reset();
-        give_up_cpu(t);
+        // sched_yield puts the thread behind every other runnable thread
+        // of its process, also one that is on its way back from a call
+        // and has not asked for the CPU yet.
+        give_up_cpu(t, nr == SYS_sched_yield);
     }
 }
 
@@ -168,9 +171,9 @@ void Supervisor::want_cpu(Thread& t)
         on_thread_gone(t.tid, t.tgid);
 }
 
-void Supervisor::give_up_cpu(Thread& t)
+void Supervisor::give_up_cpu(Thread& t, bool steps_aside)
 {
-    run_next(key(t), scheduler_.yield(key(t), t.tid, Clock::now()));
+    run_next(key(t), scheduler_.yield(key(t), t.tid, Clock::now(), steps_aside));
 }
 
 void Supervisor::hand_over(Thread& t)
@@ -237,6 +240,8 @@ void Supervisor::on_thread_gone(Tid tid, Tid tgid)
 void Supervisor::check_slices()
 {
     auto now = Clock::now();
+    for (auto [k, tid] : scheduler_.overdue_turns(now))
+        run_next(k, tid);
     for (Tid tid : scheduler_.overdue(now)) {
         auto it = threads_.find(tid);
         if (it == threads_.end())

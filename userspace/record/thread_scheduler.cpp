@@ -26,6 +26,7 @@ void ThreadScheduler::merge(Tid from, Tid into, Tid runner, Clock::time_point no
     all.insert(all.end(), a.waiting.begin(), a.waiting.end());
     all.insert(all.end(), b.waiting.begin(), b.waiting.end());
     a.waiting.clear();
+    a.stepped_aside.merge(b.stepped_aside);
     for (Tid tid : all)
         if (tid != runner && std::find(a.waiting.begin(), a.waiting.end(), tid) == a.waiting.end())
             a.waiting.push_back(tid);
@@ -40,9 +41,17 @@ bool ThreadScheduler::want(Tid tgid, Tid tid, Clock::time_point now)
     if (it == procs_.end())
         return true;
     Process& p = it->second;
+    // Back from sched_yield: the threads that stepped aside before it and
+    // are not back yet go first.
+    bool held_off = false;
+    if (auto aside = p.stepped_aside.find(tid); aside != p.stepped_aside.end()) {
+        uint64_t order = aside->second.order;
+        p.stepped_aside.erase(aside);
+        held_off = someone_aside(p, now, order);
+    }
     if (p.running == tid)
         return true;
-    if (!p.running) {
+    if (!p.running && !held_off) {
         p.running = tid;
         p.deadline = now + slice_;
         p.since = now;
@@ -66,11 +75,20 @@ std::optional<Tid> ThreadScheduler::next(Process& p, Clock::time_point now)
     return p.running;
 }
 
-std::optional<Tid> ThreadScheduler::yield(Tid tgid, Tid tid, Clock::time_point now)
+bool ThreadScheduler::someone_aside(const Process& p, Clock::time_point now, std::optional<uint64_t> before) const
+{
+    return std::any_of(p.stepped_aside.begin(), p.stepped_aside.end(), [&](const auto& kv) {
+        return now - kv.second.since < slice_ && (!before || kv.second.order < *before);
+    });
+}
+
+std::optional<Tid> ThreadScheduler::yield(Tid tgid, Tid tid, Clock::time_point now, bool steps_aside)
 {
     auto it = procs_.find(tgid);
     if (it == procs_.end() || it->second.running != tid)
         return std::nullopt;
+    if (steps_aside)
+        it->second.stepped_aside[tid] = {now, ++it->second.asides};
     return next(it->second, now);
 }
 
@@ -81,9 +99,10 @@ std::optional<Tid> ThreadScheduler::gone(Tid tgid, Tid tid, Clock::time_point no
         return std::nullopt;
     Process& p = it->second;
     p.waiting.erase(std::remove(p.waiting.begin(), p.waiting.end(), tid), p.waiting.end());
-    if (p.running != tid)
-        return std::nullopt;
-    return next(p, now);
+    p.stepped_aside.erase(tid);
+    if (p.running == tid || (!p.running && !someone_aside(p, now, std::nullopt)))
+        return next(p, now);
+    return std::nullopt;
 }
 
 std::optional<Tid> ThreadScheduler::running(Tid tgid) const
@@ -110,6 +129,16 @@ std::vector<Tid> ThreadScheduler::overdue(Clock::time_point now) const
     for (const auto& [tgid, p] : procs_)
         if (p.running && !p.waiting.empty() && now >= p.deadline)
             out.push_back(*p.running);
+    return out;
+}
+
+std::vector<std::pair<Tid, Tid>> ThreadScheduler::overdue_turns(Clock::time_point now)
+{
+    std::vector<std::pair<Tid, Tid>> out;
+    for (auto& [tgid, p] : procs_)
+        if (!p.running && !p.waiting.empty() && !someone_aside(p, now, std::nullopt))
+            if (auto tid = next(p, now))
+                out.emplace_back(tgid, *tid);
     return out;
 }
 

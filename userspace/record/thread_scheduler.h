@@ -52,7 +52,12 @@ public:
     // it). False: it waits its turn.
     bool want(Tid tgid, Tid tid, Clock::time_point now);
     // The running thread gives up the CPU; the thread to resume next, if any.
-    std::optional<Tid> yield(Tid tgid, Tid tid, Clock::time_point now);
+    // `steps_aside` (sched_yield): when it wants the CPU back, a thread of
+    // its process that stepped aside before it and is on its way back (its
+    // call cannot block) runs first, as the kernel runs every other runnable
+    // thread before a yielding one. Without a time limit a thread that
+    // never comes back (stopped, say) would hold the yielder off for good.
+    std::optional<Tid> yield(Tid tgid, Tid tid, Clock::time_point now, bool steps_aside = false);
     // A thread is gone; if it had the CPU, the thread to resume next.
     std::optional<Tid> gone(Tid tgid, Tid tid, Clock::time_point now);
 
@@ -64,6 +69,10 @@ public:
     std::vector<Tid> overdue(Clock::time_point now) const;
     // Gives the running thread more time before it counts as overdue.
     void extend(Tid tgid, Clock::duration more);
+    // Processes where no thread runs while some wait, because a thread that
+    // stepped aside has not come back within a time slice: (key, the thread
+    // that has the CPU now).
+    std::vector<std::pair<Tid, Tid>> overdue_turns(Clock::time_point now);
 
 private:
     struct Process {
@@ -71,8 +80,17 @@ private:
         Clock::time_point deadline;
         Clock::time_point since;
         std::deque<Tid> waiting;
+        struct Aside {
+            Clock::time_point since;
+            uint64_t order; // of the steps aside
+        };
+        std::map<Tid, Aside> stepped_aside; // not back yet
+        uint64_t asides = 0;
     };
     std::optional<Tid> next(Process& p, Clock::time_point now);
+    // Whether a thread that stepped aside less than a slice ago, before
+    // `before` did if given, has not asked for the CPU again.
+    bool someone_aside(const Process& p, Clock::time_point now, std::optional<uint64_t> before) const;
 
     std::chrono::milliseconds slice_;
     bool chaos_;

@@ -227,6 +227,44 @@ TEST_CASE("a thread past its slice is overdue only while another waits")
     CHECK(s.overdue(t0 + std::chrono::seconds(1)) == std::vector<Tid>{7});
 }
 
+TEST_CASE("a thread out of sched_yield runs after the threads on their way back from theirs")
+{
+    // Ping-pong on sched_yield: pong entered its sched_yield and handed the
+    // CPU to ping, which entered its own before pong's return was seen.
+    // Ping asks first, and yet pong runs: the kernel runs other runnable
+    // threads before one that yields.
+    ThreadScheduler s(std::chrono::milliseconds(50), false);
+    auto now = ThreadScheduler::Clock::now();
+    s.serialize(100, 101, now);                          // pong runs
+    CHECK(!s.want(100, 100, now));                       // ping waits
+    CHECK(s.yield(100, 101, now, true) == 100);          // pong steps aside
+    CHECK(s.yield(100, 100, now, true) == std::nullopt); // so does ping
+    CHECK(!s.want(100, 100, now));                       // ping must not run again first
+    CHECK(s.want(100, 101, now));                        // pong does
+    CHECK(s.yield(100, 101, now, true) == 100);
+    // One that stepped aside after it holds nobody off.
+    CHECK(s.yield(100, 100, now, true) == std::nullopt);
+    CHECK(s.want(100, 101, now));
+    CHECK(!s.want(100, 100, now));
+    CHECK(s.yield(100, 101, now, true) == 100);
+
+    // A thread that stepped aside and does not come back holds nobody off
+    // for longer than a slice...
+    CHECK(s.yield(100, 100, now, true) == std::nullopt);
+    CHECK(!s.want(100, 100, now));
+    CHECK(s.overdue_turns(now).empty());
+    auto later = now + std::chrono::milliseconds(60);
+    CHECK(s.overdue_turns(later) == std::vector<std::pair<Tid, Tid>>{{100, 100}});
+    CHECK(s.running(100) == 100);
+
+    // ...nor once it has ended.
+    CHECK(s.yield(100, 100, later, true) == std::nullopt);
+    CHECK(s.want(100, 101, later)); // it never stepped aside
+    CHECK(s.yield(100, 101, later, true) == std::nullopt);
+    CHECK(!s.want(100, 101, later));       // 100 is on its way back
+    CHECK(s.gone(100, 100, later) == 101); // it is not: 101 goes on
+}
+
 TEST_CASE("syscalls that never block keep the CPU; those that may block give it up")
 {
     uint64_t none[RW_MAX_ARGS] = {};

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "file_store.h"
 #include "positional_io.h"
 
 namespace rw::replay {
@@ -52,11 +53,16 @@ std::string MappedFileCopies::path_for(const FileRef& file, const std::filesyste
     UniqueFd source(::open(recorded.c_str(), O_RDONLY | O_CLOEXEC));
     if (source.get() < 0)
         throw std::runtime_error("cannot open the trace's copy of " + file.path + ": " + std::strerror(errno));
-    std::vector<uint8_t> content = read_whole(source.get());
+    // Copied by its data: a sparse file of 100 GB is not read whole.
+    auto copy_in = [&](int fd) {
+        if (::ftruncate(fd, 0) != 0)
+            throw std::system_error(errno, std::generic_category(), "emptying a mapped file's copy");
+        FileStore::copy_open_file(source.get(), fd);
+    };
     auto it = copies_.find(id);
     if (it != copies_.end()) {
-        if (read_whole(it->second.fd.get()) != content)
-            overwrite(it->second.fd.get(), content);
+        if (FileStore::hash_open_file(it->second.fd.get()) != file.content_hash)
+            copy_in(it->second.fd.get());
         return it->second.path;
     }
     if (dir_.empty()) {
@@ -69,7 +75,7 @@ std::string MappedFileCopies::path_for(const FileRef& file, const std::filesyste
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     if (fd.get() < 0)
         throw std::runtime_error("cannot make the replay's copy of " + file.path + ": " + std::strerror(errno));
-    overwrite(fd.get(), content);
+    copy_in(fd.get());
     auto& copy = copies_[id];
     copy.path = path;
     copy.fd = std::move(fd);

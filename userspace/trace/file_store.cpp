@@ -31,42 +31,89 @@ std::string hex128(XXH128_hash_t h)
     return buf;
 }
 
-// Streams `in` to `out` (if out >= 0) while hashing it.
-std::string copy_and_hash(int in, int out, uint64_t& copied)
-{
+struct HashState {
     XXH3_state_t* state = XXH3_createState();
-    XXH3_128bits_reset(state);
-    std::vector<char> buf(1 << 20);
-    off_t offset = 0;
-    for (;;) {
-        ssize_t n = ::pread(in, buf.data(), buf.size(), offset);
+    HashState() { XXH3_128bits_reset(state); }
+    ~HashState() { XXH3_freeState(state); }
+    void update(const void* p, size_t n) { XXH3_128bits_update(state, p, n); }
+};
+
+void write_all(int out, const char* p, size_t n, off_t at)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t w = ::pwrite(out, p + done, n - done, at + static_cast<off_t>(done));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            throw std::system_error(errno, std::generic_category(), "writing a file copy");
+        done += static_cast<size_t>(w);
+    }
+}
+
+// Copies and hashes [from, to) of `in` (to < 0: up to its end, which a
+// file still being written moves); returns where it ended.
+off_t copy_range(int in, int out, HashState& h, std::vector<char>& buf, off_t from, off_t to, uint64_t& written)
+{
+    off_t offset = from;
+    while (to < 0 || offset < to) {
+        size_t want = to < 0 ? buf.size() : std::min<size_t>(buf.size(), static_cast<size_t>(to - offset));
+        ssize_t n = ::pread(in, buf.data(), want, offset);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            int err = errno;
-            XXH3_freeState(state);
-            throw std::system_error(err, std::generic_category(), "reading a mapped file");
-        }
+        if (n < 0)
+            throw std::system_error(errno, std::generic_category(), "reading a mapped file");
         if (n == 0)
             break;
-        XXH3_128bits_update(state, buf.data(), static_cast<size_t>(n));
-        for (ssize_t done = 0; out >= 0 && done < n;) {
-            ssize_t w = ::write(out, buf.data() + done, static_cast<size_t>(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                int err = errno;
-                XXH3_freeState(state);
-                throw std::system_error(err, std::generic_category(), "writing a file copy");
-            }
-            done += w;
-        }
+        h.update(buf.data(), static_cast<size_t>(n));
+        if (out >= 0)
+            write_all(out, buf.data(), static_cast<size_t>(n), offset);
+        written += static_cast<uint64_t>(n);
         offset += n;
     }
-    copied = static_cast<uint64_t>(offset);
-    std::string hash = hex128(XXH3_128bits_digest(state));
-    XXH3_freeState(state);
-    return hash;
+    return offset;
+}
+
+// Streams `in` to `out` (if out >= 0) while hashing its content. Holes (a
+// sparse file: 100 GB with two pages written) are neither read nor written:
+// they hash as the zeros they read as, and the copy has them as holes too.
+// `copied`: the bytes of data copied.
+std::string copy_and_hash(int in, int out, uint64_t& copied)
+{
+    HashState h;
+    std::vector<char> buf(1 << 20);
+    static const std::vector<char> zeros(1 << 20);
+    copied = 0;
+    struct stat st {};
+    off_t size = ::fstat(in, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
+    off_t offset = 0;
+    while (offset < size) {
+        off_t data = ::lseek(in, offset, SEEK_DATA);
+        if (data < 0)
+            data = errno == ENXIO ? size : offset; // (no more data; or no hole support: all data)
+        data = std::min(data, size);
+        for (off_t z = offset; z < data;) {
+            size_t n = static_cast<size_t>(std::min<off_t>(data - z, static_cast<off_t>(zeros.size())));
+            h.update(zeros.data(), n);
+            z += static_cast<off_t>(n);
+        }
+        offset = data;
+        if (offset >= size)
+            break;
+        off_t hole = ::lseek(in, offset, SEEK_HOLE);
+        if (hole < 0 || hole > size)
+            hole = size;
+        off_t reached = copy_range(in, out, h, buf, offset, hole, copied);
+        if (reached < hole) { // it shrank meanwhile: what is left of it is all there is
+            size = reached;
+            break;
+        }
+        offset = hole;
+    }
+    // What a file still being written has grown by since.
+    offset = copy_range(in, out, h, buf, size, -1, copied);
+    if (out >= 0 && ::ftruncate(out, offset) != 0)
+        throw std::system_error(errno, std::generic_category(), "writing a file copy");
+    return hex128(XXH3_128bits_digest(h.state));
 }
 
 } // namespace
@@ -108,7 +155,7 @@ std::string FileStore::store_fd(int fd)
         ::unlink(tmp.c_str());
     } else {
         std::filesystem::rename(tmp, path_of(hash));
-        bytes_stored_ += copied;
+        bytes_stored_ += copied; // (data: holes take no room)
         files_stored_++;
     }
     known_[id] = hash;
@@ -173,6 +220,12 @@ std::string FileStore::hash_open_file(int fd)
 {
     uint64_t n = 0;
     return copy_and_hash(fd, -1, n);
+}
+
+std::string FileStore::copy_open_file(int in, int out)
+{
+    uint64_t n = 0;
+    return copy_and_hash(in, out, n);
 }
 
 } // namespace rw

@@ -47,6 +47,9 @@ public:
     static std::string hash_file(const std::filesystem::path& path);
     // Hash of the content of the file open at `fd`, from its start.
     static std::string hash_open_file(int fd);
+    // Copies the content of the file open at `in` into the empty file open
+    // at `out` (holes stay holes) and returns its hash.
+    static std::string copy_open_file(int in, int out);
 
 private:
     using Identity = std::tuple<uint64_t, uint64_t, int64_t, int64_t>;

@@ -461,6 +461,23 @@ struct rw_write_form {
 };
 #define RW_WRITE_FORMS 4
 
+/* ---- replay's breakpoint filters (position_match.bpf.c) ---------------- */
+
+/* A point in user code (a signal delivered there) is an execution of its
+ * instruction with its registers where a few pages hold what they held.
+ * The recorder keeps, beside their digest, a sum of those pages that the
+ * breakpoint's filter can compute in the kernel: page by page, the page's
+ * address then its 512 words, each through rw_page_sum_step. For at most
+ * RW_SUM_PAGES pages; 0 means no sum. */
+#define RW_SUM_PAGES 8
+#define RW_PAGE_WORDS 512
+static inline __u64 rw_page_sum_step(__u64 h, __u64 word)
+{
+	h ^= word;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
 #ifndef __bpf__
 #ifdef __cplusplus
 static_assert(sizeof(struct rw_buf_spec) == 28, "rw_buf_spec layout");

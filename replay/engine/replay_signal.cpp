@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -13,8 +14,10 @@
 #include "instruction_trap.h"
 #include "page_digest.h"
 #include "random_insn.h"
+#include "steady_now.h"
 #include "syscall_sigmask.h"
 #include "remote_syscall.h"
+#include "breakpoint_filters.h"
 #include "replayer.h"
 #include "trap_tags.h"
 #include "tsc.h"
@@ -196,28 +199,64 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
 {
     // The recording interrupted the thread in user code: find the same
     // instruction with the same registers again. Each execution of that
-    // instruction since the last syscall costs one breakpoint hit.
+    // instruction since the last syscall costs one breakpoint hit, unless
+    // the breakpoint's filter judges the executions in the kernel (where
+    // the recording kept the pages' sum, or had no pages).
     uint64_t rip = e.regs[Registers::RIP];
     if (!perfclock::breakpoints_work()) {
         reach_position_by_int3(t, e);
         return;
     }
     perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
-    uint64_t hits = 0;
+    bool filtered = false;
+    if (e.pages.empty() || e.pages_sum != 0)
+        if (PositionMatchFilter* filter = PositionMatchFilter::get())
+            filtered = filter->attach(bp.fd(), e.regs, e.pages, e.pages_sum);
+    // Every unfiltered execution is a stop, so the watchdog alone would
+    // never fire: the whole search gets the watchdog's time.
+    auto give_up = steady_now() + options_.watchdog;
+    uint64_t hits = 0, with_registers = 0;
+    auto missed = [&](const std::string& instead) {
+        diverge(t,
+                "the thread never reached the point where the recording delivered " + signal_name(e.signo) + " (rip " +
+                    hex(rip) + ")",
+                "  " + std::to_string(hits) + (filtered ? " stops of the filtered breakpoint, " : " executions, ") +
+                    std::to_string(with_registers) + " with the recorded registers, none also with the recorded " +
+                    std::to_string(e.pages.size()) + " pages\n  instead: " + instead);
+    };
     for (;;) {
         resume(t, Resume::Emulate);
         StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) + ", " +
                                       std::to_string(hits) + " breakpoint hits so far)");
-        if (s.kind == StopInfo::Kind::SignalDelivery && s.signal == SIGTRAP &&
-            get_siginfo(t.tid()).si_code == kTrapPerf) {
-            hits++;
-            if (at_signal_point(t, e))
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP ||
+            get_siginfo(t.tid()).si_code != kTrapPerf)
+            missed(describe_stop(t, s));
+        hits++;
+        if (same_registers(t.regs(), e.regs)) {
+            with_registers++;
+            if (e.pages.empty() || page_digest(t.tid(), e.pages) == e.pages_hash) {
+                if (std::getenv("REWIND_DEBUG"))
+                    std::fprintf(stderr, "[replay] %s found in user code at rip %s after %llu stops (%s)\n",
+                                 signal_name(e.signo).c_str(), hex(rip).c_str(), static_cast<unsigned long long>(hits),
+                                 filtered ? "breakpoint filtered in the kernel" : "a stop at each execution");
                 return;
-            continue;
+            }
         }
-        diverge(t, "the thread never reached the point where the recording delivered " + signal_name(e.signo) +
-                       " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
+        if (steady_now() > give_up)
+            position_search_stuck(t, e, hits);
     }
+}
+
+void Replayer::position_search_stuck(Task& t, const SignalEvent& e, uint64_t executions)
+{
+    throw ReplayError(ReplayErrorKind::Stuck, current_, t.recorded_tid(),
+                      "thread " + std::to_string(t.recorded_tid()) + " did not reach the point where the recording " +
+                          "delivered " + signal_name(e.signo) + " (rip " + hex(e.regs[Registers::RIP]) + ") within " +
+                          std::to_string(options_.watchdog.count()) + " s",
+                      "  " + std::to_string(executions) +
+                          " stops at that instruction so far. A signal delivered in user code is found again by a "
+                          "breakpoint on its instruction: every execution since the thread's last syscall is "
+                          "judged, in the kernel where the breakpoint filter loads, else at a stop each");
 }
 
 void Replayer::reach_position_by_int3(Task& t, const SignalEvent& e)
@@ -230,6 +269,7 @@ void Replayer::reach_position_by_int3(Task& t, const SignalEvent& e)
         diverge(t, "cannot find the point where the recording delivered " + signal_name(e.signo) + ": " + x.what());
     }
     perfclock::EngineInt3 active(engine_int3_, rip);
+    auto give_up = steady_now() + options_.watchdog; // (as in reach_position)
     for (uint64_t hits = 0;; hits++) {
         resume(t, Resume::Emulate);
         StopInfo s = wait_stop(t, "the point where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) + ", " +
@@ -239,6 +279,8 @@ void Replayer::reach_position_by_int3(Task& t, const SignalEvent& e)
                            " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
         if (at_signal_point(t, e))
             return;
+        if (steady_now() > give_up)
+            position_search_stuck(t, e, hits + 1);
         step_over_engine_int3(t, *trap);
     }
 }

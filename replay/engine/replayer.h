@@ -364,6 +364,7 @@ private:
     void reach_position(Task& t, const SignalEvent& e);
     bool at_signal_point(Task& t, const SignalEvent& e);
     void reach_position_by_int3(Task& t, const SignalEvent& e);
+    [[noreturn]] void position_search_stuck(Task& t, const SignalEvent& e, uint64_t executions);
     // Where the debug registers do not work, the engine finds its positions
     // with its own int3 (0: none); its traps and the steps over it are not
     // a debugger's. A trap's stop is put back onto the instruction.

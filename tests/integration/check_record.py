@@ -25,7 +25,8 @@ VDSO_SYSCALLS = {"clock_gettime", "gettimeofday", "time", "getcpu", "clock_getre
 # (memcpy_overflow prints addresses, which ASLR moves in native runs; hw_random
 # and random_device print the CPU's random numbers.)
 NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy", "memcpy_overflow",
-                    "hw_random", "random_device", "signal_rounds", "vdso_present"}
+                    "hw_random", "random_device", "signal_rounds", "nested_rounds",
+                    "vdso_present"}
 
 # Programs strace cannot follow to their end, so their syscall counts are
 # not compared: a traced namespace init is never killed by its fault (the

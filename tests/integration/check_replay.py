@@ -257,9 +257,54 @@ def scenario_signal_in_a_run(rw, progs, work):
     return "a stop inside a run without a debugger is seen; the replay ends as recorded"
 
 
+def symbol_range(program, symbol):
+    """[start, end) of a function of `program` (a PIE executable) as nm
+    sizes it, where it runs in a recording (without ASLR, at
+    0x555555554000)."""
+    out = subprocess.run(["nm", "-S", program], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[3] == symbol:
+            start, size = int(parts[0], 16), int(parts[1], 16)
+            return 0x555555554000 + start, 0x555555554000 + start + size
+    raise Failure(f"no symbol {symbol} in {program}")
+
+
+def scenario_signal_in_nested_loop(rw, progs, work):
+    """A signal in user code, in a loop that calls a function eight times a
+    round with the same registers and counts its rounds in memory: the
+    recorder delivers it at an instruction of the outer loop (once a round),
+    with the sum of the pages that tell the rounds apart; replay finds it in
+    the same round, the breakpoint's filter in the kernel judging the other
+    executions, so that the thread stops there once."""
+    program = os.path.join(progs, "nested_rounds")
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, [program], work)
+    check(rec.status == 0, f"recording nested_rounds\n{rec.describe()}")
+    dump = Run([rw, "dump", "--json", trace])
+    signals = [e for e in map(json.loads, dump.stdout.decode().splitlines())
+               if e.get("kind") == "signal" and e.get("delivery") == "at-position"]
+    if not signals:
+        skip("the signal was delivered at a syscall (no debug registers, or the probe's time share was spent)")
+    e = signals[0]
+    rip = e["regs"]["rip"] if isinstance(e["regs"], dict) else None
+    lo, hi = symbol_range(program, "nested_rounds_inner")
+    check(rip is not None and not lo <= rip < hi,
+          f"the signal is delivered in the function the loop calls eight times a round (rip {rip})")
+    check(e.get("pages_sum"), f"the signal event keeps no sum of its pages: {e}")
+    rep = Run([rw, "replay", "--autopilot", trace], env={**os.environ, "REWIND_DEBUG": "1"}, timeout=600)
+    same_run(rec, rep, "nested_rounds")
+    found = [l for l in rep.stderr.decode(errors="replace").splitlines() if "found in user code" in l]
+    check(found, "replay did not say where it found the signal's point\n" + rep.stderr.decode(errors="replace"))
+    if "filtered in the kernel" not in found[0]:
+        skip("the breakpoint filter could not be loaded here: " + found[0])
+    check(" after 1 stops " in found[0], "the thread stopped at executions that were not the point: " + found[0])
+    return found[0].split("] ", 1)[-1]
+
+
 SCENARIOS = [scenario_inputs_and_binary_change, scenario_pipeline, scenario_corrupt, scenario_tampered,
              scenario_notified_runs, scenario_signal_in_a_run,
-             scenario_unknown_syscall, scenario_unfinished]
+             scenario_unknown_syscall, scenario_unfinished, scenario_signal_in_nested_loop]
 
 
 # Programs that execute rdtsc themselves: exact only where rdtsc traps.

@@ -3,7 +3,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstring>
 
+#include "rewind_abi.h"
 #include "tracee.h"
 
 namespace rw {
@@ -23,6 +25,26 @@ uint64_t page_digest(pid_t tid, const std::vector<uint64_t>& pages)
     }
     uint64_t h = XXH3_64bits_digest(state);
     XXH3_freeState(state);
+    return h;
+}
+
+uint64_t page_sum(pid_t tid, const std::vector<uint64_t>& pages)
+{
+    if (pages.size() > RW_SUM_PAGES)
+        return 0;
+    TraceeMemory mem(tid);
+    std::vector<uint8_t> buf(kPageSize);
+    uint64_t h = 0;
+    for (uint64_t page : pages) {
+        if (!mem.read(RemoteAddr(page), buf))
+            return 0;
+        h = rw_page_sum_step(h, page);
+        for (size_t i = 0; i < RW_PAGE_WORDS; i++) {
+            uint64_t word;
+            std::memcpy(&word, buf.data() + i * sizeof word, sizeof word);
+            h = rw_page_sum_step(h, word);
+        }
+    }
     return h;
 }
 

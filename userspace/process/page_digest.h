@@ -16,6 +16,11 @@ constexpr uint64_t kPageSize = 4096;
 // unreadable page contributes its address and a marker.
 uint64_t page_digest(pid_t tid, const std::vector<uint64_t>& pages);
 
+// The pages' sum as replay's breakpoint filter computes it in the kernel
+// (rw_page_sum_step, bpf/position_match.bpf.c); 0 for more than
+// RW_SUM_PAGES pages or one that cannot be read.
+uint64_t page_sum(pid_t tid, const std::vector<uint64_t>& pages);
+
 // Adds the pages of the thread's current stack frame (from rsp's page to
 // rbp's, if rbp points into it, at most a few), in order and once: a loop
 // whose counter lives there, in code built without optimisation, is in the

@@ -444,6 +444,7 @@ void Supervisor::record_signal(Thread& t, const siginfo_t& info, SignalKind kind
     if (kind == SignalKind::AtPosition && !t.position_pages.empty()) {
         e.pages = t.position_pages;
         e.pages_hash = page_digest(t.tid, e.pages);
+        e.pages_sum = page_sum(t.tid, e.pages);
     }
     emit(std::move(e));
 }

@@ -11,7 +11,9 @@
 // instruction since the thread's last event: millions, in an inner loop.
 //
 // So the interrupted thread (at rip A, registers R) is single-stepped
-// through one round, until A comes again with R, counting how often each
+// through one round, until A comes again with R after kColdRound steps at
+// least (an inner loop's rounds can look alike: A in a function a loop
+// calls eight times a round with the same registers), counting how often each
 // instruction runs, while the pages it writes are watched (written_pages.h).
 // A comes again with other registers after kColdRound steps or more: its
 // loop counts in registers, and A is rare enough to stop at; the round
@@ -92,7 +94,11 @@ Supervisor::SignalProbeStart Supervisor::start_signal_probe(Thread& t, const Reg
         uint64_t rip = now[Registers::RIP];
         steps++;
         if (rip == regs[Registers::RIP]) {
-            if (same_registers(now, regs) || steps - last_at_a >= kColdRound)
+            // The round ends at A with R, but not before kColdRound steps:
+            // A in an inner loop whose rounds look alike (the same
+            // registers each time) has the outer loop's instructions,
+            // executed less often, in a longer stretch.
+            if ((same_registers(now, regs) && steps >= kColdRound) || steps - last_at_a >= kColdRound)
                 return true;
             last_at_a = steps;
         }

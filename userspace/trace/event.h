@@ -209,6 +209,9 @@ struct SignalEvent {
     // (supervisor_signal_probe.cpp), and their content there.
     std::vector<uint64_t> pages;
     uint64_t pages_hash = 0;
+    // Their sum as replay's breakpoint filter computes it (page_sum), for
+    // at most RW_SUM_PAGES pages; 0: none (more pages, or an older trace).
+    uint64_t pages_sum = 0;
     bool operator==(const SignalEvent&) const = default;
 };
 

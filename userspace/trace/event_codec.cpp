@@ -24,6 +24,7 @@ enum RangeBits : uint8_t { kDirOut = 1, kHashedOnly = 2, kUnreadable = 4, kFromF
 
 constexpr int64_t kMaxSignal = 64;        // Linux's _NSIG: replay shifts masks by signo - 1
 constexpr uint8_t kSignalHasPages = 0x80; // in a signal event's kind byte
+constexpr uint8_t kSignalHasSum = 0x40;   // likewise: the pages' sum follows them
 constexpr uint64_t kMaxPages = uint64_t(1) << 24;
 
 void put_regs(ByteWriter& w, const Registers& r)
@@ -325,13 +326,16 @@ void encode(ByteWriter& w, const SignalEvent& e)
     w.svarint(e.tid);
     w.svarint(e.tgid);
     w.svarint(e.signo);
-    // Traces from before positions had pages read the same.
-    w.u8(static_cast<uint8_t>(e.kind) | (e.pages.empty() ? 0 : kSignalHasPages));
+    // Traces from before positions had pages (or their sum) read the same.
+    bool has_sum = !e.pages.empty() && e.pages_sum != 0;
+    w.u8(static_cast<uint8_t>(e.kind) | (e.pages.empty() ? 0 : kSignalHasPages) | (has_sum ? kSignalHasSum : 0));
     w.varint(e.anchor_seq);
     w.raw(e.siginfo);
     put_regs(w, e.regs);
     if (!e.pages.empty())
         put_pages(w, e.pages, e.pages_hash);
+    if (has_sum)
+        w.varint(e.pages_sum);
 }
 
 SignalEvent decode_signal(ByteReader& r)
@@ -345,7 +349,7 @@ SignalEvent decode_signal(ByteReader& r)
         throw FormatError("signal number " + std::to_string(signo));
     e.signo = static_cast<int32_t>(signo);
     uint8_t byte = r.u8();
-    uint8_t kind = byte & ~kSignalHasPages;
+    uint8_t kind = byte & ~(kSignalHasPages | kSignalHasSum);
     if (kind < 1 || kind > 3)
         throw FormatError("unknown signal kind " + std::to_string(kind));
     e.kind = static_cast<SignalKind>(kind);
@@ -355,6 +359,8 @@ SignalEvent decode_signal(ByteReader& r)
     e.regs = get_regs(r);
     if (byte & kSignalHasPages)
         get_pages(r, e.pages, e.pages_hash, "a signal event");
+    if (byte & kSignalHasSum)
+        e.pages_sum = r.varint();
     return e;
 }
 

@@ -347,6 +347,8 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
                 if (e.kind == SignalKind::AtPosition) {
                     j["pages"] = e.pages;
                     j["pages_hash"] = e.pages_hash;
+                    if (e.pages_sum)
+                        j["pages_sum"] = e.pages_sum;
                 }
             } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                 j["tid"] = e.tid;

@@ -112,7 +112,7 @@ class PhaseRunner:
         rec, rec_out, changed = self._record(name, result, trace, nat)
         if result.get("record_refusal"):
             self._refused_replay(name, result, trace)
-        cls, msg = self._replay(name, result, trace, rec["rc"], rec_out)
+        cls, msg = self._replay(name, result, trace, rec["rc"], rec_out, rec["duration"])
         result["replay_class"] = cls
         if changed:
             result["class"] = "record-changes-behaviour"
@@ -216,14 +216,19 @@ class PhaseRunner:
             msg = f"{describe_status(rep['rc'])}" + (f": {one_line(rmsgs[0])}" if rmsgs else "")
         self._settle(result, cls, f"refused while recording ({one_line(why)}), but its replay: {msg}")
 
-    def _replay(self, name, result, trace, rc, rec_out):
+    def _replay(self, name, result, trace, rc, rec_out, rec_duration):
         """3. rewind replay --autopilot: the same exit status and, byte for byte,
         the same stdout as the recorded run (not the native one, which may print
-        other pids or addresses). Returns (class, message)."""
-        timeout = self.args.timeout
+        other pids or addresses). Returns (class, message).
+
+        A replay may take longer than its recording (ten million syscalls, a
+        signal found again in a loop without a PMU): it gets REPLAY_SLOWDOWN
+        times the recording's time if that is more than the phase timeout. A
+        replay that is stuck still ends at its watchdog, well before."""
+        timeout = max(self.args.timeout, min(int(REPLAY_SLOWDOWN * (rec_duration or 0)), 10 * self.args.timeout))
         cwd = self.phase_dir(name, "replay")
-        # Below the timeout, so that a stuck thread is reported as such.
-        watchdog = max(5, timeout * 2 // 3)
+        # Below the phase timeout, so that a stuck thread is reported as such.
+        watchdog = max(5, self.args.timeout * 2 // 3)
         rep = self.run_phase(name, "replay", [self.rewind, "replay", "--autopilot", "--watchdog", str(watchdog),
                                               trace], cwd, timeout)
         rep_out = read_bytes(rep["stdout"])
@@ -281,6 +286,10 @@ def dir_size(path):
             except OSError:
                 pass
     return total
+
+
+# How much longer than its recording a replay may take (see _replay).
+REPLAY_SLOWDOWN = 8
 
 
 def phase_summary(res):

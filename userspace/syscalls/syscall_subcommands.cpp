@@ -191,6 +191,12 @@ std::vector<SubcommandInfo> listed_subcommands()
         sub(SYS_ioctl, 0x890B, "SIOCADDRT", {in_fixed(2, kRtentry)}),
         sub(SYS_ioctl, 0x890C, "SIOCDELRT", {in_fixed(2, kRtentry)}),
         sub(SYS_ioctl, 0x891C, "SIOCSIFNETMASK", {in_fixed(2, kIfreq)}),
+        // The old bridge call: three longs, a command and its operands.
+        // GET_BRIDGES (1) fills an array of interface indexes (as many as it
+        // returns), ADD_BRIDGE (2) and DEL_BRIDGE (3) name one.
+        sub(SYS_ioctl, 0x8940, "SIOCGIFBR",
+            {in_fixed(2, 24), when_field(2, 0, 1, via(8, out_ret(2, 4))), when_field(2, 0, 2, via(8, in_str(2))),
+             when_field(2, 0, 3, via(8, in_str(2)))}),
         // Bridges: by name, and an interface into or out of one.
         sub(SYS_ioctl, 0x89A0, "SIOCBRADDBR", {in_str(2)}),
         sub(SYS_ioctl, 0x89A1, "SIOCBRDELBR", {in_str(2)}),

@@ -126,6 +126,16 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_fremovexattr, "fremovexattr", "fs", R::Emulate, {in_str(1)}),
         sys(SYS_mount, "mount", "sssxp", R::Emulate, {in_str(0), in_str(1), in_str(2)}),
         sys(SYS_umount2, "umount2", "sx", R::Emulate, {in_str(0)}),
+        // The mount API: descriptors for a file system being set up, a
+        // mount, a tree; what they change is the mount namespace, which
+        // replay reads through the calls' recorded results like any path.
+        with(kNewFd, sys(SYS_fsopen, "fsopen", "sx", R::Emulate, {in_str(0)})),
+        sys(SYS_fsconfig, "fsconfig", "fdspd", R::Emulate, {in_str(2)}),
+        with(kNewFd, sys(SYS_fsmount, "fsmount", "fxx", R::Emulate)),
+        with(kNewFd, sys(SYS_fspick, "fspick", "fsx", R::Emulate, {in_str(1)})),
+        sys(SYS_move_mount, "move_mount", "fsfsx", R::Emulate, {in_str(1), in_str(3)}),
+        with(kNewFd, sys(SYS_open_tree, "open_tree", "fsx", R::Emulate, {in_str(1)})),
+        sys(SYS_mount_setattr, "mount_setattr", "fsxpu", R::Emulate, {in_str(1), in_arg(3, 4)}),
         with(kNewFd, sys(SYS_inotify_init, "inotify_init", "", R::Emulate)),
         with(kNewFd, sys(SYS_inotify_init1, "inotify_init1", "x", R::Emulate)),
         sys(SYS_inotify_add_watch, "inotify_add_watch", "fsx", R::Emulate, {in_str(1)}),

@@ -196,9 +196,10 @@ def test_tracing_programs(rw, work, progs):
     # register) the replay changes too. Its output, recorded and replayed,
     # is the native one byte for byte.
     prog = os.path.join(progs, "traces_child")
-    for how in ["traceme", "attach", "thread", "vfork", "poke", "syscall", "interrupted"]:
+    for how in ["traceme", "attach", "thread", "vfork", "poke", "syscall", "interrupted", "forks"]:
         native = Run([prog, how], timeout=60)
-        natively = b"waitpid gave -1 (Interrupted system call)" if how == "interrupted" else b"child stopped by signal"
+        natively = {"interrupted": b"waitpid gave -1 (Interrupted system call)",
+                    "forks": b"forks: thread exited with 0"}.get(how, b"child stopped by signal")
         check(native.status == 0 and natively in native.stdout, f"{how} natively: {native.describe()}")
         trace = os.path.join(work, how)
         start = time.monotonic()

@@ -22,6 +22,12 @@
  *                     the kernel fails a wait for it at once when it is not
  *                     traced) and waits for it; SIGALRM, whose handler does
  *                     not restart calls, interrupts the wait;
+ *  forks              the parent seizes its child with PTRACE_O_TRACEFORK
+ *                     and PTRACE_O_TRACECLONE; the child forks a grandchild
+ *                     and starts a thread: the parent sees the fork and
+ *                     clone stops, the new tasks' first stops (it traces
+ *                     them from their birth), and the grandchild's and the
+ *                     thread's ends (it is not their parent);
  *  seccomp            no child: a seccomp filter hands getppid to a tracer
  *                     (SECCOMP_RET_TRACE), which fails with ENOSYS when
  *                     there is none.
@@ -229,6 +235,71 @@ static int wants_a_tracer(void)
     return 0;
 }
 
+static void* short_thread(void* arg)
+{
+    return arg;
+}
+
+/* One stop of a traced task, printed as the tracer sees it. */
+static pid_t traced_stop(const char* what, pid_t pid, int flags)
+{
+    int status = 0;
+    pid_t got = waitpid(pid, &status, flags);
+    if (WIFSTOPPED(status))
+        printf("forks: %s stopped by signal %d, event %d\n", what, WSTOPSIG(status), status >> 16);
+    else if (WIFEXITED(status))
+        printf("forks: %s exited with %d\n", what, WEXITSTATUS(status));
+    else
+        printf("forks: %s: status 0x%x\n", what, status);
+    fflush(stdout);
+    return got;
+}
+
+static int traced_forks(void)
+{
+    int go[2];
+    if (pipe(go) != 0)
+        return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        char c;
+        if (read(go[0], &c, 1) != 1)
+            _exit(1);
+        pid_t grandchild = fork();
+        if (grandchild == 0)
+            _exit(66);
+        int status;
+        waitpid(grandchild, &status, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, short_thread, NULL);
+        pthread_join(t, NULL);
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) + 1 : 1);
+    }
+    if (ptrace(PTRACE_SEIZE, child, NULL, (void*)(PTRACE_O_TRACEFORK | PTRACE_O_TRACECLONE)) != 0) {
+        perror("PTRACE_SEIZE");
+        return 1;
+    }
+    if (write(go[1], "g", 1) != 1)
+        return 1;
+    unsigned long born = 0;
+    traced_stop("child", child, 0); /* the fork */
+    ptrace(PTRACE_GETEVENTMSG, child, NULL, &born);
+    traced_stop("grandchild", (pid_t)born, 0); /* its first stop */
+    ptrace(PTRACE_CONT, (pid_t)born, NULL, NULL);
+    traced_stop("grandchild", (pid_t)born, 0); /* its end */
+    ptrace(PTRACE_CONT, child, NULL, NULL);
+    traced_stop("child", child, 0); /* SIGCHLD of the grandchild's end */
+    ptrace(PTRACE_CONT, child, NULL, NULL);
+    traced_stop("child", child, 0); /* the clone */
+    ptrace(PTRACE_GETEVENTMSG, child, NULL, &born);
+    traced_stop("thread", (pid_t)born, __WALL);
+    ptrace(PTRACE_CONT, (pid_t)born, NULL, NULL);
+    traced_stop("thread", (pid_t)born, __WALL);
+    ptrace(PTRACE_CONT, child, NULL, NULL);
+    traced_stop("child", child, 0);
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     const char* how = argc > 1 ? argv[1] : "traceme";
@@ -244,6 +315,8 @@ int main(int argc, char** argv)
         return wants_a_tracer();
     if (strcmp(how, "poke") == 0)
         return poke();
+    if (strcmp(how, "forks") == 0)
+        return traced_forks();
     if (strcmp(how, "interrupted") == 0)
         return interrupted_wait();
     if (strcmp(how, "syscall") == 0)

@@ -68,6 +68,22 @@ int event_stop_status(int event)
     return (event << 16) | (SIGTRAP << 8) | 0x7f;
 }
 
+uint64_t fork_event_option(int event)
+{
+    switch (event) {
+    case PTRACE_EVENT_FORK:
+        return PTRACE_O_TRACEFORK;
+    case PTRACE_EVENT_VFORK:
+        return PTRACE_O_TRACEVFORK;
+    case PTRACE_EVENT_CLONE:
+        return PTRACE_O_TRACECLONE;
+    case PTRACE_EVENT_VFORK_DONE:
+        return PTRACE_O_TRACEVFORKDONE;
+    default:
+        return 0;
+    }
+}
+
 uid_t thread_uid(Tid tid)
 {
     return static_cast<uid_t>(proc_status_number(tid, "Uid").value_or(0));
@@ -86,10 +102,18 @@ siginfo_t cld_trapped(const EmulatedTracee& tracee, int status)
 {
     siginfo_t si{};
     si.si_signo = SIGCHLD;
-    si.si_code = CLD_TRAPPED;
     si.si_pid = tracee.tid;
     si.si_uid = thread_uid(tracee.tid);
-    si.si_status = (status >> 8) & 0x7f;
+    if (WIFEXITED(status)) {
+        si.si_code = CLD_EXITED;
+        si.si_status = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        si.si_code = WCOREDUMP(status) ? CLD_DUMPED : CLD_KILLED;
+        si.si_status = WTERMSIG(status);
+    } else {
+        si.si_code = CLD_TRAPPED;
+        si.si_status = (status >> 8) & 0x7f;
+    }
     return si;
 }
 

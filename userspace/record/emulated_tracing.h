@@ -29,6 +29,7 @@ struct EmulatedStop {
         Group,   // group stop (SIGSTOP and the like, delivered)
         Event,   // PTRACE_EVENT_* stop (exit, exec, interrupt)
         Syscall, // a syscall's entry or exit (PTRACE_SYSCALL)
+        Exit,    // it ended, and its tracer is not the parent the kernel tells
     };
     Kind kind = Kind::Signal;
     int status = 0;         // what wait reports
@@ -40,12 +41,14 @@ struct EmulatedStop {
     SignalKind signal_kind = SignalKind::AtSyscall;
     Registers regs;
     std::vector<uint64_t> pages;
-    bool resend = false; // in user code, where no signal is recorded: one passed on is sent again
+    bool resend = false;   // in user code, where no signal is recorded: one passed on is sent again
+    bool at_birth = false; // a new task's first stop (PTRACE_O_TRACEFORK and the like)
 };
 
 struct EmulatedTracee {
     Tid tid = 0, tgid = 0;
     Tid tracer = 0, tracer_tgid = 0;  // the tracing thread and its process
+    Tid parent_tgid = 0;              // the process the kernel reports its end to
     bool seized = false;              // PTRACE_SEIZE (group stops are PTRACE_EVENT_STOP)
     bool traceme = false;             // PTRACE_TRACEME: any thread of the parent may ask
     uint64_t options = 0;             // PTRACE_O_*
@@ -54,7 +57,8 @@ struct EmulatedTracee {
     bool interrupt_requested = false; // PTRACE_INTERRUPT's stop is on its way
     bool syscall_stops = false;       // resumed with PTRACE_SYSCALL
     bool listening = false;           // PTRACE_LISTEN: in its group stop, its next notice for the tracer
-    bool options_pending = false;     // PTRACE_O_TRACEEXIT is set on the thread at its next stop
+    bool options_pending = false;     // kRealTracerOptions are set on the thread at its next stop
+    bool auto_attached = false; // traced from its birth (a traced fork, vfork or clone): its first stop is the tracer's
     std::optional<EmulatedStop> stop;
 };
 
@@ -77,14 +81,17 @@ std::optional<WaitSelector> waitid_selector(uint64_t idtype, uint64_t id, uint64
 int signal_stop_status(int signo);
 int group_stop_status(int signo, bool seized);
 int event_stop_status(int event);
+// The option that asks for the stop of PTRACE_EVENT_FORK, _VFORK, _CLONE or
+// _VFORK_DONE (0 for another event).
+uint64_t fork_event_option(int event);
 
 // The user id of thread `tid`'s process (0 if it is gone).
 uid_t thread_uid(Tid tid);
 // A signal mask of /proc/TID/status ("SigPnd", "ShdPnd", "SigBlk",
 // "SigIgn", "SigCgt"; bit N-1 for signal N), 0 if it cannot be read.
 uint64_t thread_signal_mask(Tid tid, std::string_view field);
-// The SIGCHLD a tracer gets for its tracee's stop with wait status `status`
-// (CLD_TRAPPED).
+// The SIGCHLD a tracer gets for its tracee's stop or end with wait status
+// `status` (CLD_TRAPPED, CLD_EXITED, CLD_KILLED, CLD_DUMPED).
 siginfo_t cld_trapped(const EmulatedTracee& tracee, int status);
 
 class EmulatedTracing {

@@ -212,7 +212,7 @@ void Supervisor::on_stop(pid_t tid, int status)
         Tid tgid = it != threads_.end() ? it->second.tgid : tid;
         if (it != threads_.end())
             threads_.erase(it);
-        forget_tracing(tid);
+        forget_tracing(tid, status);
         if (std::none_of(threads_.begin(), threads_.end(), [&](const auto& kv) { return kv.second.tgid == tgid; }))
             random_sites_.forget(tgid, false);
         on_thread_gone(tid, tgid);
@@ -281,15 +281,28 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_VFORK:
     case PTRACE_EVENT_CLONE: {
         Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
+        // A traced parent's child is traced: known as such before it may
+        // start, and for a thread once its process is serialized (its
+        // creator then gives the CPU up for its tracer stop).
+        bool for_tracer = false;
         if (child.tgid == t.tgid) {
             serialize(key(t), t.tid);
+            for_tracer = fork_stop_for_tracer(t, child, event);
         } else {
+            for_tracer = fork_stop_for_tracer(t, child, event);
             if (options_.parallel)
                 inherit_sync_probes(child, t.tgid);
             on_fork_event(t, child, event);
         }
+        if (for_tracer)
+            return;
         break;
     }
+    case PTRACE_EVENT_VFORK_DONE:
+        // Set for a recorded tracer only (kRealTracerOptions).
+        if (event_stop_for_tracer(t, event))
+            return;
+        break;
     case PTRACE_EVENT_EXEC:
         on_exec(t);
         if (event_stop_for_tracer(t, event))

@@ -49,6 +49,9 @@ namespace rw {
 inline constexpr long kRecordingPtraceOptions = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
                                                 PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP |
                                                 PTRACE_O_EXITKILL;
+// Options of a recorded tracer that the supervisor sets on the tracee for
+// real, beside its own: the stops they add are the tracer's.
+inline constexpr long kRealTracerOptions = PTRACE_O_TRACEEXIT | PTRACE_O_TRACEVFORKDONE;
 
 class BpfCapture;
 class EventAssembler;
@@ -176,6 +179,10 @@ private:
     bool group_stop_for_tracer(Thread& t, int signo);
     // `signo`: the stop's signal (PTRACE_EVENT_STOP's).
     bool event_stop_for_tracer(Thread& t, int event, int signo = SIGTRAP);
+    // A traced fork, vfork or clone the tracer's options ask to see: the
+    // new task is traced too, and the parent stops for the tracer.
+    bool fork_stop_for_tracer(Thread& parent, Thread& child, int event);
+    bool birth_stop_for_tracer(Thread& t); // an auto-attached task's first stop
     void apply_pending_options(Thread& t, EmulatedTracee& tracee);
     bool listen_notice_for_tracer(Thread& t, int signo);
     bool syscall_stop_for_tracer(Thread& t); // its next syscall entry or exit, after PTRACE_SYSCALL
@@ -186,8 +193,8 @@ private:
     bool stops_alone(const Thread& t, int signo) const; // `signo` would stop `t`'s process, `t` alone
     void tell_tracer(const EmulatedTracee& tracee);
     bool forge_tracer_sigchld(Thread& t, const siginfo_t& si);
-    void forget_tracing(Tid tid);
-    void trap_exec_for_tracer(Thread& t); // the SIGTRAP an exec sends a tracee that is not seized
+    void forget_tracing(Tid tid, int status); // thread `tid` ended with wait status `status`
+    void trap_exec_for_tracer(Thread& t);     // the SIGTRAP an exec sends a tracee that is not seized
     void refuse_request(Thread& t, const std::string& request, const std::string& why);
     void refuse(Thread& t, std::string why);
     void on_stop_after_refusal(pid_t tid, int status);

@@ -88,6 +88,8 @@ bool Supervisor::hold_new_child(Thread& t)
 
 void Supervisor::start_child(Thread& t, bool joined)
 {
+    if (birth_stop_for_tracer(t))
+        return;
     if (joined)
         want_cpu(t);
     else

@@ -141,6 +141,10 @@ bool Supervisor::park_stop(Thread& t, int status)
 bool Supervisor::grant(Thread& t)
 {
     t.out_of_turn = false;
+    // A thread its creator's tracer traces from its birth waits for it
+    // there (its creator's clone stop can come after its own first stop).
+    if (!t.parked_status && birth_stop_for_tracer(t))
+        return true;
     if (t.parked_status) {
         int status = *t.parked_status;
         t.parked_status.reset();

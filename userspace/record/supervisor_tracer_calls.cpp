@@ -43,8 +43,9 @@ constexpr uint64_t kFailingWaitOption = 0x10000000;
 constexpr uint64_t kWaitOptions =
     WNOHANG | WUNTRACED | WCONTINUED | WEXITED | WNOWAIT | __WNOTHREAD | __WCLONE | __WALL;
 // The options whose stops rewind stands in for.
-constexpr uint64_t kEmulatedOptions =
-    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+constexpr uint64_t kEmulatedOptions = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
+                                      PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+                                      PTRACE_O_TRACECLONE | PTRACE_O_TRACEVFORKDONE;
 // Larger register sets (PTRACE_GETREGSET) are not asked for.
 constexpr size_t kMaxRegset = 64 * 1024;
 
@@ -208,6 +209,7 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
             e.tgid = t.tgid;
             e.tracer = static_cast<Tid>(*parent);
             e.tracer_tgid = thread(e.tracer).tgid;
+            e.parent_tgid = e.tracer_tgid;
             e.traceme = true;
             tracing_.add(e);
         }
@@ -233,8 +235,8 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
             fail(EINVAL);
         } else if (request == PTRACE_SEIZE && (data & ~kEmulatedOptions)) {
             refuse_request(t, name + ", " + std::to_string(pid) + ", options " + hex(data),
-                           "rewind stands in for a tracer's exit, exec and signal stops, not for the stops these "
-                           "options ask for (fork, clone, vfork, seccomp)");
+                           "rewind stands in for a tracer's exit, exec, fork and signal stops, not for the seccomp "
+                           "stops these options ask for");
             return;
         } else {
             EmulatedTracee e;
@@ -242,6 +244,7 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
             e.tgid = it->second.tgid;
             e.tracer = t.tid;
             e.tracer_tgid = t.tgid;
+            e.parent_tgid = static_cast<Tid>(proc_status_number(it->second.tgid, "PPid").value_or(0));
             e.seized = request == PTRACE_SEIZE;
             e.options = e.seized ? data : 0;
             e.attach_stop = !e.seized;
@@ -249,9 +252,9 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
             // PTRACE_ATTACH's SIGSTOP is not sent: the kernel side's stalls
             // stop threads with SIGSTOP, and two would merge into one. The
             // thread is interrupted instead, and its stop is the SIGSTOP's
-            // (event_stop_for_tracer). PTRACE_O_TRACEEXIT is set at that
-            // stop too.
-            added.options_pending = added.options & PTRACE_O_TRACEEXIT;
+            // (event_stop_for_tracer). The options set for real
+            // (kRealTracerOptions) are set at that stop too.
+            added.options_pending = added.options & kRealTracerOptions;
             if (added.attach_stop || added.options_pending)
                 ::ptrace(PTRACE_INTERRUPT, pid, nullptr, nullptr);
         }
@@ -272,8 +275,8 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
                    ::ptrace(PTRACE_INTERRUPT, pid, nullptr, nullptr) == 0) {
             tracee->interrupt_requested = true;
         }
-    } else if (!tracee->stop) {
-        fail(ESRCH); // running: the kernel answers so
+    } else if (!tracee->stop || tracee->stop->kind == EmulatedStop::Kind::Exit) {
+        fail(ESRCH); // running, or gone: the kernel answers so
     } else if (tracee->stop->kind == EmulatedStop::Kind::Syscall && changes_tracee(request, data)) {
         refuse_request(t, request_name(request) + ", " + std::to_string(pid),
                        "the tracer changes its tracee at a system call stop, which replay has no point to do again "
@@ -298,12 +301,12 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
                 fail(EINVAL);
             } else if (data & ~kEmulatedOptions) {
                 refuse_request(t, "PTRACE_SETOPTIONS, " + std::to_string(pid) + ", options " + hex(data),
-                               "rewind stands in for a tracer's exit, exec and signal stops, not for the stops "
-                               "these options ask for (fork, clone, vfork, seccomp)");
+                               "rewind stands in for a tracer's exit, exec, fork and signal stops, not for the "
+                               "seccomp stops these options ask for");
                 return;
             } else {
                 tracee->options = data;
-                long real = kRecordingPtraceOptions | (data & PTRACE_O_TRACEEXIT);
+                long real = kRecordingPtraceOptions | (data & kRealTracerOptions);
                 ::ptrace(PTRACE_SETOPTIONS, pid, nullptr, reinterpret_cast<void*>(real));
             }
             break;
@@ -514,6 +517,7 @@ void Supervisor::on_wait_call(Thread& t)
     if (selector->consume)
         tracee->stop->reported = true;
     int status = tracee->stop->status;
+    bool ended = tracee->stop->kind == EmulatedStop::Kind::Exit;
     AnsweredCall call;
     call.restore_arg = options_arg;
     call.restore_value = options;
@@ -527,12 +531,15 @@ void Supervisor::on_wait_call(Thread& t)
     } else {
         call.ret = 0;
         siginfo_t si = cld_trapped(*tracee, status);
-        si.si_status = status >> 8; // waitid gives the whole stop code
+        if (!ended)
+            si.si_status = status >> 8; // waitid gives the whole stop code
         if (a[2])
             call.outputs.push_back(output(a[2], &si, sizeof si));
         if (a[4])
             call.outputs.push_back(output(a[4], &usage, sizeof usage));
     }
+    if (ended && selector->consume)
+        tracing_.erase(tracee->tid); // reaped
     regs[kArgRegisters[options_arg]] = options | kFailingWaitOption;
     set_registers(t.tid, regs);
     answer(t, std::move(call));

@@ -75,7 +75,7 @@ void Supervisor::apply_pending_options(Thread& t, EmulatedTracee& tracee)
     if (!tracee.options_pending)
         return;
     tracee.options_pending = false;
-    long real = kRecordingPtraceOptions | (tracee.options & PTRACE_O_TRACEEXIT);
+    long real = kRecordingPtraceOptions | (tracee.options & kRealTracerOptions);
     ::ptrace(PTRACE_SETOPTIONS, t.tid, nullptr, reinterpret_cast<void*>(real));
 }
 
@@ -121,16 +121,69 @@ bool Supervisor::event_stop_for_tracer(Thread& t, int event, int signo)
     bool interrupt = event == PTRACE_EVENT_STOP && tracee->interrupt_requested;
     bool exit = event == PTRACE_EVENT_EXIT && (tracee->options & PTRACE_O_TRACEEXIT);
     bool exec = event == PTRACE_EVENT_EXEC && (tracee->options & PTRACE_O_TRACEEXEC);
+    bool forked = (tracee->options & fork_event_option(event)) != 0;
     if (event == PTRACE_EVENT_STOP)
         tracee->interrupt_requested = false;
-    if ((!interrupt && !exit && !exec) || tracee->stop)
+    if ((!interrupt && !exit && !exec && !forked) || tracee->stop)
         return false;
     EmulatedStop stop;
     stop.kind = EmulatedStop::Kind::Event;
     stop.status = event_stop_status(event);
     stop.regs = get_registers(t.tid);
-    if (exit || exec)
-        stop.event_msg = get_event_msg(t.tid); // the exit status; the thread id before the exec
+    // The exit status; the thread id before the exec; the new task's id.
+    if (exit || exec || forked)
+        stop.event_msg = get_event_msg(t.tid);
+    enter_tracer_stop(t, *tracee, std::move(stop));
+    return true;
+}
+
+bool Supervisor::fork_stop_for_tracer(Thread& parent, Thread& child, int event)
+{
+    // The kernel attaches the new task to its parent's tracer, with the
+    // parent's options, and holds it in a first stop of its own; the
+    // parent stops with the event. (CLONE_UNTRACED, which prevents both,
+    // brings no event here either.)
+    EmulatedTracee* tracee = tracing_.find(parent.tid);
+    if (!tracee || !(tracee->options & fork_event_option(event)) || tracee->stop)
+        return false;
+    EmulatedTracee born;
+    born.tid = child.tid;
+    born.tgid = child.tgid;
+    born.tracer = tracee->tracer;
+    born.tracer_tgid = tracee->tracer_tgid;
+    born.parent_tgid = parent.tgid;
+    born.seized = tracee->seized;
+    born.options = tracee->options;
+    born.options_pending = born.options & kRealTracerOptions;
+    born.auto_attached = true;
+    tracing_.add(born);
+    return event_stop_for_tracer(parent, event);
+}
+
+bool Supervisor::birth_stop_for_tracer(Thread& t)
+{
+    // Its first stop: PTRACE_EVENT_STOP if its parent was seized, else the
+    // SIGSTOP the kernel queues without a sender. The recorder's own first
+    // stop of the task is an event stop: a signal the tracer passes on is
+    // sent (continue_tracee), not injected.
+    EmulatedTracee* tracee = tracing_.find(t.tid);
+    if (!tracee || !tracee->auto_attached)
+        return false;
+    tracee->auto_attached = false;
+    apply_pending_options(t, *tracee);
+    EmulatedStop stop;
+    stop.regs = get_registers(t.tid);
+    stop.at_birth = true;
+    if (tracee->seized) {
+        stop.kind = EmulatedStop::Kind::Event;
+        stop.status = event_stop_status(PTRACE_EVENT_STOP);
+    } else {
+        stop.kind = EmulatedStop::Kind::Signal;
+        stop.status = signal_stop_status(SIGSTOP);
+        stop.siginfo.si_signo = SIGSTOP;
+        stop.siginfo.si_code = SI_USER;
+        stop.resend = true;
+    }
     enter_tracer_stop(t, *tracee, std::move(stop));
     return true;
 }
@@ -162,7 +215,7 @@ void Supervisor::enter_tracer_stop(Thread& t, EmulatedTracee& tracee, EmulatedSt
     capture_.drain();
     bool in_syscall = static_cast<int64_t>(stop.regs[Registers::ORIG_RAX]) >= 0;
     bool at_boundary =
-        stop.kind == EmulatedStop::Kind::Group || stop.kind == EmulatedStop::Kind::Syscall ||
+        stop.at_birth || stop.kind == EmulatedStop::Kind::Group || stop.kind == EmulatedStop::Kind::Syscall ||
         (stop.kind == EmulatedStop::Kind::Event && in_syscall) ||
         (stop.kind == EmulatedStop::Kind::Signal && !stop.resend && stop.signal_kind == SignalKind::AtSyscall);
     bool rests_there = t.preempted_at && same_registers(*t.preempted_at, stop.regs) &&
@@ -281,18 +334,30 @@ void Supervisor::trap_exec_for_tracer(Thread& t)
     syscall(SYS_tgkill, t.tgid, t.tid, SIGTRAP);
 }
 
-void Supervisor::forget_tracing(Tid tid)
+void Supervisor::forget_tracing(Tid tid, int status)
 {
     try {
         if (EmulatedTracee* tracee = tracing_.find(tid)) {
-            Tid tracer_tgid = tracee->tracer_tgid;
-            tracing_.erase(tid);
-            // A wait held for it alone is the kernel's again.
-            for (auto& [other, th] : threads_)
-                if (th.tgid == tracer_tgid && th.holds_wait) {
-                    th.holds_wait = false;
-                    resume(th, 0);
-                }
+            // Its end is the tracer's to see where the kernel would not
+            // tell it otherwise: a thread's (to a tracer waiting with
+            // __WALL or __WCLONE), or a process's whose parent it is not.
+            // The tracee stays known until that wait.
+            if (tracee->tgid != tid || tracee->parent_tgid != tracee->tracer_tgid) {
+                EmulatedStop end;
+                end.kind = EmulatedStop::Kind::Exit;
+                end.status = status;
+                tracee->stop = std::move(end);
+                tell_tracer(*tracee);
+            } else {
+                Tid tracer_tgid = tracee->tracer_tgid;
+                tracing_.erase(tid);
+                // A wait held for it alone is the kernel's again.
+                for (auto& [other, th] : threads_)
+                    if (th.tgid == tracer_tgid && th.holds_wait) {
+                        th.holds_wait = false;
+                        resume(th, 0);
+                    }
+            }
         }
         // A tracer's exit lets its tracees go on.
         for (Tid tracee : tracing_.tracees_of(tid)) {

@@ -100,12 +100,18 @@ void Replayer::on_fork(const ForkEvent& e)
     bool copies_memory = !e.is_thread();
     if (hook_ && copies_memory)
         hook_->before_fork(parent);
+    // CLONE_UNTRACED would keep the child from the replayer (the recorder
+    // followed it in the kernel): the call runs without it, and the flags
+    // are put back where the parent reads them.
+    std::optional<uint64_t> untraced_at = clear_clone_untraced(parent, *sc);
     resume(parent, Resume::Syscall);
     StopInfo s = wait_stop(parent, "the creation of task " + std::to_string(e.child_tid));
     if (s.kind != StopInfo::Kind::PtraceEvent ||
         (s.event != PTRACE_EVENT_FORK && s.event != PTRACE_EVENT_VFORK && s.event != PTRACE_EVENT_CLONE))
         diverge(parent, syscall_name(sc->nr) + " did not create a task: got " + describe_stop(parent, s));
     pid_t child = static_cast<pid_t>(get_event_msg(parent.tid()));
+    if (untraced_at)
+        restore_clone_untraced(parent, *untraced_at, child, e.is_thread());
     uint64_t flags = clone_flags(*sc);
     std::shared_ptr<ThreadGroup> group;
     std::shared_ptr<AddressSpace> vm;
@@ -141,6 +147,44 @@ void Replayer::on_fork(const ForkEvent& e)
     // come back when the parent returns (finish_executing_call).
     if (hook_ && copies_memory && !(flags & CLONE_VM))
         hook_->after_fork(parent);
+}
+
+std::optional<uint64_t> Replayer::clear_clone_untraced(Task& parent, const SyscallEvent& call)
+{
+    // Where the flags are: 0 for clone's register, else clone3's struct.
+    if (!(clone_flags(call) & CLONE_UNTRACED))
+        return std::nullopt;
+    if (call.nr == SYS_clone) {
+        Registers r = parent.regs();
+        r[Registers::RDI] &= ~uint64_t(CLONE_UNTRACED);
+        parent.set_regs(r);
+        return 0;
+    }
+    uint64_t flags = clone_flags(call) & ~uint64_t(CLONE_UNTRACED);
+    if (!parent.memory().write(RemoteAddr(call.args[0]), {reinterpret_cast<const uint8_t*>(&flags), sizeof flags}))
+        diverge(parent, "cannot clear CLONE_UNTRACED in the arguments of clone3 at " + hex(call.args[0]));
+    return call.args[0];
+}
+
+void Replayer::restore_clone_untraced(Task& parent, uint64_t at, pid_t child, bool same_memory)
+{
+    if (at == 0) {
+        Registers r = parent.regs();
+        r[Registers::RDI] |= CLONE_UNTRACED;
+        parent.set_regs(r);
+        return;
+    }
+    uint64_t flags = 0;
+    TraceeMemory mem = parent.memory();
+    std::vector<uint8_t> bytes(sizeof flags);
+    if (!mem.read(RemoteAddr(at), bytes))
+        diverge(parent, "cannot read the arguments of clone3 at " + hex(at));
+    std::memcpy(&flags, bytes.data(), sizeof flags);
+    flags |= CLONE_UNTRACED;
+    const std::span<const uint8_t> restored{reinterpret_cast<const uint8_t*>(&flags), sizeof flags};
+    mem.write(RemoteAddr(at), restored);
+    if (!same_memory)
+        TraceeMemory(child).write(RemoteAddr(at), restored); // its copy of the parent's memory
 }
 
 SyscallEvent Replayer::unfinished_clone(Task& parent, Tid child)

@@ -198,6 +198,9 @@ private:
     void on_fork(const ForkEvent& e);
     // The call that created `child`, as the replayed parent makes it: the
     // recording ended while the parent was still inside it.
+    // CLONE_UNTRACED off for the call that creates a task (where its flags are), and back on.
+    std::optional<uint64_t> clear_clone_untraced(Task& parent, const SyscallEvent& call);
+    void restore_clone_untraced(Task& parent, uint64_t at, pid_t child, bool same_memory);
     SyscallEvent unfinished_clone(Task& parent, Tid child);
     void on_exit(const ExitEvent& e);
     void apply_mapped_write(Task& t, const SyscallEvent& e);

@@ -652,6 +652,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			stall(s, RW_STALL_VIEW);
 			return 0;
 		}
+	} else if (spec->view == RW_VIEW_WRITES_PROCESS) {
+		/* Its outputs are the caller's memory only if it wrote there. */
+		if (ret > 0 && s->sc.args[0] != (pid_tgid >> 32)) {
+			stall(s, RW_STALL_PROCESS_MEMORY);
+			return 0;
+		}
 	} else if (spec->view && ret >= 0) {
 		stall(s, RW_STALL_VIEW);
 		return 0;

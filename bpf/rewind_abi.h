@@ -175,6 +175,9 @@ enum rw_view {
 	RW_VIEW_SECCOMP_MODE = 2, /* prctl(PR_GET_SECCOMP): the mode without rewind's filter */
 	RW_VIEW_ANSWERED = 3,	  /* ptrace, wait4, waitid: when the supervisor asked
 				     (answered_calls), whatever the call returned */
+	RW_VIEW_WRITES_PROCESS = 4, /* process_vm_writev: into a process other than
+				       the caller's (args[0]), the supervisor
+				       records it (RW_STALL_PROCESS_MEMORY) */
 };
 
 struct rw_sys_spec {
@@ -423,8 +426,9 @@ enum rw_stall_reason {
 	RW_STALL_VIEW = 7,	 /* not emitted: the supervisor gives the
 				    program its own view (enum rw_view) */
 	RW_STALL_PROCESS_MEMORY = 8, /* not emitted: a write through another
-					process's /proc/PID/mem, which the
-					supervisor names */
+					process's /proc/PID/mem, or with
+					process_vm_writev, which the supervisor
+					names */
 };
 
 struct rw_stall {

@@ -55,7 +55,8 @@ bool give_program_view(pid_t tid, rw_rec_syscall& sc)
         return true;
     }
     case RW_VIEW_NONE:
-    case RW_VIEW_ANSWERED: // (supervisor_tracer_calls.cpp)
+    case RW_VIEW_ANSWERED:       // (supervisor_tracer_calls.cpp)
+    case RW_VIEW_WRITES_PROCESS: // (Supervisor::on_stall)
         break;
     }
     return false;

@@ -662,6 +662,11 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
         TraceeMemory mem(t.tid);
         auto captured = capture_syscall_memory(mem, stall->sc.nr, args, stall->sc.ret);
         uint32_t flags = kSyscallRebuilt | (captured.unsized ? uint32_t(kSyscallUnsized) : 0u);
+        if (stall->reason == RW_STALL_PROCESS_MEMORY) {
+            // It wrote into another process: what the table calls its
+            // outputs are addresses there, not in the caller.
+            std::erase_if(captured.memory, [](const MemoryRange& m) { return m.dir == Direction::Out; });
+        }
         std::optional<FileRef> file;
         uint64_t file_offset = 0;
         // A write through /proc/PID/mem: into the writer's own memory, an
@@ -679,6 +684,8 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
                             t.tid);
             }
         } else if (stall->reason == RW_STALL_PROCESS_MEMORY) {
+            // (Replay refuses the call: its effect is not in the trace.)
+            flags |= kSyscallUnsized;
             problem("thread " + std::to_string(t.tid) +
                         " wrote into another process's memory, and rewind cannot tell where",
                     t.tid);

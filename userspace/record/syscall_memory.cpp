@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -148,6 +149,22 @@ std::optional<ProcessMemoryWrite> process_memory_written(const TraceeMemory& mem
                                                          const uint64_t (&args)[RW_MAX_ARGS], int64_t ret)
 {
     const rw_sys_spec spec = resolve_spec(nr, args).spec;
+    if (spec.view == RW_VIEW_WRITES_PROCESS && ret > 0) {
+        // process_vm_writev: where, if it wrote into one piece (the first
+        // remote iovec holds it all); into the caller's own process, the
+        // table's outputs say where.
+        auto caller = proc_status_number(mem.tid(), "Tgid");
+        if (!caller || static_cast<int64_t>(args[0]) == *caller || args[4] < 1)
+            return std::nullopt;
+        uint64_t first[2] = {0, 0}; // iov_base, iov_len
+        std::vector<uint8_t> bytes(sizeof first);
+        if (!mem.read(RemoteAddr(args[3]), bytes))
+            return std::nullopt;
+        std::memcpy(first, bytes.data(), sizeof first);
+        if (first[1] < static_cast<uint64_t>(ret))
+            return std::nullopt;
+        return ProcessMemoryWrite{static_cast<Tid>(args[0]), first[0]};
+    }
     if (!(spec.flags & RW_SYS_WRITES_FILE) || ret <= 0)
         return std::nullopt;
     std::string fd = "/proc/" + std::to_string(mem.tid()) + "/fd/" + std::to_string(args[0]);

@@ -226,6 +226,8 @@ const std::vector<SyscallInfo>& table()
         refused(kIoUring, sys(SYS_io_uring_enter, "io_uring_enter", "fuuxpu", R::Refuse)),
         refused(kIoUring, sys(SYS_io_uring_register, "io_uring_register", "fupu", R::Refuse)),
         sys(SYS_process_vm_readv, "process_vm_readv", "dpupux", R::Emulate, {out_iovec(1, 2)}),
+        writes_process(
+            sys(SYS_process_vm_writev, "process_vm_writev", "dpupux", R::Emulate, {in_iovec(1, 2), out_iovec(3, 4)})),
         // The segment's id is served from the log; attaching it is refused.
         sys(SYS_shmget, "shmget", "xux", R::Emulate),
         refused(kSharedSegment, sys(SYS_shmat, "shmat", "dpx", R::Refuse)),

@@ -309,6 +309,15 @@ inline SyscallInfo answered_by_recorder(SyscallInfo info)
     return info;
 }
 
+// Writes into the memory of the process args[0] names, which may be
+// another than the caller's: then the supervisor records where
+// (process_memory_written), and its outputs are not the caller's memory.
+inline SyscallInfo writes_process(SyscallInfo info)
+{
+    info.spec.view = RW_VIEW_WRITES_PROCESS;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 inline SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {

@@ -44,6 +44,10 @@ std::optional<std::string> replay_limit(const SyscallEvent& e)
         return "syscall " + std::to_string(e.nr) + " is not in the syscall table";
     uint64_t args[RW_MAX_ARGS];
     std::copy(e.args.begin(), e.args.end(), args);
+    if ((e.flags & kSyscallUnsized) && info->spec.view == RW_VIEW_WRITES_PROCESS)
+        return describe_unknown(e) +
+               " wrote into another process's memory in pieces the recorder did not follow: what it wrote there is "
+               "not in the trace";
     if (e.flags & kSyscallUnsized)
         return describe_unknown(e) +
                ": the size of what it wrote is kept in kernel state the recorder could not read (a semaphore set "

@@ -354,6 +354,14 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
 {
     t.last_syscall_seq = e.seq;
     t.group().fds->apply(e);
+    if (e.nr == SYS_pidfd_getfd && e.ret >= 0) {
+        // A copy of another process's descriptor: its stream, if any, is
+        // what that descriptor leads to there.
+        auto pid = t.group().fds->process_of_pidfd(e.args[0]);
+        Task* other = pid ? find_task(static_cast<Tid>(*pid)) : nullptr;
+        t.group().fds->copied_from_process(static_cast<uint64_t>(e.ret),
+                                           other ? other->group().fds->stream_of(e.args[1]) : -1);
+    }
     if (e.nr == SYS_set_tid_address)
         t.clear_child_tid = e.args[0]; // the kernel holds it per thread: snapshots restore it
     if (e.nr == SYS_sigaltstack && e.args[0] && e.ret == 0)

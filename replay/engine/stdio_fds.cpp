@@ -1,5 +1,7 @@
 #include "stdio_fds.h"
 
+#include <sys/syscall.h>
+
 #include <cstring>
 
 #include "syscall_table.h"
@@ -26,7 +28,21 @@ void StdioFds::apply(const SyscallEvent& e)
     uint64_t args[RW_MAX_ARGS];
     std::copy(e.args.begin(), e.args.end(), args);
     auto fd = [](uint64_t v) { return static_cast<int>(v); };
-    switch (fd_effect(e.nr, args)) {
+    FdEffect effect = fd_effect(e.nr, args);
+    // A descriptor number that comes to mean something else is no pidfd.
+    if (effect == FdEffect::NewFd || effect == FdEffect::Dup)
+        pidfds_.erase(fd(e.ret));
+    else if (effect == FdEffect::Dup2)
+        pidfds_.erase(fd(e.args[1]));
+    else if (effect == FdEffect::Close)
+        pidfds_.erase(fd(e.args[0]));
+    else if (effect == FdEffect::CloseRange)
+        std::erase_if(pidfds_, [&](const auto& kv) {
+            return kv.first >= fd(e.args[0]) && static_cast<uint64_t>(kv.first) <= e.args[1];
+        });
+    if (e.nr == SYS_pidfd_open)
+        pidfds_[fd(e.ret)] = static_cast<int64_t>(e.args[0]);
+    switch (effect) {
     case FdEffect::None:
         break;
     case FdEffect::NewFd:
@@ -61,6 +77,20 @@ void StdioFds::apply(const SyscallEvent& e)
                                                                                                : std::next(it);
         break;
     }
+}
+
+std::optional<int64_t> StdioFds::process_of_pidfd(uint64_t fd) const
+{
+    auto it = pidfds_.find(static_cast<int>(fd));
+    return it == pidfds_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+}
+
+void StdioFds::copied_from_process(uint64_t fd, int stream)
+{
+    if (stream >= 0)
+        streams_[static_cast<int>(fd)] = stream;
+    else
+        streams_.erase(static_cast<int>(fd));
 }
 
 } // namespace rw::replay

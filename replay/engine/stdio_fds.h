@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include "event.h"
 #include "rewind_abi.h"
@@ -20,6 +21,11 @@ public:
     int stream_of(uint64_t fd) const;
     // Follows a completed syscall's effect on the descriptor table.
     void apply(const SyscallEvent& e);
+    // The recorded process a descriptor from pidfd_open refers to.
+    std::optional<int64_t> process_of_pidfd(uint64_t fd) const;
+    // `fd` is a copy of a descriptor that leads to `stream` (-1: none), from
+    // another process (pidfd_getfd).
+    void copied_from_process(uint64_t fd, int stream);
 
     // Descriptor -> stream, for saving the table with a landmark.
     const std::map<int, int>& streams() const { return streams_; }
@@ -31,7 +37,8 @@ public:
     }
 
 private:
-    std::map<int, int> streams_; // descriptor -> stream
+    std::map<int, int> streams_;    // descriptor -> stream
+    std::map<int, int64_t> pidfds_; // descriptor -> the process pidfd_open named
 };
 
 } // namespace rw::replay

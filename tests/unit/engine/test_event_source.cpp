@@ -53,6 +53,24 @@ TEST_CASE("a pipeline stage's stdout is a pipe, not the terminal")
     fds.apply(call(SYS_dup2, {9, 1, 0, 0, 0, 0}, -9)); // a failed call changes nothing
 }
 
+TEST_CASE("a pidfd names its process until its number means something else")
+{
+    StdioFds fds = StdioFds::inherited();
+    fds.apply(call(SYS_pidfd_open, {1234, 0, 0, 0, 0, 0}, 3));
+    CHECK(fds.process_of_pidfd(3) == 1234);
+    CHECK(!fds.process_of_pidfd(4));
+    // pidfd_getfd's copy of the other process's stdout reaches stdout.
+    fds.copied_from_process(5, 1);
+    CHECK(fds.stream_of(5) == 1);
+    fds.copied_from_process(5, -1);
+    CHECK(fds.stream_of(5) == -1);
+    fds.apply(call(SYS_dup2, {0, 3, 0, 0, 0, 0}, 3));
+    CHECK(!fds.process_of_pidfd(3));
+    fds.apply(call(SYS_pidfd_open, {99, 0, 0, 0, 0, 0}, 6));
+    fds.apply(call(SYS_close, {6, 0, 0, 0, 0, 0}, 0));
+    CHECK(!fds.process_of_pidfd(6));
+}
+
 TEST_CASE("per-thread lookahead skips other threads' events")
 {
     char tmpl[] = "/tmp/rewind-source-XXXXXX";

@@ -112,6 +112,16 @@ struct {
 	__type(value, __u32);
 } answered_calls SEC(".maps");
 
+/* Each thread's blocked signals after its last call that changes them
+ * (RW_VIEW_SIGNAL_MASK); least recently used entries go first, so the
+ * threads that ended leave no trace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} signal_masks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 26); /* resized by userspace before load */
@@ -652,6 +662,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			stall(s, RW_STALL_VIEW);
 			return 0;
 		}
+	} else if (spec->view == RW_VIEW_SIGNAL_MASK) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u32 tid = (__u32)pid_tgid;
+		__u64 blocked = task->blocked.sig[0];
+
+		bpf_map_update_elem(&signal_masks, &tid, &blocked, BPF_ANY);
 	} else if (spec->view == RW_VIEW_WRITES_PROCESS) {
 		/* Its outputs are the caller's memory only if it wrote there. */
 		if (ret > 0 && s->sc.args[0] != (pid_tgid >> 32)) {

@@ -178,6 +178,11 @@ enum rw_view {
 	RW_VIEW_WRITES_PROCESS = 4, /* process_vm_writev: into a process other than
 				       the caller's (args[0]), the supervisor
 				       records it (RW_STALL_PROCESS_MEMORY) */
+	RW_VIEW_SIGNAL_MASK = 5,    /* rt_sigprocmask, rt_sigreturn: the thread's
+				       blocked signals after it go into the
+				       signal_masks map (the supervisor's rdtsc
+				       emulation puts back what the kernel's
+				       forced SIGSEGV unblocked) */
 };
 
 struct rw_sys_spec {

@@ -355,6 +355,15 @@ uint64_t BpfCapture::read_copies_retired() const
     return __atomic_load_n(&impl_->skel->bss->copies_retired, __ATOMIC_SEQ_CST);
 }
 
+std::optional<uint64_t> BpfCapture::signal_mask(pid_t tid) const
+{
+    uint32_t key = static_cast<uint32_t>(tid);
+    uint64_t mask = 0;
+    if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.signal_masks), &key, &mask) != 0)
+        return std::nullopt;
+    return mask;
+}
+
 void BpfCapture::answer_at_exit(pid_t tid)
 {
     uint32_t key = static_cast<uint32_t>(tid), one = 1;

@@ -70,6 +70,9 @@ public:
 
     // The supervisor answers thread `tid`'s current call itself: it stops
     // at the call's return (RW_STALL_VIEW) whatever the call returned.
+    // The thread's blocked signals after its last call that changed them
+    // (RW_VIEW_SIGNAL_MASK), if the kernel side saw one.
+    std::optional<uint64_t> signal_mask(pid_t tid) const;
     void answer_at_exit(pid_t tid);
 
     // The threads of process `tgid` run one at a time (or no longer do):

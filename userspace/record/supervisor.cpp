@@ -608,6 +608,16 @@ bool Supervisor::emulate_tsc(Thread& t)
     set_registers(t.tid, regs);
     emit(std::move(e));
     rdtsc_traps_++;
+    // The kernel forced the trap's SIGSEGV through a mask that blocked it,
+    // and unblocked it: blocked again, as the program left it (rr's
+    // sigprocmask_exec). (Its handler, which the kernel also reset, is not
+    // put back.)
+    uint64_t segv = signal_bit(SIGSEGV), now = 0;
+    if (auto before = capture_.signal_mask(t.tid);
+        before && (*before & segv) && ::ptrace(PTRACE_GETSIGMASK, t.tid, sizeof now, &now) == 0 && !(now & segv)) {
+        now |= segv;
+        ::ptrace(PTRACE_SETSIGMASK, t.tid, sizeof now, &now);
+    }
     resume(t, 0);
     return true;
 }

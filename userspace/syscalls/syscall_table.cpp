@@ -335,9 +335,9 @@ const std::vector<SyscallInfo>& table()
         // ---- signals --------------------------------------------------------
         keeps(sys(SYS_rt_sigaction, "rt_sigaction", "Sppu", R::ExecuteCheck,
                   {in_fixed(1, kKSigaction), out_fixed(2, kKSigaction)})),
-        query_when_null(1, keeps(sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck,
-                                     {in_arg(1, 3), out_arg(2, 3)}))),
-        sys(SYS_rt_sigreturn, "rt_sigreturn", "", R::Sigreturn),
+        query_when_null(1, keeps_signal_mask(keeps(sys(SYS_rt_sigprocmask, "rt_sigprocmask", "dppu", R::ExecuteCheck,
+                                                       {in_arg(1, 3), out_arg(2, 3)})))),
+        keeps_signal_mask(sys(SYS_rt_sigreturn, "rt_sigreturn", "", R::Sigreturn)),
         keeps(
             sys(SYS_sigaltstack, "sigaltstack", "pp", R::ExecuteCheck, {in_fixed(0, kStackT), out_fixed(1, kStackT)})),
         sys(SYS_rt_sigpending, "rt_sigpending", "pu", R::Emulate, {out_arg(0, 1)}),

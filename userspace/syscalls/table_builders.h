@@ -318,6 +318,15 @@ inline SyscallInfo writes_process(SyscallInfo info)
     return info;
 }
 
+// Changes the thread's blocked signals: the kernel side keeps them after it
+// (signal_masks), which the supervisor reads when the kernel unblocked one
+// on its own (rdtsc's forced SIGSEGV).
+inline SyscallInfo keeps_signal_mask(SyscallInfo info)
+{
+    info.spec.view = RW_VIEW_SIGNAL_MASK;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 inline SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {

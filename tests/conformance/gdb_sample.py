@@ -68,7 +68,9 @@ def check_under_gdb(phases, result):
     argv = [phases.rewind, "replay", trace, "--", "-batch"]
     for c in GDB_COMMANDS:
         argv += ["-ex", c]
-    g = phases.run_phase(name, "gdb", argv, cwd, max(60, 2 * phases.args.timeout))
+    # As long as the replay alone may take (phases.py, _replay), and more.
+    replayed = (result.get("phases", {}).get("replay") or {}).get("duration") or 0
+    g = phases.run_phase(name, "gdb", argv, cwd, max(60, 2 * phases.args.timeout, int(3 * replayed)))
     out = read_bytes(g["stdout"]).decode("utf-8", "replace")
     err = read_bytes(g["stderr"])
     rec_out = read_bytes(os.path.join(work, name, "record.out"))

@@ -538,11 +538,20 @@ def section_signals(ctx):
     cases = [("signal_rounds: SIGALRM ends a loop counting its rounds in memory",
               [os.path.join(programs, "signal_rounds")]),
              ("sigalrm_loop: three SIGALRMs in a loop counting in registers", [os.path.join(programs, "sigalrm_loop")]),
+             ("nested_rounds: SIGALRM ends a loop calling a function 8 times a round",
+              [os.path.join(programs, "nested_rounds")]),
              ("4 threads compute-bound, 300 MiB resident (serialized)", [threads, "compute", "30000000", "300"])]
     rows = []
     for name, argv in cases:
-        native, record, replay = record_replay_medians(ctx, argv, os.path.join(ctx.tmp, "signals-trace"))
+        trace = os.path.join(ctx.tmp, "signals-trace")
+        native, record, replay = record_replay_medians(ctx, argv, trace)
         rows.append([name, f"{native:.3f}", f"{record:.3f}", f"{replay:.3f}"])
+        if argv[0].endswith("nested_rounds"):
+            # The last recording again, every execution of the point's
+            # instruction a stop (no breakpoint filter in the kernel).
+            unfiltered = wall([ctx.rewind, "replay", "--autopilot", "-q", trace],
+                              {**ctx.env, "REWIND_BPF_FILTERS": "0"})[0]
+            rows.append(["the same, replayed with a stop at each execution", "", "", f"{unfiltered:.3f}"])
     return ("Signals in user code", md_table(["workload", "native s", "record s", "replay s"], rows) + "\n\n" +
             SIGNALS_NOTES)
 
@@ -552,8 +561,11 @@ A signal that finds its thread computing is delivered where the thread
 stands after --signal-delay-ms; the recorder first single-steps one round of
 the loop there, to name the point by registers and the content of the pages
 the round wrote (userspace/record/supervisor_signal_probe.cpp): that stepping is
-the recording's extra cost in the first two rows, and replay stops once per
-round of the loop since the thread's last event. The third row is the
+the recording's extra cost in the first rows. Replay judges every round of
+the loop since the thread's last event at a breakpoint on the point's
+instruction, in the kernel where its BPF filter loads (registers, then the
+sum of the pages the round wrote), else at a stop each: the row after
+nested_rounds replays its last recording that way. The last row is the
 preemption probes of serialized threads, which hash the resident pages only
 for a thread that keeps its registers over a round (a spin-wait)."""
 

@@ -20,6 +20,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+#include "match_registers.bpf.h"
 #include "rewind_abi.h"
 
 /* In struct pt_regs' order (the first 21 words of user_regs_struct). */
@@ -52,11 +53,7 @@ int match_position(struct bpf_perf_event_data *ctx)
 	seen++;
 	if (seen >= last)
 		return 1;
-	if (r->ip != want[16] || r->sp != want[19] || r->ax != want[10] || r->cx != want[11] ||
-	    r->dx != want[12] || r->si != want[13] || r->di != want[14] || r->r8 != want[9] ||
-	    r->r9 != want[8] || r->r10 != want[7] || r->r11 != want[6] || r->bx != want[5] ||
-	    r->bp != want[4] || r->r12 != want[3] || r->r13 != want[2] || r->r14 != want[1] ||
-	    r->r15 != want[0])
+	if (!registers_match(r, want))
 		return 0;
 	if (page_count == 0)
 		return 1;

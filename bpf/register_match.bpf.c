@@ -18,6 +18,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+#include "match_registers.bpf.h"
+
 /* In struct pt_regs' order (the first 21 words of user_regs_struct). */
 __u64 want[21] = {};
 /* Executions the filter has seen, and the one at which it lets the trap
@@ -33,18 +35,7 @@ int match_registers(struct bpf_perf_event_data *ctx)
 	seen++;
 	if (seen >= last)
 		return 1;
-	/* Most executions differ in the counter, the pointer, the flags of
-	 * a loop: the instruction pointer and the stack pointer first.
-	 * orig_ax and flags are not compared (as in the replayer), nor the
-	 * segment registers (16-bit fields here, which a program may not
-	 * read as such: the replayer compares them). */
-	if (r->ip != want[16] || r->sp != want[19] || r->ax != want[10] || r->cx != want[11] ||
-	    r->dx != want[12] || r->si != want[13] || r->di != want[14] || r->r8 != want[9] ||
-	    r->r9 != want[8] || r->r10 != want[7] || r->r11 != want[6] || r->bx != want[5] ||
-	    r->bp != want[4] || r->r12 != want[3] || r->r13 != want[2] || r->r14 != want[1] ||
-	    r->r15 != want[0])
-		return 0;
-	return 1;
+	return registers_match(r, want);
 }
 
 char LICENSE[] SEC("license") = "GPL";

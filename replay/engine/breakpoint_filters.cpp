@@ -55,6 +55,13 @@ std::unique_ptr<Filter> load_once(const char* name, Skeleton* (*open_and_load)()
     return std::make_unique<Filter>(std::move(loaded));
 }
 
+// The registers a filter compares (match_registers.bpf.h), into its global.
+template <typename Word, size_t N> void copy_registers(Word (&to)[N], const Registers& want)
+{
+    static_assert(N <= Registers::kCount);
+    std::copy_n(want.words.begin(), N, to);
+}
+
 bool filter_breakpoint(int perf_fd, int prog_fd)
 {
     return ::ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) == 0;
@@ -79,9 +86,7 @@ RegisterMatchFilter* RegisterMatchFilter::get()
 bool RegisterMatchFilter::attach(int perf_fd, const Registers& want, uint64_t last)
 {
     auto* bss = loaded_->skeleton->bss;
-    static_assert(sizeof(bss->want) / sizeof(bss->want[0]) <= Registers::kCount);
-    for (size_t i = 0; i < sizeof(bss->want) / sizeof(bss->want[0]); i++)
-        bss->want[i] = want.words[i];
+    copy_registers(bss->want, want);
     bss->seen = 0;
     bss->last = last;
     return filter_breakpoint(perf_fd, bpf_program__fd(loaded_->skeleton->progs.match_registers));
@@ -106,9 +111,7 @@ bool PositionMatchFilter::attach(int perf_fd, const Registers& want, const std::
     if (pages.size() > RW_SUM_PAGES)
         return false;
     auto* bss = loaded_->skeleton->bss;
-    static_assert(sizeof(bss->want) / sizeof(bss->want[0]) <= Registers::kCount);
-    for (size_t i = 0; i < sizeof(bss->want) / sizeof(bss->want[0]); i++)
-        bss->want[i] = want.words[i];
+    copy_registers(bss->want, want);
     std::copy(pages.begin(), pages.end(), bss->pages);
     bss->page_count = static_cast<uint32_t>(pages.size());
     bss->want_sum = sum;

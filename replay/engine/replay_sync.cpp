@@ -215,8 +215,7 @@ void Replayer::run_next_calls_early(Tid except, uint64_t object, const std::func
     constexpr size_t kNear = 64;
     for (Task* other : live_tasks()) {
         Tid tid = other->recorded_tid();
-        if (tid == except || in_sync_call_.count(tid) || other->at == Task::At::Running ||
-            other->at == Task::At::Fresh || other->at == Task::At::ExecutingCall || other->inject_signal)
+        if (tid == except || in_sync_call_.count(tid) || !other->idle_at_stop())
             continue;
         const IndexedEvent* next = source_.peek_for_task(tid, 0, kNear);
         const auto* sync = next ? std::get_if<SyncEvent>(&next->event) : nullptr;
@@ -536,8 +535,7 @@ void Replayer::wake_sleepers_on(Task& t, uint64_t word)
     for (Task* other : t.group().tasks) {
         auto it = in_sync_call_.find(other->recorded_tid());
         bool asleep = it != in_sync_call_.end() && it->second.blocked;
-        if (other != &t && !asleep && other->at != Task::At::Running && other->at != Task::At::Fresh &&
-            other->at != Task::At::Gone) {
+        if (other != &t && !asleep && other->idle_at_stop()) {
             inject_syscall(*other, SYS_futex, wake);
             return;
         }

@@ -115,6 +115,15 @@ public:
     bool interrupt_stop_due = false; // a PTRACE_INTERRUPT's stop is still to come
     std::optional<bool> filtered;    // runs under the replay's filter
 
+    // Stopped by the replay between calls of its own: not inside a call
+    // that runs for real (a clone stopped at its fork event would finish
+    // under whatever was injected), with no signal to hand over at its
+    // next resume. A syscall can be injected into it, a call of its run early.
+    bool idle_at_stop() const
+    {
+        return at != At::Running && at != At::Fresh && at != At::ExecutingCall && at != At::Gone && !inject_signal;
+    }
+
 private:
     pid_t tid_;
     Tid recorded_tid_;

@@ -38,8 +38,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define BPF_F_NO_PREALLOC_FLAG 1
 #define MAP_ANONYMOUS_FLAG     0x20
-#define MAP_SHARED_FLAG	       0x01
-#define MMAP_NR		       9
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -588,6 +586,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	__u64 chunks;
 	__u64 need = 0, ring_size, pending;
 	__u32 turn;
+	int shares = 0;
 
 	if (ret >= 0)
 		note_open_return(regs, ret);
@@ -651,6 +650,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if ((spec->flags & RW_SYS_MAPS_FILE) && ret >= 0 && !(s->sc.args[3] & MAP_ANONYMOUS_FLAG))
 		capture_file_identity(s, s->sc.args[4]);
+	shares = rw_shares_memory(spec, ret, s->sc.args[3]);
 	spec = effective_spec(s, spec);
 	if (!spec)
 		goto emit;
@@ -674,7 +674,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			stall(s, RW_STALL_PROCESS_MEMORY);
 			return 0;
 		}
-	} else if (spec->view && ret >= 0) {
+	} else if (spec->view && spec->view != RW_VIEW_SHARES_MEMORY && ret >= 0) {
 		stall(s, RW_STALL_VIEW);
 		return 0;
 	}
@@ -752,7 +752,7 @@ emit:
 	}
 	if ((s->sc.h.flags & RW_SC_FILE) && !file_is_known(s))
 		stall(s, RW_STALL_COPY_FILE);
-	else if (s->sc.nr == MMAP_NR && ret >= 0 && (s->sc.args[3] & MAP_SHARED_FLAG))
+	else if (shares)
 		stall(s, RW_STALL_SHARED_MAP);
 	else if (turn)
 		stall(s, RW_STALL_TURN);

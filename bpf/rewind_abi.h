@@ -183,6 +183,10 @@ enum rw_view {
 				       signal_masks map (the supervisor's rdtsc
 				       emulation puts back what the kernel's
 				       forced SIGSEGV unblocked) */
+	RW_VIEW_SHARES_MEMORY = 6,  /* mmap MAP_SHARED, shmat: on success the
+				       thread stops after it (RW_STALL_SHARED_MAP)
+				       for the supervisor to see who shares
+				       memory (rw_shares_memory) */
 };
 
 struct rw_sys_spec {
@@ -195,6 +199,15 @@ struct rw_sys_spec {
 	__u8 reserved[2];
 	struct rw_buf_spec bufs[RW_MAX_BUFS];
 };
+
+/* Whether a call that returned `ret` made memory its process shares with
+ * others: a System V attach, or a MAP_SHARED mapping (`map_flags`, mmap's
+ * fourth argument). */
+static inline int rw_shares_memory(const struct rw_sys_spec *spec, __s64 ret, __u64 map_flags)
+{
+	return spec->view == RW_VIEW_SHARES_MEMORY && ret >= 0 &&
+	       (!(spec->flags & RW_SYS_MAPS_FILE) || (map_flags & 0x01 /* MAP_SHARED */));
+}
 
 /* ioctl request numbers that encode their argument's size and direction. */
 #define RW_IOC_DIR(cmd)	 (((cmd) >> 30) & 3u)

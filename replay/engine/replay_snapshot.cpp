@@ -257,6 +257,8 @@ bool Replayer::can_snapshot(std::string* why, bool on_disk)
     // which live as long as this replay.
     if (on_disk && !mapped_files_.empty())
         return fail("processes map files that change while mapped, from copies only this replay has");
+    if (on_disk && !sysv_segments_.empty())
+        return fail("processes attach System V segments that only this replay has");
     if (on_disk && !in_sync_call_.empty())
         return fail("thread " + std::to_string(in_sync_call_.begin()->first) + " is inside " +
                     std::string(sync_call_name(in_sync_call_.begin()->second.fn)));

@@ -114,6 +114,7 @@ void Replayer::on_syscall(const SyscallEvent& e)
         action = ReplayAction::Emulate; // it failed: nothing to rebuild
         break;
     case ReplayAction::Mmap:
+    case ReplayAction::AttachSegment:
         if (e.ret < 0)
             action = ReplayAction::Emulate;
         break;
@@ -362,6 +363,8 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
         t.group().fds->copied_from_process(static_cast<uint64_t>(e.ret),
                                            other ? other->group().fds->stream_of(e.args[1]) : -1);
     }
+    if (e.nr == SYS_shmget && e.ret >= 0)
+        note_segment_made(e);
     if (e.nr == SYS_set_tid_address)
         t.clear_child_tid = e.args[0]; // the kernel holds it per thread: snapshots restore it
     if (e.nr == SYS_sigaltstack && e.args[0] && e.ret == 0)
@@ -410,8 +413,11 @@ void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
 {
     collect_fresh(t);
     run_to_syscall_entry(t, e, Resume::Syscall);
-    if (action == ReplayAction::Mmap) {
-        replay_mmap(t, e);
+    if (action == ReplayAction::Mmap || action == ReplayAction::AttachSegment) {
+        if (action == ReplayAction::Mmap)
+            replay_mmap(t, e);
+        else
+            attach_segment(t, e);
         after_syscall(t, e);
         return;
     }

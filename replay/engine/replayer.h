@@ -29,6 +29,8 @@
 #include "event_source.h"
 #include "instruction_trap.h"
 #include "mapped_file_copies.h"
+#include "replay_limits.h"
+#include "sysv_segments.h"
 #include "mount_view.h"
 #include "own_tsc_trap.h"
 #include "replay_error.h"
@@ -340,6 +342,8 @@ private:
     void settle_notified_run();
     void execute(Task& t, const SyscallEvent& e, ReplayAction action);
     void replay_mmap(Task& t, const SyscallEvent& e);
+    void attach_segment(Task& t, const SyscallEvent& e); // replay_sysv_shm.cpp
+    void note_segment_made(const SyscallEvent& e);       // a shmget's success
     void finish_executing_call(Task& t, const SyscallEvent& e);
     // The thread was killed in its call before it returned (the recording
     // shows the return, then its death by SIGKILL).
@@ -442,6 +446,8 @@ private:
     // The replay's copies of mapped files, and the files the recording
     // changed while mapped (TraceEnd), whose private mappings use them too.
     MappedFileCopies mapped_files_;
+    RecordedSegments recorded_segments_; // which the recording made (replay_limits.h)
+    SysvSegments sysv_segments_;         // the replay's own for them
     std::set<FileIdentity> written_while_mapped_;
     std::vector<MountedFile> mounted_; // what launch and execs bind-mounted
     uint64_t echo_from_ = 0;

@@ -686,6 +686,30 @@ def scenario_shared_memory_back_in_time(rw, programs, sources, work):
     return "the parent's and the child's stores are as they were at the earlier stop"
 
 
+def scenario_sysv_segment_back_in_time(rw, programs, sources, work):
+    """A System V segment the children fill, seen from the parent: zeros
+    before the children ran, their words after, the same going back and
+    forth again; attached again with SHM_REMAP, the same words."""
+    trace = os.path.join(work, "sysv_shared_memory.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "sysv_shared_memory")], cwd=work)
+    check(r.status == 0, f"recording sysv_shared_memory\n{r.describe()}")
+    lines = open(os.path.join(sources, "sysv_shared_memory.c")).read().split("\n")
+    before, after, remapped = (next(n for n, line in enumerate(lines, 1) if marker in line)
+                               for marker in ("for (int c = 0; c < CHILDREN", "const volatile uint32_t *again",
+                                              "remapped at the same address"))
+    out = Session(rw, trace).run(f"break sysv_shared_memory.c:{before}", f"break sysv_shared_memory.c:{after}",
+                                 f"break sysv_shared_memory.c:{remapped}", "continue", "print shared[5]",
+                                 "print shared[0]", "continue", "print shared[5]", "print shared[0]", "continue",
+                                 "print back[5]", "reverse-continue", "reverse-continue", "print shared[5]",
+                                 "continue", "print shared[5]", "delete", "continue")
+    no_divergence(out)
+    written = str((5 * 2654435761) % 2**32 ^ (5 % 3))
+    expect(out, r"Breakpoint 1, main", r"\$1 = 0", r"\$2 = 0", r"Breakpoint 2, main", rf"\$3 = {written}",
+           r"\$4 = 3", r"Breakpoint 3, main", rf"\$5 = {written}", r"Breakpoint 2, main", r"Breakpoint 1, main",
+           r"\$6 = 0", r"Breakpoint 2, main", rf"\$7 = {written}", re.escape(r.stdout.decode().strip()))
+    return "zeros before the children wrote, their words after, back and forth"
+
+
 def scenario_bad_input(rw, work):
     r = Run([rw, "replay", "--gdb", "/nonexistent/gdb", os.path.join(work, "missing-trace")])
     check(r.status != 0, "replay of a missing trace succeeded")
@@ -738,6 +762,9 @@ def main():
     tests.append(("scenario_mapped_file_back_in_time",
                   lambda: scenario_mapped_file_back_in_time(args.rewind, args.programs, args.sources,
                                                             fresh_dir(os.path.join(work, "mapped")))))
+    tests.append(("scenario_sysv_segment_back_in_time",
+                  lambda: scenario_sysv_segment_back_in_time(args.rewind, args.programs, args.sources,
+                                                             fresh_dir(os.path.join(work, "sysv_segment")))))
     tests.append(("scenario_shared_memory_back_in_time",
                   lambda: scenario_shared_memory_back_in_time(args.rewind, args.programs, args.sources,
                                                               fresh_dir(os.path.join(work, "shared_anon")))))

@@ -8,6 +8,7 @@ debugger.
   check_reliability.py --rewind R --programs DIR --work W
 """
 import argparse
+import ctypes
 import glob
 import json
 import os
@@ -255,15 +256,28 @@ def check_disk_full(rw, work, progs):
         subprocess.run(["umount", "-l", disk])
 
 
+# Attaches the System V segment of the key it is given (made before the
+# recording, by the test) and prints what the segment holds.
 SHM_PY = """\
-import ctypes
+import ctypes, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
-shmid = libc.shmget(0, 4096, 0o1600)
+shmid = libc.shmget(int(sys.argv[1]), 0, 0)
 addr = libc.shmat(shmid, None, 0)
-print("attached", addr not in (None, ctypes.c_void_p(-1).value))
-libc.shmctl(shmid, 0, None)
+print("attached", ctypes.string_at(addr, 16))
 """
+
+
+def made_segment(key, content):
+    """A System V segment made outside any recording; its id."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shmid = libc.shmget(key, 4096, 0o1600)
+    check(shmid >= 0, f"shmget: errno {ctypes.get_errno()}")
+    addr = libc.shmat(shmid, None, 0)
+    ctypes.memmove(addr, content, len(content))
+    libc.shmdt(ctypes.c_void_p(addr))
+    return shmid
 
 
 def check_info_says_what_replay_does(rw, work, progs):
@@ -293,7 +307,14 @@ def check_info_says_what_replay_does(rw, work, progs):
     shm = os.path.join(work, "shm.py")
     with open(shm, "w") as f:
         f.write(SHM_PY)
-    replay_stops("shmat", ["/usr/bin/python3", shm], "shmat cannot be replayed")
+    # A segment made before the recording held what the trace cannot say;
+    # one the recording makes starts as zeros (sysv_shared_memory replays).
+    key = 0x5e910000 | (os.getpid() & 0xffff)
+    shmid = made_segment(key, b"made before")
+    try:
+        replay_stops("shmat", ["/usr/bin/python3", shm, str(key)], "no shmget of the recording made it")
+    finally:
+        ctypes.CDLL(None).shmctl(shmid, 0, None)
     # strace, a tracer nobody here wrote: rewind stands in for the kernel
     # between it and the program it traces; its report (on stderr) replays
     # byte for byte. With -f it follows a shell's children from their

@@ -13,6 +13,7 @@
 #include "mapped_files.h"
 #include "process_image.h"
 #include "supervisor.h"
+#include "syscall_table.h"
 #include "tracee.h"
 
 namespace rw {
@@ -41,14 +42,19 @@ uint64_t clone_flags_of(pid_t tid)
 
 bool is_shared_mapping_call(const rw_rec_syscall& sc)
 {
-    return sc.nr == SYS_mmap && sc.ret >= 0 && (sc.args[3] & MAP_SHARED);
+    const SyscallInfo* info = find_syscall(sc.nr);
+    return info && rw_shares_memory(&info->spec, sc.ret, sc.args[3]);
 }
 
 void Supervisor::note_shared_mapping(Thread& t, const rw_rec_syscall& sc)
 {
+    // No device number is all ones: a System V segment is known by its id.
+    constexpr uint64_t kSysvSegments = ~uint64_t(0);
     std::optional<FileIdentity> file;
     if (sc.h.flags & RW_SC_FILE)
         file = FileIdentity{kernel_dev_to_user(sc.file.dev), sc.file.ino};
+    else if (sc.nr == SYS_shmat)
+        file = FileIdentity{kSysvSegments, sc.args[0]};
     merge_schedules(groups_.mapped_shared(t.tgid, file), t);
 }
 

@@ -193,7 +193,7 @@ const std::vector<SyscallInfo>& table()
         sys(SYS_shutdown, "shutdown", "fd", R::Emulate),
 
         // ---- memory ---------------------------------------------------------
-        keeps(sys_spec(SYS_mmap, "mmap", "pupxfl", R::Mmap, spec({}, RW_SYS_MAPS_FILE))),
+        keeps(shares_memory(sys_spec(SYS_mmap, "mmap", "pupxfl", R::Mmap, spec({}, RW_SYS_MAPS_FILE)))),
         keeps(sys(SYS_munmap, "munmap", "pu", R::ExecuteCheck)),
         keeps(sys(SYS_mprotect, "mprotect", "pux", R::ExecuteCheck)),
         keeps(sys(SYS_mremap, "mremap", "puuxp", R::ExecuteCheck)),
@@ -230,8 +230,8 @@ const std::vector<SyscallInfo>& table()
             sys(SYS_process_vm_writev, "process_vm_writev", "dpupux", R::Emulate, {in_iovec(1, 2), out_iovec(3, 4)})),
         // The segment's id is served from the log; attaching it is refused.
         sys(SYS_shmget, "shmget", "xux", R::Emulate),
-        refused(kSharedSegment, sys(SYS_shmat, "shmat", "dpx", R::Refuse)),
-        refused(kSharedSegment, sys(SYS_shmdt, "shmdt", "p", R::Refuse)),
+        shares_memory(sys(SYS_shmat, "shmat", "dpx", R::AttachSegment)),
+        sys(SYS_shmdt, "shmdt", "p", R::ExecuteCheck),
         sys_spec(SYS_shmctl, "shmctl", "ddp", R::Emulate, dispatch(1)),
 
         // ---- System V messages and semaphores, POSIX message queues ----------
@@ -479,6 +479,8 @@ std::string_view to_string(ReplayAction action)
         return "execute+restore";
     case ReplayAction::Mmap:
         return "mmap";
+    case ReplayAction::AttachSegment:
+        return "attach-segment";
     case ReplayAction::Clone:
         return "clone";
     case ReplayAction::Exec:

@@ -18,6 +18,7 @@ enum class ReplayAction : uint8_t {
     ExecuteCheck,   // run it for real (it rebuilds process state); result must match
     ExecuteRestore, // run it for real, then impose the recorded result and memory
     Mmap,           // map at the recorded address from the trace's copy of the file
+    AttachSegment,  // shmat: attach the replay's copy of the segment at the recorded address
     Clone,          // fork/vfork/clone/clone3: re-create the child
     Exec,           // execve/execveat: run the trace's copy of the program
     Exit,           // exit/exit_group

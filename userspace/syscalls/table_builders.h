@@ -327,6 +327,15 @@ inline SyscallInfo keeps_signal_mask(SyscallInfo info)
     return info;
 }
 
+// Makes memory its process may share with others (a System V attach, a
+// MAP_SHARED mapping): the thread stops after it, for the supervisor to
+// run the processes that share memory one at a time (memory_groups.h).
+inline SyscallInfo shares_memory(SyscallInfo info)
+{
+    info.spec.view = RW_VIEW_SHARES_MEMORY;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 inline SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {
@@ -350,9 +359,6 @@ constexpr uint32_t kMsqidDs = 120, kMsginfo = 32, kSemidDs = 104, kSeminfo = 40,
 
 // Why calls that share memory or state with the kernel outside any syscall
 // cannot be replayed.
-constexpr std::string_view kSharedSegment =
-    "it attaches or detaches System V shared memory, whose pages other processes (recorded or not) may write at "
-    "any moment: rewind does not reproduce memory shared that way";
 constexpr std::string_view kIoUring =
     "io_uring shares its rings with the kernel, which fills them as requests complete, outside any syscall";
 

@@ -1,6 +1,8 @@
 #include "replay_limits.h"
 
 #include <elf.h>
+#include <sys/ipc.h>
+#include <sys/syscall.h>
 
 #include "syscall_table.h"
 #include "trace_summary.h"
@@ -67,6 +69,26 @@ std::optional<std::string> replay_limit(const SyscallEvent& e)
         }
     }
     return std::nullopt;
+}
+
+bool RecordedSegments::note(const SyscallEvent& e)
+{
+    if (e.nr != SYS_shmget || failed(e))
+        return false;
+    uint64_t key = e.args[0], flags = e.args[2];
+    if (key != IPC_PRIVATE && (flags & (IPC_CREAT | IPC_EXCL)) != (IPC_CREAT | IPC_EXCL))
+        return false;
+    made_.insert(e.ret);
+    return true;
+}
+
+std::optional<std::string> RecordedSegments::attach_limit(const SyscallEvent& e) const
+{
+    if (e.nr != SYS_shmat || failed(e) || made_.contains(static_cast<int64_t>(e.args[0])))
+        return std::nullopt;
+    return "shmat of System V segment " + std::to_string(e.args[0]) +
+           " cannot be replayed: no shmget of the recording made it (it was looked up by its key), so what it held "
+           "when the recording began is not in the trace";
 }
 
 std::optional<std::string> replay_limit(const Event& event)

@@ -34,12 +34,20 @@ TraceSummary summarize(const Trace& trace)
     // The copies reads refer to are checked on their own (verify_file_copies).
     EventStreamReader reader = trace.events_as_stored();
     Event event;
+    RecordedSegments segments;
     while (reader.next(event)) {
         uint64_t index = s.events++;
         s.by_kind[std::string(event_kind_name(event))]++;
-        if (!s.replay_stops)
-            if (auto why = replay_limit(event))
+        const auto* call = std::get_if<SyscallEvent>(&event);
+        if (call)
+            segments.note(*call);
+        if (!s.replay_stops) {
+            auto why = replay_limit(event);
+            if (!why && call)
+                why = segments.attach_limit(*call);
+            if (why)
                 s.replay_stops.emplace(index, *why);
+        }
         std::visit(
             [&](const auto& e) {
                 using T = std::decay_t<decltype(e)>;

@@ -38,7 +38,7 @@ TEST_CASE("a call of unknown or unreproducible effects that succeeded stops repl
     auto subcommand = replay_limit(call(SYS_ioctl, 0, kSyscallUnknownSubcommand));
     REQUIRE(subcommand.has_value());
     CHECK(subcommand->find("ioctl") != std::string::npos);
-    auto refused = replay_limit(call(SYS_shmat, 0, 0));
+    auto refused = replay_limit(call(SYS_io_uring_setup, 3, 0));
     REQUIRE(refused.has_value());
     CHECK(refused->find("cannot be replayed") != std::string::npos);
     // Below the kernel's error range: a result, not an error.
@@ -80,4 +80,34 @@ TEST_CASE("a BPF program that writes into processes' memory is refused; one that
     load.memory[0].bytes[9] = 0;
     load.memory[0].bytes[12] = 35;
     CHECK_FALSE(replay_limit(load).has_value());
+}
+
+TEST_CASE("a System V segment's attach replays if the recording made the segment, not if it looked it up")
+{
+    RecordedSegments segments;
+    auto shmget = [](uint64_t key, uint64_t flags, int64_t id) {
+        SyscallEvent e = call(SYS_shmget, id);
+        e.args = {key, 4096, flags, 0, 0, 0};
+        return e;
+    };
+    auto shmat = [](uint64_t id) {
+        SyscallEvent e = call(SYS_shmat, 0x7f0000000000);
+        e.args = {id, 0, 0, 0, 0, 0};
+        return e;
+    };
+    CHECK(segments.note(shmget(0 /* IPC_PRIVATE */, 0600, 7)));
+    CHECK(segments.note(shmget(0x1234, 01000 | 02000 | 0600 /* IPC_CREAT | IPC_EXCL */, 8)));
+    CHECK_FALSE(segments.note(shmget(0x1234, 01000 | 0600 /* IPC_CREAT: perhaps found */, 9)));
+    CHECK_FALSE(segments.note(shmget(0x1234, 0, 10)));
+    SyscallEvent failed_get = shmget(0, 0600, -12);
+    CHECK_FALSE(segments.note(failed_get));
+    CHECK_FALSE(segments.attach_limit(shmat(7)).has_value());
+    CHECK_FALSE(segments.attach_limit(shmat(8)).has_value());
+    auto why = segments.attach_limit(shmat(9));
+    REQUIRE(why.has_value());
+    CHECK(why->find("shmat of System V segment 9 cannot be replayed: no shmget of the recording made it") == 0);
+    CHECK(segments.attach_limit(shmat(10)).has_value());
+    SyscallEvent failed_at = shmat(10);
+    failed_at.ret = -22;
+    CHECK_FALSE(segments.attach_limit(failed_at).has_value()); // it changed nothing
 }

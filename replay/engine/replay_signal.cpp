@@ -15,6 +15,7 @@
 #include "page_digest.h"
 #include "random_insn.h"
 #include "steady_now.h"
+#include "syscall_restart.h"
 #include "syscall_sigmask.h"
 #include "remote_syscall.h"
 #include "breakpoint_filters.h"
@@ -85,6 +86,7 @@ void Replayer::on_signal(const SignalEvent& e)
     case SignalKind::AtSyscall:
         if (t.last_syscall_seq != e.anchor_seq)
             diverge(t, signal_name(e.signo) + " was delivered after another syscall in the recording");
+        pass_to_restart(t, e);
         deliver_signal(t, e);
         return;
     case SignalKind::AtPosition:
@@ -94,14 +96,45 @@ void Replayer::on_signal(const SignalEvent& e)
     }
 }
 
+void Replayer::pass_to_restart(Task& t, const SignalEvent& e)
+{
+    // A signal the kernel took after the one just delivered had no handler
+    // and the interrupted call was set up to run again (rip back on the
+    // syscall instruction, rax its number): it came after that, before the
+    // call ran again (SIGCHLD of a child that ended meanwhile). The thread
+    // goes on with the one before, to its entry of the call made again,
+    // and is put back before the instruction, where the signal finds it.
+    if (t.at != Task::At::SignalStop)
+        return;
+    Registers now = t.regs();
+    const Registers& then = e.regs;
+    if (!restarts(static_cast<int64_t>(now[Registers::RAX])) || then[Registers::RIP] + 2 != now[Registers::RIP] ||
+        then[Registers::RAX] != now[Registers::ORIG_RAX])
+        return;
+    resume(t, Resume::Emulate);
+    StopInfo s = wait_stop(t, "the call " + signal_name(e.signo) + " interrupted, made again");
+    if (s.kind != StopInfo::Kind::SyscallStop || t.regs()[Registers::ORIG_RAX] != now[Registers::ORIG_RAX])
+        diverge(t, "expected " + syscall_name(static_cast<int>(now[Registers::ORIG_RAX])) +
+                       " to be made again before " + signal_name(e.signo) + ", got " + describe_stop(t, s));
+    Registers back = t.regs();
+    back[Registers::RIP] = then[Registers::RIP];
+    back[Registers::RAX] = then[Registers::RAX];
+    t.set_regs(back);
+    t.emulated_entry = true; // resumed with PTRACE_SYSEMU, it does not run
+}
+
 void Replayer::deliver_signal(Task& t, const SignalEvent& e)
 {
     // An interrupted wait with a mask of its own (make's pselect6 unblocks
     // SIGCHLD only there): the signal comes under that mask, as it did.
+    // Judged from the registers the recording had at the delivery: after a
+    // signal without a handler the kernel puts the thread's own mask back
+    // and sets the call up to run again (rip on the syscall instruction, rax
+    // its number), and a signal delivered then comes under the own mask.
     std::optional<uint64_t> wait_mask;
     uint64_t own_mask = 0;
     if (e.kind == SignalKind::AtSyscall)
-        wait_mask = mask_of_interrupted_wait(t.regs(), t.memory());
+        wait_mask = mask_of_interrupted_wait(e.regs, t.memory());
     if (wait_mask) {
         own_mask = thread_sigmask(t.tid());
         set_thread_sigmask(t.tid(), *wait_mask);

@@ -362,6 +362,7 @@ private:
 
     // Signals.
     void deliver_signal(Task& t, const SignalEvent& e);
+    void pass_to_restart(Task& t, const SignalEvent& e);
     // A signal the kernel forced on the thread (a seccomp filter's trap or
     // kill): blocked or ignored, it takes its default action, the kernel
     // resetting the action and unblocking it first; `always`, whatever it

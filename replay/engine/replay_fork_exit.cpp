@@ -128,6 +128,7 @@ void Replayer::on_fork(const ForkEvent& e)
     } else {
         vm = std::make_shared<AddressSpace>();
         vm->id = next_vm_id_++;
+        vm->keeps_from_forks = parent.vm()->keeps_from_forks; // the advice is inherited
     }
     Task& created = add_task(child, e.child_tid, group, vm);
     // Only the parent's call says where: the child's own record of it reads

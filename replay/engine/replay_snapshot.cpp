@@ -204,8 +204,32 @@ uint64_t Replayer::copy_shared_pages(Task& t)
     return bytes;
 }
 
+void Replayer::advise_forks(Task& t, const std::vector<ForkAdvice>& advice, bool keep_out)
+{
+    constexpr uint64_t kDontfork = 10, kDofork = 11, kWipeonfork = 18, kKeeponfork = 19;
+    for (const ForkAdvice& a : advice) {
+        std::vector<uint64_t> advices;
+        if (a.wipe)
+            advices.push_back(keep_out ? kWipeonfork : kKeeponfork);
+        if (a.dont_copy)
+            advices.push_back(keep_out ? kDontfork : kDofork);
+        for (uint64_t advise : advices)
+            if (int64_t r = inject_syscall(t, SYS_madvise, {a.start, a.end - a.start, advise, 0, 0, 0}); r != 0)
+                throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
+                                  "cannot copy a replayed process: madvise(" + hex(a.start) + ", " +
+                                      std::to_string(a.end - a.start) + ", " + std::to_string(advise) +
+                                      ") failed: " + strerror(static_cast<int>(-r)));
+    }
+}
+
 pid_t Replayer::fork_copy(Task& t)
 {
+    // Memory the process keeps out of fork children is copied all the
+    // same: the advice is lifted for the fork, and given back to both.
+    std::vector<ForkAdvice> advice;
+    if (t.vm()->keeps_from_forks)
+        advice = fork_advice(t.tid());
+    advise_forks(t, advice, false);
     // A fork whose exit signal is none: killing the copy later must not
     // leave a SIGCHLD pending in the replayed process (it would interrupt
     // the next injected syscall, and is not in the recording).
@@ -225,6 +249,17 @@ pid_t Replayer::fork_copy(Task& t)
     if (!first || first->kind != StopInfo::Kind::GroupStop)
         throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
                           "a copy of a replayed process did not stop after its fork");
+    advise_forks(t, advice, true);
+    if (!advice.empty()) {
+        auto group = std::make_shared<ThreadGroup>();
+        group->tgid = child;
+        auto vm = std::make_shared<AddressSpace>();
+        vm->syscall_insn = t.vm()->syscall_insn;
+        vm->keeps_from_forks = true;
+        Task copy(child, t.recorded_tid(), group, vm);
+        copy.at = Task::At::EventStop;
+        advise_forks(copy, advice, true);
+    }
     set_registers(child, t.regs());
     return child;
 }
@@ -345,7 +380,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
         for (Task* t : members) {
             auto [vit, vnew] = vms.try_emplace(t->vm().get(), snap->vms.size());
             if (vnew)
-                snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn});
+                snap->vms.push_back({t->vm()->id, t->vm()->syscall_insn, t->vm()->keeps_from_forks});
             ReplaySnapshot::TaskCopy copy{t->recorded_tid(),
                                           0,
                                           t->regs(),
@@ -435,6 +470,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
         auto vm = std::make_shared<AddressSpace>();
         vm->id = v.id;
         vm->syscall_insn = v.syscall_insn;
+        vm->keeps_from_forks = v.keeps_from_forks;
         vms.push_back(vm);
     }
     std::map<size_t, Task*> forkers; // by group
@@ -445,6 +481,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
             scratch_group->tgid = c.pid;
             auto scratch_vm = std::make_shared<AddressSpace>();
             scratch_vm->syscall_insn = vms[c.vm]->syscall_insn;
+            scratch_vm->keeps_from_forks = vms[c.vm]->keeps_from_forks;
             Task source(c.pid, c.recorded_tid, scratch_group, scratch_vm);
             source.at = Task::At::EventStop;
             source.clear_child_tid = c.clear_child_tid;

@@ -363,6 +363,9 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
         t.group().fds->copied_from_process(static_cast<uint64_t>(e.ret),
                                            other ? other->group().fds->stream_of(e.args[1]) : -1);
     }
+    constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
+    if (e.nr == SYS_madvise && e.ret == 0 && (e.args[2] == kMadvDontfork || e.args[2] == kMadvWipeonfork))
+        t.vm()->keeps_from_forks = true;
     if (e.nr == SYS_shmget && e.ret >= 0)
         note_segment_made(e);
     if (e.nr == SYS_set_tid_address)

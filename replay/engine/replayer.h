@@ -28,6 +28,7 @@
 #include "event.h"
 #include "event_source.h"
 #include "instruction_trap.h"
+#include "fork_advice.h"
 #include "mapped_file_copies.h"
 #include "replay_limits.h"
 #include "sysv_segments.h"
@@ -403,6 +404,8 @@ private:
     StopInfo wait_stop(Task& t, const std::string& waiting_for);
     void resume(Task& t, Resume how, bool step = false);
     pid_t fork_copy(Task& t);
+    // Gives (keep_out) or lifts the advice that keeps memory out of forks.
+    void advise_forks(Task& t, const std::vector<ForkAdvice>& advice, bool keep_out);
     Task& forker_of(ThreadGroup& group); // the thread whose fork copies its process
     void remake_thread(Task& forker, const ReplaySnapshot::TaskCopy& copy, std::shared_ptr<ThreadGroup> group,
                        std::shared_ptr<AddressSpace> vm);

@@ -48,6 +48,7 @@ struct ReplaySnapshot {
     struct VmCopy {
         int id = 0;
         uint64_t syscall_insn = 0;
+        bool keeps_from_forks = false;
     };
 
     ReplaySnapshot(StopWaiter& waiter) : waiter(waiter) {}

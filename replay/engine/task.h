@@ -20,7 +20,8 @@ class Task;
 struct AddressSpace {
     int id = 0;
     std::vector<Task*> tasks;
-    uint64_t syscall_insn = 0; // address of a `syscall` instruction, for injected syscalls
+    uint64_t syscall_insn = 0;     // address of a `syscall` instruction, for injected syscalls
+    bool keeps_from_forks = false; // a madvise kept some of it out of fork children (fork_advice.h)
 };
 
 struct ThreadGroup {

@@ -1,10 +1,24 @@
 /* Memory kept out of fork children (MADV_DONTFORK, as V8 does with its
  * heap; MADV_WIPEONFORK), filled round by round, each round printed: the
- * replay's snapshots are forks, and one restored must still hold it. */
+ * replay's snapshots are forks, and one restored must still hold it. At the
+ * end a child of the program's own sees what the kernel gives a child:
+ * zeros for the wiped memory, and no kept memory at all. */
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static sigjmp_buf missing;
+
+static void on_segv(int signo)
+{
+    (void)signo;
+    siglongjmp(missing, 1);
+}
 
 #define SIZE (1 << 20)
 
@@ -26,5 +40,18 @@ int main(void)
         printf("round %d: %llu\n", round, (unsigned long long)sum);
         fflush(stdout);
     }
+    pid_t child = fork();
+    if (child == 0) {
+        signal(SIGSEGV, on_segv);
+        volatile int kept_there = 0;
+        if (sigsetjmp(missing, 1) == 0)
+            kept_there = kept[4096] != 0;
+        printf("child: wiped memory reads %d, kept memory %s\n", wiped[4096 + 100],
+               kept_there ? "there" : "not there");
+        fflush(stdout);
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
+    printf("parent: wiped memory reads %d, kept memory reads %d\n", wiped[4096 + 100], kept[4096]);
     return 0;
 }

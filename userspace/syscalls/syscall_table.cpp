@@ -543,9 +543,6 @@ FdEffect fd_effect(int nr, const uint64_t (&args)[RW_MAX_ARGS])
 
 ReplayAction replay_action(const SyscallInfo& info, const uint64_t (&args)[RW_MAX_ARGS])
 {
-    constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
-    if (info.nr == SYS_madvise && (args[2] == kMadvDontfork || args[2] == kMadvWipeonfork))
-        return ReplayAction::Emulate;
     // A stack or data size limit a process sets for itself decides where
     // its stack stops growing (a stack overflow's depth), where brk, which
     // replay runs for real, stops, and, across exec, where the kernel lays

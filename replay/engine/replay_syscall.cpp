@@ -159,7 +159,14 @@ StopInfo Replayer::past_group_stop(Task& t, StopInfo s, Resume how, const std::s
 {
     // A group stop the recording left without a SIGCONT: a recorded tracer
     // resumed the thread (the recorder resumes a tracee for its tracer).
-    for (int stops = 0; s.kind == StopInfo::Kind::GroupStop && is_stop_signal(s.signal) && stops < 4; stops++) {
+    // Or the notice a seized thread gets when a SIGCONT ends its group's
+    // stop (PTRACE_EVENT_STOP with SIGTRAP): a thread that was stopped by
+    // the replay when a sibling's SIGSTOP stopped the group, and the
+    // SIGCONT came before it ran again.
+    auto group_stop_notice = [](const StopInfo& stop) {
+        return stop.kind == StopInfo::Kind::GroupStop && (is_stop_signal(stop.signal) || stop.signal == SIGTRAP);
+    };
+    for (int stops = 0; group_stop_notice(s) && stops < 4; stops++) {
         resume(t, how);
         s = wait_stop(t, what);
     }

@@ -134,10 +134,19 @@ void Replayer::on_fork(const ForkEvent& e)
     // Only the parent's call says where: the child's own record of it reads
     // the arguments when the child first runs, after the parent moved on.
     SetTidAddresses settid = settid_addresses(*sc);
+    // The ids the kernel stores are as PID namespaces see them: the
+    // parent's (what its clone returns: a program in a namespace of its
+    // own sees small numbers), and the child's own, the same unless the
+    // child starts a namespace of its own, where it is 1. (A child forked
+    // after its parent's unshare(CLONE_NEWPID) is taken as seeing the
+    // parent's number.)
+    Tid parent_view = sc->ret > 0 ? static_cast<Tid>(sc->ret) : e.child_tid;
     if (flags & CLONE_PARENT_SETTID)
-        store_recorded_tid(parent, settid.parent, e.child_tid);
-    if (flags & CLONE_CHILD_SETTID)
+        store_recorded_tid(parent, settid.parent, parent_view);
+    if (flags & CLONE_CHILD_SETTID) {
         created.child_settid = settid.child; // written once the child has started
+        created.child_settid_value = (flags & CLONE_NEWPID) ? 1 : parent_view;
+    }
     if (flags & CLONE_CHILD_CLEARTID)
         created.clear_child_tid = settid.child;
     created.alt_stack = parent.alt_stack && !(flags & CLONE_VM); // a thread starts without one

@@ -391,6 +391,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
                                           t->vfork_child,
                                           t->last_resume,
                                           t->child_settid,
+                                          t->child_settid_value,
                                           t->clear_child_tid,
                                           t->alt_stack,
                                           is_parked(t->recorded_tid())};
@@ -500,6 +501,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
         t.last_syscall_seq = c.last_syscall_seq;
         t.vfork_child = c.vfork_child;
         t.child_settid = c.child_settid;
+        t.child_settid_value = c.child_settid_value;
         t.clear_child_tid = c.clear_child_tid;
         t.alt_stack = c.alt_stack;
         t.last_resume = c.last_resume;

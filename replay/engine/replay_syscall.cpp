@@ -525,7 +525,7 @@ void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
     collect_fresh(t);
     if (t.at == Task::At::Gone)
         return; // ended with its process before it ran: its exit event collects it
-    store_recorded_tid(t, t.child_settid, e.tid);
+    store_recorded_tid(t, t.child_settid, t.child_settid_value);
     write_recorded_result(t, e);
     after_syscall(t, e);
 }

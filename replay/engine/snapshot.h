@@ -37,6 +37,7 @@ struct ReplaySnapshot {
         Tid vfork_child = 0;
         Resume last_resume = Resume::Cont;
         uint64_t child_settid = 0;
+        Tid child_settid_value = 0;
         uint64_t clear_child_tid = 0;
         bool alt_stack = false;
         bool asleep = false; // in a synchronization call's futex wait, made again on restore

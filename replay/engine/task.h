@@ -106,6 +106,7 @@ public:
     uint64_t last_syscall_seq = 0;        // the last syscall event replayed for this task
     Tid vfork_child = 0;                  // a vfork child that must exec or exit before this task returns
     uint64_t child_settid = 0;            // where its creator's clone asked for its id (CLONE_CHILD_SETTID)
+    Tid child_settid_value = 0;           // the id the kernel stored there (in the new task's PID namespace)
     uint64_t clear_child_tid = 0;         // zeroed and woken by the kernel when it exits (set_tid_address)
     bool alt_stack = false;               // it has set an alternate signal stack (sigaltstack)
     bool step_on_resume = false;          // a debugger asked for one instruction

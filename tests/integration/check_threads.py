@@ -20,7 +20,8 @@ DIVERGENCE = 90
 PROGRAMS = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_detached", "threads_spin",
             "threads_signal", "threads_rounding", "threads_timed", "threads_many", "threads_fork",
             "threads_exit_waiting", "main_thread_exits", "shared_counter",
-            "kill_new_thread", "robust_mutex", "threads_group_stop"]
+            "kill_new_thread", "robust_mutex", "threads_group_stop",
+            "namespace_threads"]
 
 
 def record(rw, trace, argv, *options):

@@ -121,7 +121,7 @@ void Replayer::on_fork(const ForkEvent& e)
         group = std::make_shared<ThreadGroup>();
         group->recorded_tgid = e.child_tgid;
         group->tgid = child;
-        group->fds = (flags & CLONE_FILES) ? parent.group().fds : std::make_shared<StdioFds>(*parent.group().fds);
+        group->fds = (flags & CLONE_FILES) ? parent.fds_ptr() : std::make_shared<StdioFds>(parent.fds());
     }
     if (flags & CLONE_VM) {
         vm = parent.vm();
@@ -131,6 +131,8 @@ void Replayer::on_fork(const ForkEvent& e)
         vm->keeps_from_forks = parent.vm()->keeps_from_forks; // the advice is inherited
     }
     Task& created = add_task(child, e.child_tid, group, vm);
+    if (e.is_thread() && (parent.own_fds || !(flags & CLONE_FILES)))
+        created.own_fds = (flags & CLONE_FILES) ? parent.own_fds : std::make_shared<StdioFds>(parent.fds());
     // Only the parent's call says where: the child's own record of it reads
     // the arguments when the child first runs, after the parent moved on.
     SetTidAddresses settid = settid_addresses(*sc);

@@ -394,7 +394,8 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
                                           t->child_settid_value,
                                           t->clear_child_tid,
                                           t->alt_stack,
-                                          is_parked(t->recorded_tid())};
+                                          is_parked(t->recorded_tid()),
+                                          t->own_fds ? std::optional<StdioFds>(*t->own_fds) : std::nullopt};
             if (t == members.front()) {
                 if (hook_)
                     hook_->before_fork(*t);
@@ -502,6 +503,8 @@ void Replayer::restore(const ReplaySnapshot& snap)
         t.vfork_child = c.vfork_child;
         t.child_settid = c.child_settid;
         t.child_settid_value = c.child_settid_value;
+        if (c.own_fds)
+            t.own_fds = std::make_shared<StdioFds>(*c.own_fds);
         t.clear_child_tid = c.clear_child_tid;
         t.alt_stack = c.alt_stack;
         t.last_resume = c.last_resume;

@@ -361,14 +361,16 @@ void Replayer::set_result(Task& t, const SyscallEvent& e)
 void Replayer::after_syscall(Task& t, const SyscallEvent& e)
 {
     t.last_syscall_seq = e.seq;
-    t.group().fds->apply(e);
+    constexpr uint64_t kCloneFiles = 0x400;
+    if (e.nr == SYS_unshare && e.ret == 0 && (e.args[0] & kCloneFiles))
+        t.own_fds = std::make_shared<StdioFds>(t.fds()); // its table is its own from now on
+    t.fds().apply(e);
     if (e.nr == SYS_pidfd_getfd && e.ret >= 0) {
         // A copy of another process's descriptor: its stream, if any, is
         // what that descriptor leads to there.
-        auto pid = t.group().fds->process_of_pidfd(e.args[0]);
+        auto pid = t.fds().process_of_pidfd(e.args[0]);
         Task* other = pid ? find_task(static_cast<Tid>(*pid)) : nullptr;
-        t.group().fds->copied_from_process(static_cast<uint64_t>(e.ret),
-                                           other ? other->group().fds->stream_of(e.args[1]) : -1);
+        t.fds().copied_from_process(static_cast<uint64_t>(e.ret), other ? other->fds().stream_of(e.args[1]) : -1);
     }
     constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
     if (e.nr == SYS_madvise && e.ret == 0 && (e.args[2] == kMadvDontfork || e.args[2] == kMadvWipeonfork))
@@ -393,7 +395,7 @@ void Replayer::echo(Task& t, const SyscallEvent& e)
     if (current_ >= echoed_.size())
         echoed_.resize(current_ + 1);
     echoed_[current_] = true;
-    int stream = t.group().fds->stream_of(e.args[0]);
+    int stream = t.fds().stream_of(e.args[0]);
     if (stream != 1 && stream != 2)
         return;
     for (const auto& m : e.memory) {

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "event.h"
@@ -40,7 +41,8 @@ struct ReplaySnapshot {
         Tid child_settid_value = 0;
         uint64_t clear_child_tid = 0;
         bool alt_stack = false;
-        bool asleep = false; // in a synchronization call's futex wait, made again on restore
+        bool asleep = false;             // in a synchronization call's futex wait, made again on restore
+        std::optional<StdioFds> own_fds; // a descriptor table of its own (Task::own_fds)
     };
     struct GroupCopy {
         Tid recorded_tgid = 0;

@@ -55,6 +55,12 @@ public:
     pid_t tid() const { return tid_; }
     Tid recorded_tid() const { return recorded_tid_; }
     ThreadGroup& group() const { return *group_; }
+    // Its descriptor table (what leads to the user's stdin/stdout/stderr):
+    // its process's, unless it has one of its own (unshare(CLONE_FILES),
+    // or a thread created without CLONE_FILES).
+    StdioFds& fds() const { return own_fds ? *own_fds : *group_->fds; }
+    const std::shared_ptr<StdioFds>& fds_ptr() const { return own_fds ? own_fds : group_->fds; }
+    std::shared_ptr<StdioFds> own_fds;
     const std::shared_ptr<ThreadGroup>& group_ptr() const { return group_; }
     const std::shared_ptr<AddressSpace>& vm() const { return vm_; }
     TraceeMemory memory() const { return TraceeMemory(tid_); }

@@ -75,7 +75,7 @@ void DebugSession::ensure_diversion()
     auto d = std::make_unique<Diversion>();
     d->group->tgid = copy;
     d->group->recorded_tgid = t->group().recorded_tgid;
-    d->group->fds = t->group().fds;
+    d->group->fds = t->fds_ptr();
     d->task = std::make_unique<Task>(copy, t->recorded_tid(), d->group, d->vm);
     d->task->at = Task::At::EventStop;
     d->start = t->regs();
@@ -280,7 +280,7 @@ size_t DebugSession::read_memory(uint64_t addr, std::span<uint8_t> out)
         real = t->tid();
     }
     size_t n = TraceeMemory(real).read_partial(RemoteAddr(addr), out);
-    breakpoints_.hide(addr, out.first(n)); // gdb reads memory without its int3s, as with gdbserver
+    breakpoints_.hide(addr, out.first(n));        // gdb reads memory without its int3s, as with gdbserver
     engine_.hide_engine_int3(addr, out.first(n)); // nor the replay's own (an rdrand's, a sync call's)
     return n;
 }

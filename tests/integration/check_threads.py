@@ -21,7 +21,7 @@ PROGRAMS = ["threads_mutex", "threads_condvar", "threads_barrier", "threads_deta
             "threads_signal", "threads_rounding", "threads_timed", "threads_many", "threads_fork",
             "threads_exit_waiting", "main_thread_exits", "shared_counter",
             "kill_new_thread", "robust_mutex", "threads_group_stop",
-            "namespace_threads"]
+            "namespace_threads", "threads_unshare_files"]
 
 
 def record(rw, trace, argv, *options):

@@ -150,7 +150,13 @@ void Replayer::deliver_signal(Task& t, const SignalEvent& e)
     StopInfo s = wait_stop(t, "the delivery of " + signal_name(e.signo));
     // Sent to a thread attached with PTRACE_SEIZE, SIGCONT first stops it
     // with a notification (PTRACE_EVENT_STOP), then comes to be delivered.
-    for (int notices = 0; e.signo == SIGCONT && s.kind == StopInfo::Kind::GroupStop && notices < 4; notices++) {
+    // A stop signal delivered just before (handed over at this resume)
+    // stops the group first: in the recording a SIGCONT ended that stop and
+    // was itself discarded by the next stop signal, so the thread's next
+    // delivery is this signal.
+    for (int notices = 0;
+         s.kind == StopInfo::Kind::GroupStop && (e.signo == SIGCONT || is_stop_signal(s.signal)) && notices < 4;
+         notices++) {
         resume(t, Resume::Emulate);
         s = wait_stop(t, "the delivery of " + signal_name(e.signo));
     }

@@ -196,10 +196,11 @@ def test_tracing_programs(rw, work, progs):
     # register) the replay changes too. Its output, recorded and replayed,
     # is the native one byte for byte.
     prog = os.path.join(progs, "traces_child")
-    for how in ["traceme", "attach", "thread", "vfork", "poke", "syscall", "interrupted", "forks"]:
+    for how in ["traceme", "attach", "thread", "vfork", "poke", "syscall", "interrupted", "forks", "seize_stopped"]:
         native = Run([prog, how], timeout=60)
         natively = {"interrupted": b"waitpid gave -1 (Interrupted system call)",
-                    "forks": b"forks: thread exited with 0"}.get(how, b"child stopped by signal")
+                    "forks": b"forks: thread exited with 0",
+                    "seize_stopped": b"seize_stopped: a group stop, signal 19"}.get(how, b"child stopped by signal")
         check(native.status == 0 and natively in native.stdout, f"{how} natively: {native.describe()}")
         trace = os.path.join(work, how)
         start = time.monotonic()

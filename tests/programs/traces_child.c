@@ -28,6 +28,10 @@
  *                     clone stops, the new tasks' first stops (it traces
  *                     them from their birth), and the grandchild's and the
  *                     thread's ends (it is not their parent);
+ *  seize_stopped      the child stops itself (SIGSTOP) and the parent sees
+ *                     the stop before it seizes the child (PTRACE_SEIZE):
+ *                     its wait then reports the group stop again, as the
+ *                     tracer's; SIGCONT ends it;
  *  seccomp            no child: a seccomp filter hands getppid to a tracer
  *                     (SECCOMP_RET_TRACE), which fails with ENOSYS when
  *                     there is none.
@@ -202,6 +206,29 @@ static int attach_to_sleeper(int from_thread)
     return 0;
 }
 
+static int seize_stopped(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, WUNTRACED);
+    if (ptrace(PTRACE_SEIZE, child, NULL, NULL) != 0) {
+        perror("PTRACE_SEIZE");
+        return 1;
+    }
+    waitpid(child, &status, 0);
+    printf("seize_stopped: %s stop, signal %d\n", status >> 16 == PTRACE_EVENT_STOP ? "a group" : "another",
+           WIFSTOPPED(status) ? WSTOPSIG(status) : -1);
+    fflush(stdout);
+    kill(child, SIGCONT);
+    ptrace(PTRACE_DETACH, child, NULL, NULL);
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 static int vforked(void)
 {
     pid_t child = vfork();
@@ -323,5 +350,7 @@ int main(int argc, char** argv)
         return syscall_stops(how, PTRACE_SYSCALL);
     if (strcmp(how, "sysemu") == 0)
         return syscall_stops(how, PTRACE_SYSEMU);
+    if (strcmp(how, "seize_stopped") == 0)
+        return seize_stopped();
     return traceme();
 }

@@ -227,6 +227,7 @@ void Supervisor::on_stop(pid_t tid, int status)
     if (s.kind == StopInfo::Kind::PtraceEvent && s.event == PTRACE_EVENT_EXEC)
         take_over_leader(tid);
     Thread& t = thread(tid);
+    t.listening = false;
     try {
         if (t.out_of_turn && park_stop(t, status))
             return;
@@ -328,7 +329,7 @@ void Supervisor::on_event_stop(Thread& t, int signal)
         // us (or, traced by a recorded tracer, until it says so).
         if (listen_notice_for_tracer(t, signal) || group_stop_for_tracer(t, signal))
             return;
-        ::ptrace(PTRACE_LISTEN, t.tid, nullptr, nullptr);
+        t.listening = ::ptrace(PTRACE_LISTEN, t.tid, nullptr, nullptr) == 0;
         // Stopped until SIGCONT, it lets the others of its schedule run
         // (its parent may wait for this stop); it goes on in its turn.
         if (serialized(t) && !t.out_of_turn) {

@@ -143,6 +143,9 @@ private:
         // Gave the CPU up at a syscall entry (RW_REC_YIELD) and has not had
         // it back: it runs user code again only in its turn.
         bool out_of_turn = false;
+        // In a group stop the supervisor keeps with PTRACE_LISTEN (until
+        // its next stop of any kind).
+        bool listening = false;
         std::optional<int> parked_status;                    // a stop handled in its turn
         int parked_signal = 0;                               // resumed with this in its turn
         bool preempt_requested = false;                      // a PTRACE_INTERRUPT of ours is on its way

@@ -255,7 +255,12 @@ void Supervisor::on_ptrace_call(Thread& t, const uint64_t (&args)[6])
             // (event_stop_for_tracer). The options set for real
             // (kRealTracerOptions) are set at that stop too.
             added.options_pending = added.options & kRealTracerOptions;
-            if (added.attach_stop || added.options_pending)
+            // Seized in a group stop: the kernel traps it into the stop
+            // again for its new tracer, whose wait reports it. Interrupted,
+            // the listening thread stops with PTRACE_EVENT_STOP and the
+            // stop signal, which becomes the tracer's group stop
+            // (group_stop_for_tracer).
+            if (added.attach_stop || added.options_pending || it->second.listening)
                 ::ptrace(PTRACE_INTERRUPT, pid, nullptr, nullptr);
         }
         answer(t, std::move(call));

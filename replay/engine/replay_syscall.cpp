@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "text.h"
 #include "event_format.h"
@@ -527,8 +528,18 @@ void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
     collect_fresh(t);
     if (t.at == Task::At::Gone)
         return; // ended with its process before it ran: its exit event collects it
-    store_recorded_tid(t, t.child_settid, t.child_settid_value);
-    write_recorded_result(t, e);
+    try {
+        store_recorded_tid(t, t.child_settid, t.child_settid_value);
+        write_recorded_result(t, e);
+    } catch (const std::system_error& x) {
+        // Killed with its process (a sibling's exit_group) after its first
+        // stop: in the recording too its return from clone was reported
+        // after that exit, with its end next, which collects it.
+        const IndexedEvent* next = source_.peek_for_task(t.recorded_tid());
+        if (x.code().value() != ESRCH || !next || !std::holds_alternative<ExitEvent>(next->event))
+            throw;
+        return;
+    }
     after_syscall(t, e);
 }
 

@@ -1,4 +1,5 @@
 // Snapshots of the replayed world, and syscalls injected into stopped tasks.
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -206,13 +207,12 @@ uint64_t Replayer::copy_shared_pages(Task& t)
 
 void Replayer::advise_forks(Task& t, const std::vector<ForkAdvice>& advice, bool keep_out)
 {
-    constexpr uint64_t kDontfork = 10, kDofork = 11, kWipeonfork = 18, kKeeponfork = 19;
     for (const ForkAdvice& a : advice) {
         std::vector<uint64_t> advices;
         if (a.wipe)
-            advices.push_back(keep_out ? kWipeonfork : kKeeponfork);
+            advices.push_back(keep_out ? MADV_WIPEONFORK : MADV_KEEPONFORK);
         if (a.dont_copy)
-            advices.push_back(keep_out ? kDontfork : kDofork);
+            advices.push_back(keep_out ? MADV_DONTFORK : MADV_DOFORK);
         for (uint64_t advise : advices)
             if (int64_t r = inject_syscall(t, SYS_madvise, {a.start, a.end - a.start, advise, 0, 0, 0}); r != 0)
                 throw ReplayError(ReplayErrorKind::Refused, current_, t.recorded_tid(),
@@ -422,6 +422,7 @@ std::unique_ptr<ReplaySnapshot> Replayer::take_snapshot(bool huge_pages)
     snap->mounts = mounted_;
     snap->mapped_files = mapped_files_.save();
     snap->shared_memory = SharedMemory::save(live_processes());
+    snap->sysv_ids = sysv_segments_.ids();
     return snap;
 }
 
@@ -527,6 +528,7 @@ void Replayer::restore(const ReplaySnapshot& snap)
     warned_unechoed_ = snap.warned_unechoed;
     mounted_ = snap.mounts;
     snap.shared_memory.restore(live_processes());
+    sysv_segments_.restore_ids(snap.sysv_ids);
     launched_ = true; // (a landmark may be restored into a replay that had not started)
     current_ = snap.next_event();
     in_flight_ = false;

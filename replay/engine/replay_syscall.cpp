@@ -1,5 +1,6 @@
 // Replaying syscall events: serve from the log, or run for real and check.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -362,8 +363,7 @@ void Replayer::set_result(Task& t, const SyscallEvent& e)
 void Replayer::after_syscall(Task& t, const SyscallEvent& e)
 {
     t.last_syscall_seq = e.seq;
-    constexpr uint64_t kCloneFiles = 0x400;
-    if (e.nr == SYS_unshare && e.ret == 0 && (e.args[0] & kCloneFiles))
+    if (e.nr == SYS_unshare && e.ret == 0 && (e.args[0] & CLONE_FILES))
         t.own_fds = std::make_shared<StdioFds>(t.fds()); // its table is its own from now on
     t.fds().apply(e);
     if (e.nr == SYS_pidfd_getfd && e.ret >= 0) {
@@ -373,8 +373,7 @@ void Replayer::after_syscall(Task& t, const SyscallEvent& e)
         Task* other = pid ? find_task(static_cast<Tid>(*pid)) : nullptr;
         t.fds().copied_from_process(static_cast<uint64_t>(e.ret), other ? other->fds().stream_of(e.args[1]) : -1);
     }
-    constexpr uint64_t kMadvDontfork = 10, kMadvWipeonfork = 18;
-    if (e.nr == SYS_madvise && e.ret == 0 && (e.args[2] == kMadvDontfork || e.args[2] == kMadvWipeonfork))
+    if (e.nr == SYS_madvise && e.ret == 0 && (e.args[2] == MADV_DONTFORK || e.args[2] == MADV_WIPEONFORK))
         t.vm()->keeps_from_forks = true;
     if (e.nr == SYS_shmget && e.ret >= 0)
         note_segment_made(e);
@@ -543,6 +542,30 @@ void Replayer::apply_child_return(Task& t, const SyscallEvent& e)
     after_syscall(t, e);
 }
 
+void Replayer::run_entered_call_as(Task& t, const SyscallEvent& e,
+                                   std::initializer_list<std::pair<Registers::Index, uint64_t>> changed)
+{
+    // The kernel sees the changed arguments; the program gets its own
+    // registers back after the call, with the result.
+    Registers entry = t.regs();
+    Registers r = entry;
+    for (const auto& [index, value] : changed)
+        r[index] = value;
+    t.set_regs(r);
+    std::string name = syscall_name(e.nr);
+    resume(t, Resume::Syscall);
+    StopInfo s = wait_stop(t, "the return of " + name + "()");
+    if (s.kind != StopInfo::Kind::SyscallStop)
+        diverge(t, name + " did not return: " + describe_stop(t, s));
+    auto got = static_cast<int64_t>(t.regs()[Registers::RAX]);
+    if (got != e.ret)
+        diverge(t, name + " returned " + format_return(e.nr, got) + " in the replay, " + format_return(e.nr, e.ret) +
+                       " in the recording");
+    entry[Registers::RAX] = static_cast<uint64_t>(got);
+    t.set_regs(entry);
+    t.at = Task::At::SyscallExit;
+}
+
 void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
 {
     uint64_t addr = static_cast<uint64_t>(e.ret), len = e.args[1], prot = e.args[2], flags = e.args[3],
@@ -555,23 +578,11 @@ void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
         offset = 0;
     }
     if (anonymous) {
-        Registers entry = t.regs();
-        Registers r = entry;
-        r[Registers::RDI] = addr;
-        r[Registers::R10] = fixed;
-        r[Registers::R8] = static_cast<uint64_t>(-1);
-        r[Registers::R9] = offset;
-        t.set_regs(r);
-        resume(t, Resume::Syscall);
-        StopInfo s = wait_stop(t, "the return of mmap()");
-        if (s.kind != StopInfo::Kind::SyscallStop)
-            diverge(t, "mmap did not return: " + describe_stop(t, s));
-        uint64_t got = t.regs()[Registers::RAX];
-        if (got != addr)
-            diverge(t, "mmap returned " + hex(got) + " in the replay, " + hex(addr) + " in the recording");
-        entry[Registers::RAX] = addr;
-        t.set_regs(entry);
-        t.at = Task::At::SyscallExit;
+        run_entered_call_as(t, e,
+                            {{Registers::RDI, addr},
+                             {Registers::R10, fixed},
+                             {Registers::R8, static_cast<uint64_t>(-1)},
+                             {Registers::R9, offset}});
         return;
     }
     if (!e.file || e.file->content_hash.empty())

@@ -8,7 +8,6 @@
 
 #include <system_error>
 
-#include "event_format.h"
 #include "replay_limits.h"
 #include "replayer.h"
 #include "text.h"
@@ -33,25 +32,10 @@ void Replayer::attach_segment(Task& t, const SyscallEvent& e)
     auto real = sysv_segments_.real_id(static_cast<int64_t>(e.args[0]));
     if (!real)
         refuse(e.tid, "shmat of System V segment " + std::to_string(e.args[0]) + ": the replay has no segment for it");
-    // The program's own registers come back after the call; the kernel
-    // sees the replay's segment and the recorded address.
-    Registers entry = t.regs();
-    Registers r = entry;
-    r[Registers::RDI] = static_cast<uint64_t>(*real);
-    r[Registers::RSI] = static_cast<uint64_t>(e.ret);
-    r[Registers::RDX] = e.args[2] & ~uint64_t(SHM_RND);
-    t.set_regs(r);
-    resume(t, Resume::Syscall);
-    StopInfo s = wait_stop(t, "the return of shmat()");
-    if (s.kind != StopInfo::Kind::SyscallStop)
-        diverge(t, "shmat did not return: " + describe_stop(t, s));
-    uint64_t got = t.regs()[Registers::RAX];
-    if (got != static_cast<uint64_t>(e.ret))
-        diverge(t, "shmat returned " + format_return(SYS_shmat, static_cast<int64_t>(got)) + " in the replay, " +
-                       hex(static_cast<uint64_t>(e.ret)) + " in the recording");
-    entry[Registers::RAX] = got;
-    t.set_regs(entry);
-    t.at = Task::At::SyscallExit;
+    run_entered_call_as(t, e,
+                        {{Registers::RDI, static_cast<uint64_t>(*real)},
+                         {Registers::RSI, static_cast<uint64_t>(e.ret)},
+                         {Registers::RDX, e.args[2] & ~uint64_t(SHM_RND)}});
 }
 
 } // namespace rw::replay

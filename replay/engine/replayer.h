@@ -343,6 +343,10 @@ private:
     void settle_notified_run();
     void execute(Task& t, const SyscallEvent& e, ReplayAction action);
     void replay_mmap(Task& t, const SyscallEvent& e);
+    // Runs the call the thread is at the entry of with these argument
+    // registers changed; diverges unless it returns what the recording did.
+    void run_entered_call_as(Task& t, const SyscallEvent& e,
+                             std::initializer_list<std::pair<Registers::Index, uint64_t>> changed);
     void attach_segment(Task& t, const SyscallEvent& e); // replay_sysv_shm.cpp
     void note_segment_made(const SyscallEvent& e);       // a shmget's success
     void finish_executing_call(Task& t, const SyscallEvent& e);

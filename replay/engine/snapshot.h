@@ -80,6 +80,7 @@ struct ReplaySnapshot {
     MappedFileCopies::Contents mapped_files;
     // The memory its processes share with each other (shared_memory.h).
     SharedMemory shared_memory;
+    std::map<int64_t, int> sysv_ids; // SysvSegments::ids()
 
     uint64_t next_event() const { return source.cursor; }
 };

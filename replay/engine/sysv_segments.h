@@ -31,6 +31,11 @@ public:
     void created(int64_t recorded_id, size_t size, unsigned mode);
     // The replay's segment for the recording's, if the recording made it.
     std::optional<int> real_id(int64_t recorded_id) const;
+    // Which segment stands for which, as a snapshot keeps it: a replay that
+    // went back before a shmget and made it again has a new segment, while
+    // a later snapshot's processes still attach the one before.
+    const std::map<int64_t, int>& ids() const { return ids_; }
+    void restore_ids(std::map<int64_t, int> ids) { ids_ = std::move(ids); }
     bool empty() const { return ids_.empty(); }
 
 private:

@@ -1,10 +1,15 @@
 // rewind record [--output DIR] [--] PROGRAM [ARGS…]
-#include <set>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <set>
 
+#include "attach.h"
 #include "commands.h"
 #include "exit_like.h"
 #include "recorder.h"
+#include "start_image.h"
 #include "tsc.h"
 
 namespace rw::cli {
@@ -13,6 +18,39 @@ namespace {
 // The program did something rewind cannot record: the recording stopped
 // there (as `rewind replay` refuses what it cannot reproduce, with 91 too).
 constexpr int kRecordRefused = 91;
+
+// "30s", "5m", "1h", "250ms", or plain seconds.
+std::chrono::milliseconds parse_duration(const std::string& text)
+{
+    size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    std::string unit = text.substr(used);
+    double ms = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1e3 : unit == "m" ? 60e3 : unit == "h" ? 3600e3 : -1;
+    if (used == 0 || ms < 0 || value <= 0)
+        throw UsageError("--for takes a duration such as 30s, 5m, 1h or 250ms, not '" + text + "'");
+    return std::chrono::milliseconds(static_cast<int64_t>(value * ms));
+}
+
+// The start image is the replay's: made by replay/landmarks for the recorder.
+StartImageMaker start_image_maker()
+{
+    auto writer = std::make_shared<replay::StartImageWriter>();
+    StartImageMaker m;
+    m.take = [writer](const std::filesystem::path& trace, const std::string& dir, pid_t copy, const Attachment& a) {
+        std::vector<replay::StartThread> threads;
+        for (const auto& t : a.threads())
+            threads.push_back({t.tid, t.regs, t.clear_child_tid});
+        writer->take(trace, dir, a.pid(), copy, threads, a.syscall_insn());
+    };
+    m.finish = [writer](const std::filesystem::path& trace, const std::string& dir, uint64_t events,
+                        const std::vector<Mapping>& mappings) { writer->finish(trace, dir, events, mappings); };
+    return m;
+}
 
 } // namespace
 
@@ -31,7 +69,7 @@ void strip_record_separator(std::vector<char*>& args)
             return; // the program name: everything after it is the program's
         // Options that take a value (add_record's), so the value is not taken for the program.
         if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms" ||
-             a == "--scrub-env") &&
+             a == "--scrub-env" || a == "-p" || a == "--pid" || a == "--for") &&
             i + 1 < args.size())
             i++;
     }
@@ -95,10 +133,19 @@ void add_record(CLI::App& app, Outcome& outcome)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->delimiter(',')
         ->type_name("NAME");
+    auto pid = std::make_shared<int>(0);
+    cmd->add_option("-p,--pid", *pid,
+                    "Record this running process (every thread) from now on instead of starting a program; the "
+                    "recording ends with a detach (Ctrl-C, --for, or the process's end), after which it runs on "
+                    "as if rewind had never been there");
+    auto for_text = std::make_shared<std::string>();
+    cmd->add_option("--for", *for_text, "With --pid: detach after this long (30s, 5m, 1h, 250ms)");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
+                "       rewind record --pid PID [--for DURATION] [OPTIONS]\n"
                 "rewind's exit status is the program's; 91 when rewind refused to record on (the program "
-                "traces processes itself: ptrace), 1 when the disk filled. Example:\n  rewind record -- ls -l /tmp\n"
+                "traces processes itself: ptrace), 1 when the disk filled. Examples:\n  rewind record -- ls -l /tmp\n"
+                "  rewind record --pid 1234 --for 30s\n"
                 "The trace keeps the program's environment (meta.json, each exec): use --scrub-env for "
                 "secrets. A program that uses a scrubbed value in what it does (writes it, sends it) "
                 "diverges on replay there.");
@@ -106,6 +153,18 @@ void add_record(CLI::App& app, Outcome& outcome)
         if (!output->empty())
             options->output = *output;
         options->command = cmd->remaining();
+        if (*pid) {
+            if (!options->command.empty())
+                throw UsageError("--pid records a process that already runs: give no program");
+            if (options->parallel)
+                throw UsageError("--pid records threads one at a time; --parallel is for programs rewind starts");
+            options->attach_pid = *pid;
+            options->start_image = start_image_maker();
+        } else if (!for_text->empty()) {
+            throw UsageError("--for goes with --pid (a program rewind starts is recorded to its end)");
+        }
+        if (!for_text->empty())
+            options->detach_after = parse_duration(*for_text);
         for (const auto& name : *scrub)
             if (name.empty() || name.find('=') != std::string::npos)
                 throw UsageError("--scrub-env takes variable names (NAME, not NAME=VALUE): '" + name + "'");
@@ -116,7 +175,11 @@ void add_record(CLI::App& app, Outcome& outcome)
         options->ring_bytes = ring;
         options->signal_fallback = std::chrono::milliseconds(*signal_delay);
         options->time_slice = std::chrono::milliseconds(*slice);
-        options->started = [quiet] {
+        options->started = [quiet, pid, for_text] {
+            if (!*quiet && *pid)
+                std::fprintf(stderr, "rewind: attached to process %d; recording %s\n", *pid,
+                             for_text->empty() ? "until Ctrl-C (or the process ends), then detaching"
+                                               : ("for " + *for_text + ", then detaching").c_str());
             if (!*quiet && !tsc_trap_works())
                 std::fprintf(stderr, "rewind: warning: this machine does not trap rdtsc (PR_SET_TSC is ignored); a "
                                      "program that reads the TSC directly will not replay (`rewind doctor`)\n");
@@ -146,11 +209,19 @@ void add_record(CLI::App& app, Outcome& outcome)
                          "(rewind record --wait records until every process exits)\n",
                          options->command[0].c_str(), static_cast<unsigned long long>(r.end.killed_at_exit),
                          r.end.killed_at_exit == 1 ? "" : "es");
-        if (!*quiet) {
+        if (!*quiet && *pid) {
+            std::fprintf(stderr, "rewind: recorded %llu events of process %d to %s%s\n",
+                         static_cast<unsigned long long>(r.end.events), *pid, r.trace.c_str(),
+                         r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
+            if (r.end.detached)
+                std::fprintf(stderr, "rewind: detached (%s); the process runs on\n", r.end.detach_reason.c_str());
+        } else if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
                          static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),
                          r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
         }
+        if (r.end.detached)
+            return; // (the program's status is not rewind's: it runs on)
         exit_like(r.end.exit);
     });
 }

@@ -29,18 +29,30 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
 {
     auto say = [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); };
     // Declared before the replayer: what it restored must outlive the replay.
+    // (An attached trace starts from its start image, a landmark of its own.)
+    const bool attached = t.meta().attached.has_value();
     std::unique_ptr<replay::LandmarkSet> landmarks;
-    if (from && use_landmarks)
-        landmarks = std::make_unique<replay::LandmarkSet>(t, say, trust_landmarks);
+    if ((from && use_landmarks) || attached)
+        landmarks = std::make_unique<replay::LandmarkSet>(t, say, trust_landmarks, from && use_landmarks);
     replay::Replayer replayer(t, opts);
     // After the replayer: its snapshots use the replayer's waiter until they go.
     replay::Timeline timeline;
+    uint64_t begin = 0;
+    if (attached) {
+        try {
+            replayer.restore(*landmarks->beginning(timeline, replayer).snapshot);
+        } catch (const std::runtime_error& e) {
+            throw replay::ReplayError(replay::ReplayErrorKind::Refused, 0, t.meta().attached->pid, e.what());
+        }
+    }
     if (!from)
         return replayer.run_to_end();
-    // The program's start, as a debugging session has it.
-    replayer.step();
-    replayer.step();
-    uint64_t begin = replayer.next_event_index();
+    if (!attached) {
+        // The program's start, as a debugging session has it.
+        replayer.step();
+        replayer.step();
+        begin = replayer.next_event_index();
+    }
     uint64_t total = t.end() ? t.end()->events : 0;
     uint64_t target =
         from->percent ? PositionArg::event_at_percent(begin, total, *from->percent) : from->position.event;
@@ -52,7 +64,9 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
     if (landmarks && !landmarks->empty()) {
         // A failed restore leaves no replayed world: this copy of the start
         // stands in when no landmark can be used.
-        timeline.add(replay::Timeline::Kind::Beginning, perfclock::Position{begin, {}}, replayer.take_snapshot(false));
+        if (!attached)
+            timeline.add(replay::Timeline::Kind::Beginning, perfclock::Position{begin, {}},
+                         replayer.take_snapshot(false));
         bool torn = false;
         while (const replay::Timeline::Entry* e = landmarks->bring_in(
                    perfclock::Position{target, {}}, perfclock::Position{begin, {}}, timeline, replayer)) {
@@ -159,6 +173,11 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
             outcome.exit_code = replay::exit_status_for(e.kind());
             return;
         }
+        if (t.end() && t.end()->detached)
+            fmt::print(stderr,
+                       "rewind: the recording ends where rewind detached from process {}, which ran on; so "
+                       "does the replay\n",
+                       t.meta().attached ? t.meta().attached->pid : 0);
         exit_like(status);
     });
 }

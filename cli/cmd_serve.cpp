@@ -125,10 +125,11 @@ int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd,
         replay::DebugSession session(trace, options);
         if (pid)
             session.debug_process(pid);
-        if (start.landmarks)
+        // (An attached trace starts from its start image, a landmark of its own.)
+        if (start.landmarks || trace.meta().attached)
             session.use_landmarks(std::make_unique<replay::LandmarkSet>(
-                trace, [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); },
-                start.trust_landmarks));
+                trace, [](const std::string& line) { fmt::print(stderr, "rewind: {}\n", line); }, start.trust_landmarks,
+                start.landmarks));
         if (start.from)
             session.start_at(start_request(*start.from));
         replay::HostFiles files(trace);

@@ -117,6 +117,11 @@ ExitStatus Replayer::run_to_end()
     }
     const TraceEnd& end = *trace_.end();
     auto it = finished_.find(initial_tid_);
+    if (it == finished_.end() && end.detached) {
+        // The recording let the program run on: so does nothing here.
+        kill_world();
+        return end.exit;
+    }
     if (it == finished_.end())
         throw ReplayError(ReplayErrorKind::TraceEnded, current_, initial_tid_,
                           "the trace has no exit for the program's first process");

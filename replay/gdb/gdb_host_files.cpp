@@ -168,6 +168,28 @@ void HostFiles::index() const
     // As stored: the bytes of reads recorded by reference to a file copy
     // are not needed here (a pread each, on a read-heavy trace most of
     // the scan), only paths, which are stored inline.
+    // An attached trace: the files its process had mapped when rewind came.
+    if (const auto& attached = trace.meta().attached) {
+        // The names its loader used for them are not in the trace (it
+        // opened them before): those through the links of a merged /usr
+        // (/lib -> usr/lib) are the likely ones.
+        std::vector<std::pair<std::string, std::string>> root_links;
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/", ec))
+            if (e.is_symlink(ec))
+                root_links.push_back(
+                    {e.path().string(), (std::filesystem::path("/") / std::filesystem::read_symlink(e.path(), ec))
+                                            .lexically_normal()
+                                            .string()});
+        for (const auto& m : attached->mappings) {
+            add(m.path, m.content_hash);
+            for (const auto& [link, target] : root_links)
+                if (!m.content_hash.empty() && m.path.rfind(target + "/", 0) == 0)
+                    aliases.push_back(link + m.path.substr(target.size()));
+        }
+        if (std::string copy = copy_of(attached->executable); !copy.empty())
+            aliases.push_back(elf_interpreter(open_copy(copy)));
+    }
     EventStreamReader reader = trace.events_as_stored();
     Event e;
     while (reader.next(e)) {

@@ -165,18 +165,12 @@ RestoredLandmark RestoredLandmark::restore(const std::string& criu, const fs::pa
 
     // Everything the holder needs is prepared here: after the clone it may
     // only make async-signal-safe calls.
-    std::vector<std::string> argv = {criu,
-                                     "restore",
-                                     "-D",
-                                     fs::absolute(dir).string(),
-                                     "--restore-detached",
-                                     "--leave-stopped",
-                                     "--shell-job",
-                                     "-W",
-                                     work.string(),
-                                     "-o",
-                                     "restore.log",
-                                     "-v4"};
+    std::vector<std::string> argv = {criu, "restore", "-D", fs::absolute(dir).string(), "--restore-detached",
+                                     "--leave-stopped", "--shell-job",
+                                     // The trace's copy of a mapped file stands at its path with the
+                                     // trace's private mode, not the original's (a start image was
+                                     // dumped from the live process).
+                                     "--skip-file-rwx-check", "-W", work.string(), "-o", "restore.log", "-v4"};
     std::vector<int> inherited;
     auto close_all = [&inherited] {
         for (int fd : inherited)

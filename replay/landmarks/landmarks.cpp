@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "process_image.h"
+#include "start_image.h"
 #include "tracee.h"
 #include "vdso.h"
 
@@ -12,9 +13,14 @@ namespace rw::replay {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+std::string trace_identity(const TraceMeta& meta)
+{
+    return std::to_string(meta.created_unix_ns) + "/" + meta.program;
+}
+
 std::string trace_identity(const Trace& trace)
 {
-    return std::to_string(trace.meta().created_unix_ns) + "/" + trace.meta().program;
+    return trace_identity(trace.meta());
 }
 
 namespace {
@@ -97,6 +103,23 @@ std::vector<std::string> verify_landmark(const Trace& trace, const LandmarkEntry
     return problems;
 }
 
+void seal_landmark(const fs::path& partial, const fs::path& dir, LandmarkManifest& m)
+{
+    for (const auto& p : m.processes)
+        for (const auto& f : fs::directory_iterator(partial / p))
+            if (f.is_regular_file() && f.path().filename() != "dump.log")
+                m.files.push_back(describe_file(partial, p + "/" + f.path().filename().string()));
+    std::sort(m.files.begin(), m.files.end(),
+              [](const LandmarkFile& a, const LandmarkFile& b) { return a.path < b.path; });
+    write_manifest(partial, m);
+    // Like the rest of the trace: the images hold the program's memory.
+    fs::permissions(partial, fs::perms::owner_all);
+    for (const auto& f : fs::recursive_directory_iterator(partial))
+        fs::permissions(f.path(),
+                        f.is_directory() ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
+    fs::rename(partial, dir);
+}
+
 LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const std::string& criu)
 {
     if (fs::exists(dir))
@@ -138,19 +161,7 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
             m.processes.push_back(name);
         }
         m.dump_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        for (const auto& p : m.processes)
-            for (const auto& f : fs::directory_iterator(partial / p))
-                if (f.is_regular_file() && f.path().filename() != "dump.log")
-                    m.files.push_back(describe_file(partial, p + "/" + f.path().filename().string()));
-        std::sort(m.files.begin(), m.files.end(),
-                  [](const LandmarkFile& a, const LandmarkFile& b) { return a.path < b.path; });
-        write_manifest(partial, m);
-        // Like the rest of the trace: the images hold the program's memory.
-        fs::permissions(partial, fs::perms::owner_all);
-        for (const auto& f : fs::recursive_directory_iterator(partial))
-            fs::permissions(f.path(),
-                            f.is_directory() ? fs::perms::owner_all : fs::perms::owner_read | fs::perms::owner_write);
-        fs::rename(partial, dir);
+        seal_landmark(partial, dir, m);
         return m;
     } catch (...) {
         std::error_code ec;
@@ -209,10 +220,11 @@ LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, con
     return out;
 }
 
-LandmarkSet::LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say, bool trust_unsigned)
+LandmarkSet::LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say, bool trust_unsigned,
+                         bool use_landmarks)
     : trace_(trace), say_(std::move(say)), trust_unsigned_(trust_unsigned)
 {
-    auto all = list_landmarks(trace);
+    auto all = use_landmarks ? list_landmarks(trace) : std::vector<LandmarkEntry>{};
     for (auto& e : all) {
         if (!e.manifest) {
             say_("landmark " + e.name + " is skipped: " + e.problem);
@@ -276,6 +288,22 @@ void LandmarkSet::failed(const Timeline::Entry& entry, const std::string& why)
                  ") is skipped: restoring the replay from it failed: " + why);
             s.loaded = nullptr;
         }
+}
+
+const Timeline::Entry& LandmarkSet::beginning(Timeline& timeline, Replayer& replayer)
+{
+    LandmarkEntry entry = start_image_entry(trace_);
+    if (!entry.manifest)
+        throw std::runtime_error("the start image cannot be used: " + entry.problem);
+    std::string criu = criu_.empty() ? find_criu() : criu_;
+    LoadedLandmark l;
+    try {
+        l = load_landmark(replayer, entry, criu, trust_unsigned_);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("the start image cannot be restored: ") + e.what());
+    }
+    start_ = std::move(l.copies);
+    return timeline.add(Timeline::Kind::Beginning, l.position, std::move(l.snapshot), "the attach point");
 }
 
 bool LandmarkSet::owns(const Timeline::Entry& entry) const

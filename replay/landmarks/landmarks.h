@@ -30,6 +30,7 @@ namespace rw::replay {
 
 // The identity a landmark records of its trace.
 std::string trace_identity(const Trace& trace);
+std::string trace_identity(const TraceMeta& meta);
 
 struct LandmarkEntry {
     std::filesystem::path dir;
@@ -53,6 +54,11 @@ std::vector<std::string> verify_landmark(const Trace& trace, const LandmarkEntry
 // goes on unchanged either way.
 LandmarkManifest write_landmark(Replayer& replayer, const std::filesystem::path& dir, const std::string& criu);
 
+// Completes a landmark written into `partial`: lists and hashes the image
+// files of m.processes into the manifest, writes it (signed), makes the
+// files private, and renames `partial` to `dir`.
+void seal_landmark(const std::filesystem::path& partial, const std::filesystem::path& dir, LandmarkManifest& m);
+
 struct LoadedLandmark {
     // The restored processes; they must outlive both the snapshot and every
     // replayed world made from it (killing one kills its namespace).
@@ -74,8 +80,11 @@ class LandmarkSet : public SnapshotSource {
 public:
     // `say` receives the messages about landmarks skipped (one line each).
     // Landmarks this user's key did not sign are skipped, unless
-    // `trust_unsigned` (rewind replay --trust-landmarks).
-    LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say, bool trust_unsigned = false);
+    // `trust_unsigned` (rewind replay --trust-landmarks). Without
+    // `use_landmarks` (--no-landmarks), only the start image of an attached
+    // trace is used.
+    LandmarkSet(const Trace& trace, std::function<void(const std::string&)> say, bool trust_unsigned = false,
+                bool use_landmarks = true);
     bool empty() const { return entries_.empty(); }
     size_t size() const { return entries_.size(); }
 
@@ -85,6 +94,7 @@ public:
                                     Timeline& timeline, Replayer& replayer) override;
     void failed(const Timeline::Entry& entry, const std::string& why) override;
     bool owns(const Timeline::Entry& entry) const override;
+    const Timeline::Entry& beginning(Timeline& timeline, Replayer& replayer) override;
 
 private:
     struct Slot {
@@ -97,7 +107,8 @@ private:
     std::function<void(const std::string&)> say_;
     std::string criu_;
     bool trust_unsigned_ = false;
-    std::vector<Slot> entries_; // usable ones, by position
+    std::vector<Slot> entries_;           // usable ones, by position
+    std::vector<RestoredLandmark> start_; // the start image's processes, once loaded
 };
 
 } // namespace rw::replay

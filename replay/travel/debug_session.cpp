@@ -106,6 +106,8 @@ void DebugSession::run(DebugFrontend& frontend)
 
 StopReport DebugSession::start()
 {
+    if (const auto& attached = trace_.meta().attached)
+        return start_attached(*attached);
     const IndexedEvent* first = engine_.peek_next_event();
     // A stream that ends before its first event (truncated, corrupt, the
     // recorder killed): the step says so, as `rewind replay` does.
@@ -128,6 +130,30 @@ StopReport DebugSession::start()
         timeline_.add(Timeline::Kind::Beginning, on_the_way.first, std::move(on_the_way.second));
     else
         timeline_.add(Timeline::Kind::Beginning, begin_, engine_.take_snapshot());
+    last_boundary_snapshot_ = steady_now();
+    return stop(StopReport::Kind::Signal);
+}
+
+StopReport DebugSession::start_attached(const TraceMeta::Attached& attached)
+{
+    // The recording started in the middle of a running process: its start
+    // image is the beginning, and nothing comes before it.
+    if (!landmarks_)
+        throw ReplayError(ReplayErrorKind::Refused, 0, attached.pid,
+                          "the trace was recorded by attaching to a running process; its start image is needed");
+    const Timeline::Entry* begin = nullptr;
+    try {
+        begin = &landmarks_->beginning(timeline_, engine_);
+    } catch (const std::runtime_error& e) {
+        throw ReplayError(ReplayErrorKind::Refused, 0, attached.pid, e.what());
+    }
+    engine_.restore(*begin->snapshot);
+    program_ = ExecEvent{};
+    program_.tid = program_.tgid = attached.pid;
+    program_.executable = program_.filename = attached.executable;
+    program_.auxv = attached.auxv;
+    debugged_tgid_ = current_tid_ = attached.pid;
+    position_ = begin_ = begin->pos;
     last_boundary_snapshot_ = steady_now();
     return stop(StopReport::Kind::Signal);
 }

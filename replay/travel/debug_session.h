@@ -259,6 +259,7 @@ private:
     };
 
     StopReport start();
+    StopReport start_attached(const TraceMeta::Attached& attached);
     StopReport execute();
     // The debugged process exec'd (the exec event just replayed): its new
     // program's history begins here (debug_exec.cpp).

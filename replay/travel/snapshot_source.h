@@ -26,6 +26,10 @@ public:
     virtual void failed(const Timeline::Entry& entry, const std::string& why) = 0;
     // Whether a timeline entry is one this source brought in.
     virtual bool owns(const Timeline::Entry& entry) const = 0;
+    // The start of a trace recorded by attaching to a running process (its
+    // start image), added to `timeline` as its beginning. Throws
+    // std::runtime_error saying why it cannot be loaded.
+    virtual const Timeline::Entry& beginning(Timeline& timeline, Replayer& replayer) = 0;
 };
 
 } // namespace rw::replay

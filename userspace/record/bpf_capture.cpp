@@ -258,6 +258,46 @@ void BpfCapture::track_launcher(pid_t pid)
         throw CaptureError("cannot register the program with the capture: " + std::string(strerror(err)));
 }
 
+namespace {
+
+// A pidfd for one thread (PIDFD_THREAD, Linux 6.9), or for a process.
+int thread_pidfd(pid_t tid)
+{
+    constexpr unsigned kPidfdThread = O_EXCL;
+    int fd = static_cast<int>(syscall(SYS_pidfd_open, tid, kPidfdThread));
+    if (fd < 0)
+        fd = static_cast<int>(syscall(SYS_pidfd_open, tid, 0));
+    return fd;
+}
+
+} // namespace
+
+void BpfCapture::track_running(pid_t tid)
+{
+    int pidfd = thread_pidfd(tid);
+    if (pidfd < 0)
+        throw CaptureError("pidfd_open of thread " + std::to_string(tid) + ": " + std::string(strerror(errno)));
+    rw_task_state state{};
+    state.phase = RW_TASK_ACTIVE;
+    int rc = bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.task_state), &pidfd, &state, BPF_ANY);
+    int err = errno;
+    close(pidfd);
+    if (rc)
+        throw CaptureError("cannot register thread " + std::to_string(tid) + " with the capture: " + strerror(err));
+    // (Set by the exec hook for a launched program.)
+    __atomic_store_n(&impl_->skel->bss->kernel_hz, 1000000000u / RW_EXIT_TIME_UNIT_NS, __ATOMIC_SEQ_CST);
+}
+
+bool BpfCapture::untrack(pid_t tid)
+{
+    int pidfd = thread_pidfd(tid);
+    if (pidfd < 0)
+        return false;
+    int rc = bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.task_state), &pidfd);
+    close(pidfd);
+    return rc == 0;
+}
+
 int BpfCapture::ring_fd() const
 {
     return ring_buffer__epoll_fd(impl_->ready_ring());

@@ -40,6 +40,12 @@ public:
 
     // Starts following `pid` (and everything it forks) at its next execve.
     void track_launcher(pid_t pid);
+    // A thread of a running process recorded from now on (rewind record
+    // --pid): its events are captured from its next syscall.
+    void track_running(pid_t tid);
+    // No event of the thread is captured any more, and it is never stalled
+    // (a detach); false if it was not tracked.
+    bool untrack(pid_t tid);
 
     int ring_fd() const;
     // Hands every committed ring record to the handler; returns how many.

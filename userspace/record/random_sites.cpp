@@ -181,10 +181,22 @@ std::string RandomSites::plant(pid_t tid, pid_t tgid, const std::string& hash, c
             if (!mem.write(RemoteAddr(addr), std::span<const uint8_t>(&kInt3, 1)))
                 return "cannot plant a breakpoint on the rdrand/rdseed of " + path;
             planted[addr] = *insn;
+            replaced_[tgid][addr] = code[0];
             planted_count_++;
         }
     }
     return "";
+}
+
+bool RandomSites::unplant(pid_t tgid, pid_t tid)
+{
+    bool ok = true;
+    TraceeMemory mem(tid);
+    for (auto [addr, byte] : replaced_[tgid])
+        ok = mem.write(RemoteAddr(addr), std::span<const uint8_t>(&byte, 1)) && ok;
+    replaced_.erase(tgid);
+    by_process_.erase(tgid);
+    return ok;
 }
 
 std::optional<RandomInstruction> RandomSites::at(pid_t tgid, uint64_t addr)
@@ -210,6 +222,7 @@ void RandomSites::forget(pid_t tgid, bool execed)
         by_process_[tgid].clear(); // its parent's int3s are gone with the old image
     else
         by_process_.erase(tgid);
+    replaced_.erase(tgid);
 }
 
 } // namespace rw

@@ -36,6 +36,10 @@ public:
     // fork child has its parent's int3s until it execs).
     std::optional<RandomInstruction> at(pid_t tgid, uint64_t addr);
 
+    // Takes the int3s out of process `tgid` again (a detach), through
+    // stopped thread `tid`; false if one could not be.
+    bool unplant(pid_t tgid, pid_t tid);
+
     // The process has a new image (exec) or is gone.
     void forget(pid_t tgid, bool execed);
 
@@ -44,6 +48,7 @@ public:
 private:
     std::map<std::string, std::vector<uint64_t>> by_content_;
     std::map<pid_t, std::map<uint64_t, RandomInstruction>> by_process_; // int3 address → instruction
+    std::map<pid_t, std::map<uint64_t, uint8_t>> replaced_;             // int3 address → the byte it replaced
     uint64_t planted_count_ = 0;
 };
 

@@ -2,6 +2,8 @@
 
 #include "process_image.h"
 
+#include <sys/resource.h>
+
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -15,10 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "attach.h"
 #include "bpf_capture.h"
 #include "event_assembler.h"
 #include "event_stream.h"
@@ -214,6 +220,69 @@ std::vector<std::string> current_environment()
     return env;
 }
 
+std::string read_proc_file(pid_t pid, const char* name)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::vector<std::string> split_nuls(const std::string& s)
+{
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at < s.size()) {
+        size_t end = s.find('\0', at);
+        if (end == std::string::npos)
+            end = s.size();
+        out.push_back(s.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
+// What a launched recording knows from its command line, as a running
+// process shows it.
+TraceMeta meta_of_running(pid_t pid, const RecordOptions& options)
+{
+    std::error_code ec;
+    std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
+    TraceMeta m = make_meta(exe, split_nuls(read_proc_file(pid, "cmdline")), split_nuls(read_proc_file(pid, "environ")),
+                            options.ring_bytes);
+    options.scrub_env.apply(m.envp);
+    m.scrubbed_env.assign(options.scrub_env.names().begin(), options.scrub_env.names().end());
+    m.cwd = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec).string();
+    auto ids = [&](const char* field, uint32_t& real, uint32_t& effective) {
+        if (auto v = proc_status_number(pid, field))
+            real = effective = static_cast<uint32_t>(*v);
+        std::istringstream in(read_proc_file(pid, "status"));
+        std::string line;
+        while (std::getline(in, line))
+            if (line.rfind(std::string(field) + ":", 0) == 0) {
+                std::istringstream f(line.substr(std::strlen(field) + 1));
+                f >> real >> effective;
+            }
+    };
+    ids("Uid", m.uid, m.euid);
+    ids("Gid", m.gid, m.egid);
+    m.rlimits.clear();
+    for (int r = 0; r < RLIM_NLIMITS; r++) {
+        struct rlimit l {};
+        if (prlimit(pid, static_cast<__rlimit_resource>(r), nullptr, &l) == 0)
+            m.rlimits.push_back({r, l.rlim_cur, l.rlim_max});
+    }
+    m.notes.back() = "rseq registrations undone while recorded, refused with ENOSYS";
+    m.notes.push_back("attached to running process " + std::to_string(pid));
+    TraceMeta::Attached a;
+    a.pid = pid;
+    a.executable = exe;
+    std::string auxv = read_proc_file(pid, "auxv");
+    a.auxv.resize(auxv.size() / sizeof(uint64_t));
+    std::memcpy(a.auxv.data(), auxv.data(), a.auxv.size() * sizeof(uint64_t));
+    a.start_image = trace_files::kStartImage;
+    m.attached = a;
+    return m;
+}
+
 } // namespace
 
 void check_record_prerequisites()
@@ -233,35 +302,46 @@ void check_record_prerequisites()
 
 RecordResult record(const RecordOptions& options)
 {
-    if (options.command.empty())
+    const bool attaching = options.attach_pid != 0;
+    if (!attaching && options.command.empty())
         throw UsageError("nothing to record: give a program, e.g. `rewind record -- ls -l`");
     check_record_prerequisites();
-    std::string program = find_program(options.command[0]);
-    if (program.empty()) {
-        // As a shell: 126 for a file that is there but cannot be executed.
-        struct stat st {};
-        const std::string& name = options.command[0];
-        if (name.find('/') != std::string::npos && ::stat(name.c_str(), &st) == 0)
-            throw UsageError("cannot execute " + name + ": " +
-                                 (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not executable (no x permission)"),
-                             126);
-        throw UsageError("program not found: " + name, 127);
-    }
-    // Executed as a shell would (a #! script sees this path as its argv[1]);
-    // the trace names it absolutely.
-    std::string exec_path = program;
-    program = std::filesystem::absolute(program).lexically_normal().string();
-
-    std::vector<std::string> envp = current_environment();
-    std::filesystem::path dir = create_trace_dir(options.output, std::filesystem::path(program).filename());
-    {
+    std::string program, exec_path;
+    std::vector<std::string> envp;
+    std::filesystem::path dir;
+    TraceMeta meta;
+    if (attaching) {
+        if (std::string why = attach_refusal(options.attach_pid); !why.empty())
+            throw UsageError("cannot attach: " + why, 1);
+        meta = meta_of_running(options.attach_pid, options);
+        program = meta.program;
+        dir = create_trace_dir(options.output, std::filesystem::path(program).filename());
+    } else {
+        program = find_program(options.command[0]);
+        if (program.empty()) {
+            // As a shell: 126 for a file that is there but cannot be executed.
+            struct stat st {};
+            const std::string& name = options.command[0];
+            if (name.find('/') != std::string::npos && ::stat(name.c_str(), &st) == 0)
+                throw UsageError(
+                    "cannot execute " + name + ": " +
+                        (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not executable (no x permission)"),
+                    126);
+            throw UsageError("program not found: " + name, 127);
+        }
+        // Executed as a shell would (a #! script sees this path as its argv[1]);
+        // the trace names it absolutely.
+        exec_path = program;
+        program = std::filesystem::absolute(program).lexically_normal().string();
+        envp = current_environment();
+        dir = create_trace_dir(options.output, std::filesystem::path(program).filename());
         std::vector<std::string> kept = envp;
         options.scrub_env.apply(kept);
-        TraceMeta meta = make_meta(program, options.command, kept, options.ring_bytes);
+        meta = make_meta(program, options.command, kept, options.ring_bytes);
         meta.scrubbed_env.assign(options.scrub_env.names().begin(), options.scrub_env.names().end());
-        meta.thread_mode = options.parallel ? "parallel" : "serialized";
-        write_meta(dir, meta);
     }
+    meta.thread_mode = options.parallel ? "parallel" : "serialized";
+    write_meta(dir, meta);
 
     EventStreamWriter writer(dir / trace_files::kEvents, options.zstd_level);
     TraceSink trace_sink(writer);
@@ -306,20 +386,50 @@ RecordResult record(const RecordOptions& options)
     EventAssembler assembler(sink, files, reads);
     assembler_ptr = &assembler;
 
-    shield_from_program_signals();
     uint64_t started = unix_time_ns();
-    Launcher launcher(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
-    if (ptrace(PTRACE_SEIZE, launcher.pid(), nullptr, reinterpret_cast<void*>(kRecordingPtraceOptions)) != 0)
-        throw UsageError(std::string("cannot trace the program: ") + strerror(errno) +
-                             " (is another tracer or a Yama ptrace_scope setting in the way?)",
-                         1);
-    capture.track_launcher(launcher.pid());
-    if (std::string err = launcher.release(); !err.empty()) {
-        int status;
-        waitpid(launcher.pid(), &status, __WALL);
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
-        throw UsageError("cannot execute " + program + ": " + err, 126);
+    std::unique_ptr<Launcher> launcher;
+    std::unique_ptr<Attachment> attachment;
+    std::vector<Mapping> start_mappings;
+    pid_t initial = 0;
+    if (attaching) {
+        // The program is not in rewind's process group: the recorder's
+        // signals are its own (Ctrl-C ends the recording with a detach).
+        // No PTRACE_O_EXITKILL: if rewind dies, the process goes on.
+        attachment = std::make_unique<Attachment>(options.attach_pid, kRecordingPtraceOptions & ~PTRACE_O_EXITKILL);
+        attachment->prepare();
+        pid_t copy = attachment->fork_copy();
+        try {
+            options.start_image.take(dir, trace_files::kStartImage, copy, *attachment);
+        } catch (...) {
+            attachment->discard_copy(copy);
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+            throw;
+        }
+        attachment->discard_copy(copy);
+        start_mappings = read_mappings(options.attach_pid);
+        // After the copy: its image has none of rewind's int3s.
+        files.store_mappings(options.attach_pid, start_mappings);
+        for (const auto& t : attachment->threads())
+            capture.track_running(t.tid);
+        initial = options.attach_pid;
+    } else {
+        shield_from_program_signals();
+        launcher =
+            std::make_unique<Launcher>(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
+        if (ptrace(PTRACE_SEIZE, launcher->pid(), nullptr, reinterpret_cast<void*>(kRecordingPtraceOptions)) != 0)
+            throw UsageError(std::string("cannot trace the program: ") + strerror(errno) +
+                                 " (is another tracer or a Yama ptrace_scope setting in the way?)",
+                             1);
+        capture.track_launcher(launcher->pid());
+        if (std::string err = launcher->release(); !err.empty()) {
+            int status;
+            waitpid(launcher->pid(), &status, __WALL);
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+            throw UsageError("cannot execute " + program + ": " + err, 126);
+        }
+        initial = launcher->pid();
     }
     if (options.started)
         options.started();
@@ -342,13 +452,33 @@ RecordResult record(const RecordOptions& options)
         seq_window.finish();
         late_at_end = seq_window.late();
     };
+    if (attaching) {
+        sup_options.attached = true;
+        sup_options.wait_all = false;
+        if (options.detach_after)
+            sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
+        sup_options.undo_attach = [&](const std::vector<pid_t>& tids) { return attachment->undo(tids); };
+    }
     Supervisor supervisor(capture, assembler, sink, files, random_sites, sup_options);
+    if (attaching) {
+        std::vector<Tid> tids;
+        for (const auto& t : attachment->threads())
+            tids.push_back(t.tid);
+        supervisor.adopt(options.attach_pid, tids);
+        meta.attached->pause_seconds = attachment->paused().count();
+        meta.attached->threads = tids.size();
+        meta.attached->mappings = start_mappings;
+        attachment->release();
+        for (auto [tid, sig] : attachment->held_signals())
+            ::syscall(SYS_tgkill, options.attach_pid, tid, sig);
+        write_meta(dir, meta);
+    }
     // Room for end.json when the disk fills: freed just before it is written.
     EndReserve reserve(dir);
     int status = 0;
     std::optional<uint64_t> disk_full_at;
     try {
-        status = supervisor.run(launcher.pid(), [&] { writer.flush(); });
+        status = supervisor.run(initial, [&] { writer.flush(); });
         capture.drain();
     } catch (const std::system_error& e) {
         if (e.code().value() != ENOSPC && e.code().value() != EDQUOT)
@@ -364,6 +494,11 @@ RecordResult record(const RecordOptions& options)
     end.duration_ns = unix_time_ns() - started;
     end.ended = iso_time_utc(unix_time_ns());
     end.exit = ExitStatus::from_wait_status(status);
+    end.detached = supervisor.detached();
+    if (end.detached)
+        end.detach_reason = options.detach_after && std::chrono::nanoseconds(end.duration_ns) >= *options.detach_after
+                                ? "the time given with --for passed"
+                                : "rewind record was told to stop (a signal)";
     if (disk_full_at) {
         end.disk_full_at = disk_full_at;
         end.events = *disk_full_at;
@@ -410,7 +545,8 @@ RecordResult record(const RecordOptions& options)
         end.problems.insert(end.problems.end(), list->begin(), list->end());
     if (uint64_t missed = capture.missed_runs())
         end.problems.push_back("the kernel skipped " + std::to_string(missed) + " runs of the capture programs");
-    if (size_t unfilled = sink.finish())
+    // (After a detach, the calls the threads were in are made again, unrecorded.)
+    if (size_t unfilled = sink.finish(); unfilled && !end.detached)
         end.problems.push_back(std::to_string(unfilled) + " syscalls were entered and never reported");
     seq_window.finish();
     if (uint64_t late = late_at_end.value_or(seq_window.late()))
@@ -429,6 +565,14 @@ RecordResult record(const RecordOptions& options)
     trace_sink.fill(end);
     end.stream_bytes = writer.file_bytes();
     end.complete = end.problems.empty();
+    if (attaching) {
+        try {
+            options.start_image.finish(dir, trace_files::kStartImage, end.events, start_mappings);
+        } catch (const std::exception& e) {
+            end.problems.push_back(std::string("the start image cannot be completed: ") + e.what());
+            end.complete = false;
+        }
+    }
     reserve.release();
     write_end(dir, end);
     update_latest_link(dir);

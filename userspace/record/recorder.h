@@ -10,10 +10,27 @@
 #include <vector>
 
 #include "env_scrub.h"
+#include "event.h"
 #include "trace_meta.h"
 #include "usage_error.h"
 
 namespace rw {
+
+class Attachment;
+
+// The start image of a process rewind attaches to: what the replay starts
+// from. Made by the replay's side (replay/landmarks/start_image.h), which
+// the recorder does not link.
+struct StartImageMaker {
+    // Saves `copy` (the stopped fork copy of the process, Attachment::fork_copy)
+    // and the threads as they stand into `trace`/`dir`. Throws std::runtime_error.
+    std::function<void(const std::filesystem::path& trace, const std::string& dir, pid_t copy, const Attachment&)> take;
+    // Completes it once the recording's events are counted; `mappings`:
+    // the process's mappings at the attach, with their files' trace copies.
+    std::function<void(const std::filesystem::path& trace, const std::string& dir, uint64_t events,
+                       const std::vector<Mapping>& mappings)>
+        finish;
+};
 
 struct RecordOptions {
     std::optional<std::filesystem::path> output;
@@ -21,12 +38,15 @@ struct RecordOptions {
     uint32_t ring_bytes = 64u << 20;
     int zstd_level = 1;
     std::chrono::milliseconds signal_fallback{10};
-    std::chrono::milliseconds time_slice{50}; // a thread others wait for runs this long before preemption
-    bool chaos = false;                       // pick the next thread at random (races show up more)
-    bool parallel = false;                    // threads run freely; libc synchronization calls are ordered
-    bool wait_all = false;                    // record until every process exits, not only the program
-    std::function<void()> started;            // called once the program runs (it was found and exec'd)
-    EnvScrub scrub_env;                       // kept in the trace as placeholders
+    std::chrono::milliseconds time_slice{50};              // a thread others wait for runs this long before preemption
+    bool chaos = false;                                    // pick the next thread at random (races show up more)
+    bool parallel = false;                                 // threads run freely; libc synchronization calls are ordered
+    bool wait_all = false;                                 // record until every process exits, not only the program
+    std::function<void()> started;                         // called once the program runs (it was found and exec'd)
+    EnvScrub scrub_env;                                    // kept in the trace as placeholders
+    pid_t attach_pid = 0;                                  // record this running process instead (rewind record --pid)
+    std::optional<std::chrono::milliseconds> detach_after; // then detach after this long (--for)
+    StartImageMaker start_image;                           // for attach_pid
 };
 
 struct RecordResult {

@@ -103,6 +103,8 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
     sigemptyset(&mask);
     for (int s : {SIGCHLD, SIGTERM, SIGHUP})
         sigaddset(&mask, s);
+    if (options_.attached)
+        sigaddset(&mask, SIGINT); // Ctrl-C: the detach
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     UniqueFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
     UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
@@ -136,7 +138,9 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
                 bool from_program = std::any_of(threads_.begin(), threads_.end(), [&](const auto& kv) {
                     return kv.second.tgid == static_cast<Tid>(si.ssi_pid);
                 });
-                if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) && !from_program)
+                if (options_.attached && si.ssi_signo != SIGCHLD)
+                    detach_requested_ = true;
+                else if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) && !from_program)
                     ::kill(initial_, static_cast<int>(si.ssi_signo));
             }
         }
@@ -157,7 +161,12 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
             }
             on_stop(tid, status);
         }
-        if (refusal_) {
+        if (options_.detach_at && Clock::now() >= *options_.detach_at)
+            detach_requested_ = true;
+        if (detach_requested_ && !done && !refusal_) {
+            detach_all();
+            done = true;
+        } else if (refusal_) {
             done = done || refusal_outlived();
         } else {
             check_deadlines();
@@ -218,7 +227,9 @@ void Supervisor::on_stop(pid_t tid, int status)
         on_thread_gone(tid, tgid);
         if (tid == initial_) {
             initial_status_ = status;
-            if (!options_.wait_all)
+            if (options_.attached)
+                detach_requested_ = !threads_.empty(); // what it started runs on, as without rewind
+            else if (!options_.wait_all)
                 kill_the_rest();
         }
         return;

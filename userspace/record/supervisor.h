@@ -77,6 +77,13 @@ public:
         // Ends the trace with this event (a refusal's note): it is written
         // after every event before it, and nothing after it.
         std::function<void(Event last)> end_trace_with;
+        // A process rewind attached to (rewind record --pid): SIGINT, SIGTERM
+        // and SIGHUP to the recorder, or detach_at, end the recording by a
+        // detach; undo_attach then takes back, in the stopped threads, what
+        // the recording changed in them (Attachment::undo).
+        bool attached = false;
+        std::optional<std::chrono::steady_clock::time_point> detach_at;
+        std::function<std::vector<std::string>(const std::vector<pid_t>&)> undo_attach;
     };
 
     // The program did something rewind cannot record, and the recording
@@ -89,6 +96,15 @@ public:
 
     Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink& sink, MappedFiles& files,
                RandomSites& random_sites, const Options& options);
+
+    // Threads of a running process, recorded from now on (rewind record
+    // --pid): every one ptrace-stopped outside any syscall, the leader
+    // first. Before run(initial = tgid).
+    void adopt(Tid tgid, const std::vector<Tid>& tids);
+    // The recording ended by a detach: the processes run on without rewind.
+    bool detached() const { return detached_; }
+    // Signals sent to the recorder stand for the detach (request_detach).
+    void request_detach() { detach_requested_ = true; }
 
     // Runs until no traced task is left; returns the wait status of `initial`.
     // Unless Options::wait_all, the processes still running when the
@@ -296,6 +312,14 @@ private:
     int initial_status_ = 0;
     uint64_t killed_at_exit_ = 0;
     void kill_the_rest();
+    // The detach (supervisor_detach.cpp): no more events, every thread
+    // stopped out of any syscall, the recording's changes taken back, let go.
+    void detach_all();
+    // Stops `t` for the detach; false if it is gone. Signals to deliver
+    // after the detach are added to `later`.
+    bool stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later);
+    bool detach_requested_ = false;
+    bool detached_ = false;
     std::optional<Refusal> refusal_;
     std::chrono::steady_clock::time_point refused_at_{};
     std::vector<std::string> problems_;

@@ -18,6 +18,8 @@ inline constexpr const char* kMeta = "meta.json";
 inline constexpr const char* kEnd = "end.json";
 inline constexpr const char* kEvents = "events";
 inline constexpr const char* kFiles = "files";
+// An attached recording's start image (a landmark at event 0).
+inline constexpr const char* kStartImage = "start";
 } // namespace trace_files
 
 struct TraceDirError : std::runtime_error {

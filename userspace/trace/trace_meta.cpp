@@ -163,6 +163,24 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
     if (!m.scrubbed_env.empty())
         j["scrubbed_env"] = m.scrubbed_env;
     j["thread_mode"] = m.thread_mode;
+    if (m.attached)
+        j["attached"] = {{"pid", m.attached->pid},
+                         {"executable", m.attached->executable},
+                         {"auxv", m.attached->auxv},
+                         {"threads", m.attached->threads},
+                         {"pause_seconds", m.attached->pause_seconds},
+                         {"start_image", m.attached->start_image}};
+    if (m.attached) {
+        json maps = json::array();
+        for (const auto& x : m.attached->mappings)
+            maps.push_back({{"start", x.start},
+                            {"end", x.end},
+                            {"perms", x.perms},
+                            {"offset", x.offset},
+                            {"path", bytes_to_json(x.path)},
+                            {"content_hash", x.content_hash}});
+        j["attached"]["mappings"] = maps;
+    }
     write_file_atomically(dir / "meta.json", dump_for_display(j, 2) + "\n");
 }
 
@@ -207,6 +225,21 @@ TraceMeta read_meta(const std::filesystem::path& dir)
             m.rlimits.push_back({r.at(0).get<int>(), r.at(1).get<uint64_t>(), r.at(2).get<uint64_t>()});
         m.scrubbed_env = j.value("scrubbed_env", std::vector<std::string>{});
         m.thread_mode = j.value("thread_mode", std::string("serialized"));
+        if (j.contains("attached")) {
+            const auto& a = j["attached"];
+            TraceMeta::Attached at;
+            at.pid = a.at("pid").get<int>();
+            at.executable = a.value("executable", "");
+            at.auxv = a.value("auxv", std::vector<uint64_t>{});
+            at.threads = a.value("threads", uint64_t(0));
+            at.pause_seconds = a.value("pause_seconds", 0.0);
+            at.start_image = a.value("start_image", "");
+            for (const auto& x : a.value("mappings", json::array()))
+                at.mappings.push_back({x.at("start").get<uint64_t>(), x.at("end").get<uint64_t>(),
+                                       x.at("perms").get<std::string>(), x.at("offset").get<uint64_t>(),
+                                       bytes_from_json(x.at("path")), x.value("content_hash", "")});
+            m.attached = at;
+        }
         if (j.contains("signals")) {
             m.signals.blocked = j["signals"].value("blocked", uint64_t(0));
             m.signals.ignored = j["signals"].value("ignored", uint64_t(0));
@@ -245,6 +278,8 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
         j["refusal"] = {{"event", e.refusal->event}, {"tid", e.refusal->tid}, {"why", e.refusal->why}};
     if (e.killed_at_exit)
         j["killed_at_exit"] = e.killed_at_exit;
+    if (e.detached)
+        j["detached"] = {{"reason", e.detach_reason}};
     if (!e.files_written_while_mapped.empty()) {
         json files = json::array();
         for (const auto& f : e.files_written_while_mapped)
@@ -288,6 +323,10 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
                                       r.at("why").get<std::string>()};
         }
         e.killed_at_exit = j.value("killed_at_exit", uint64_t(0));
+        if (j.contains("detached")) {
+            e.detached = true;
+            e.detach_reason = j["detached"].value("reason", "");
+        }
         if (j.contains("files_written_while_mapped"))
             for (const auto& f : j.at("files_written_while_mapped"))
                 e.files_written_while_mapped.push_back({f.at("dev").get<uint64_t>(), f.at("ino").get<uint64_t>()});

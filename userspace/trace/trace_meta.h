@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "event.h"
 #include "signal_state.h"
 
 namespace rw {
@@ -50,6 +51,19 @@ struct TraceMeta {
     // order is the stream's) or "parallel" (freely; synchronization events
     // and syscalls are ordered by their seq). Older traces: serialized.
     std::string thread_mode = "serialized";
+    // Recorded from a process that was already running (rewind record
+    // --pid): the replay starts from the start image (trace-format.md,
+    // start/) instead of an execve.
+    struct Attached {
+        int pid = 0; // the process, and its leader thread
+        std::string executable;
+        std::vector<uint64_t> auxv; // as /proc/PID/auxv had it (gdb reads it)
+        uint64_t threads = 0;
+        double pause_seconds = 0;      // how long the process was stopped while rewind attached
+        std::string start_image;       // the start image's directory in the trace
+        std::vector<Mapping> mappings; // its mappings then (files: their trace copies)
+    };
+    std::optional<Attached> attached;
 };
 
 std::vector<TraceMeta::Rlimit> current_rlimits();
@@ -113,6 +127,10 @@ struct TraceEnd {
     // mapped (kSyscallMappedWrite): replay maps even their private
     // mappings from a copy of its own that it changes as the kernel did.
     std::vector<FileIdentity> files_written_while_mapped;
+    // The recording ended by detaching from the processes, which ran on
+    // (rewind record --pid): the trace ends there, complete.
+    bool detached = false;
+    std::string detach_reason;
 };
 
 void write_meta(const std::filesystem::path& trace_dir, const TraceMeta& meta);

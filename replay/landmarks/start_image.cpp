@@ -1,0 +1,136 @@
+#include "start_image.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "criu_landmark.h"
+#include "replayer.h"
+#include "thread_state.h"
+#include "trace.h"
+#include "trace_meta.h"
+#include "tracee.h"
+
+namespace rw::replay {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+fs::path partial_dir(const fs::path& trace, const std::string& dir)
+{
+    return trace / ("." + dir + ".partial");
+}
+
+std::string to_hex(const std::vector<uint8_t>& bytes)
+{
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (uint8_t b : bytes) {
+        out.push_back(digits[b >> 4]);
+        out.push_back(digits[b & 15]);
+    }
+    return out;
+}
+
+} // namespace
+
+void StartImageWriter::take(const fs::path& trace, const std::string& dir, pid_t tgid, pid_t copy,
+                            const std::vector<StartThread>& threads, uint64_t syscall_insn)
+{
+    std::string criu = find_criu();
+    if (criu.empty())
+        throw std::runtime_error("CRIU is not installed (scripts/install-criu.sh); the start image of an attached "
+                                 "process is a CRIU image");
+    fs::path partial = partial_dir(trace, dir);
+    fs::remove_all(partial);
+    fs::create_directories(partial);
+    // The replayer's bookkeeping at event 0, as snapshot_state_to_json
+    // writes it for a landmark made in a replay.
+    json tasks = json::array();
+    bool first = true;
+    for (const auto& t : threads) {
+        ThreadState state = read_thread_state(t.tid);
+        tasks.push_back({{"recorded_tid", t.tid},
+                         {"copy", first ? 0 : -1},
+                         {"regs", t.regs.words},
+                         {"xstate", to_hex(state.xstate)},
+                         {"sigmask", state.sigmask},
+                         {"robust_head", state.robust_head},
+                         {"robust_len", state.robust_len},
+                         {"group", 0},
+                         {"vm", 0},
+                         {"last_syscall_seq", 0},
+                         {"vfork_child", 0},
+                         {"last_resume", static_cast<int>(Resume::Cont)},
+                         {"child_settid", 0},
+                         {"clear_child_tid", t.clear_child_tid},
+                         {"alt_stack", false}});
+        first = false;
+    }
+    json streams = json::array();
+    StdioFds stdio = StdioFds::inherited();
+    for (const auto& [fd, stream] : stdio.streams())
+        streams.push_back({fd, stream});
+    manifest_.state = {{"tasks", tasks},
+                       {"groups", json::array({{{"recorded_tgid", tgid}, {"streams", streams}}})},
+                       {"vms", json::array({{{"id", 0}, {"syscall_insn", syscall_insn}}})},
+                       {"finished", json::array()},
+                       {"cursor", 0},
+                       {"taken_ahead", json::array()},
+                       {"initial_tid", tgid},
+                       {"next_vm_id", 1},
+                       {"warned_unechoed", false}};
+    manifest_.position = perfclock::Position{0, {}};
+    auto t0 = std::chrono::steady_clock::now();
+    LandmarkImage image = dump_landmark(criu, copy, {copy}, partial / "p0", PTRACE_O_EXITKILL);
+    manifest_.dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    manifest_.image_bytes = image.bytes;
+    manifest_.processes = {"p0"};
+    taken_ = true;
+}
+
+void StartImageWriter::finish(const fs::path& trace, const std::string& dir, uint64_t events,
+                              const std::vector<Mapping>& mappings)
+{
+    if (!taken_)
+        throw std::runtime_error("no start image was taken");
+    manifest_.trace_events = events;
+    manifest_.trace_id = trace_identity(read_meta(trace));
+    ExecEvent image;
+    image.mappings = mappings;
+    manifest_.mounts = Replayer::mapped_copies(image);
+    seal_landmark(partial_dir(trace, dir), trace / dir, manifest_);
+}
+
+LandmarkEntry start_image_entry(const Trace& trace)
+{
+    LandmarkEntry e;
+    const auto& attached = trace.meta().attached;
+    e.name = "start image";
+    if (!attached) {
+        e.problem = "the trace was not recorded by attaching to a process";
+        return e;
+    }
+    e.dir = trace.dir() / (attached->start_image.empty() ? std::string("start") : attached->start_image);
+    std::error_code ec;
+    if (fs::symlink_status(e.dir, ec).type() != fs::file_type::directory) {
+        e.problem = "the trace has no start image (" + e.dir.filename().string() +
+                    "/): the recording was cut short while it attached";
+        return e;
+    }
+    try {
+        LandmarkManifest m = read_manifest(e.dir);
+        if (m.trace_id != trace_identity(trace))
+            e.problem = "it was made for another recording";
+        else if (m.position.event != 0)
+            e.problem = "it does not stand at event 0";
+        else
+            e.manifest = std::move(m);
+    } catch (const std::exception& x) {
+        e.problem = x.what();
+    }
+    return e;
+}
+
+} // namespace rw::replay

@@ -1,0 +1,58 @@
+// The start image of a recording made by attaching to a running process
+// (rewind record --pid): a persistent landmark at event 0 in TRACE/start/,
+// the state every replay of the trace starts from instead of an execve.
+//
+// The recorder injects a fork into the process while every thread is
+// stopped; the copy drops its descriptors (the live process keeps its
+// sockets, pipes and terminal: the replay emulates them from the events)
+// and its shared memory becomes private, and CRIU dumps it. The threads'
+// registers and kernel state are read from the live threads, so the
+// landmark describes the whole process, as one made in a replay does: the
+// other threads are made again by clone when it is restored.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "event.h"
+#include "landmark_manifest.h"
+#include "landmarks.h"
+
+namespace rw::replay {
+
+struct StartThread {
+    pid_t tid = 0;
+    Registers regs;
+    uint64_t clear_child_tid = 0;
+};
+
+class StartImageWriter {
+public:
+    // Saves the stopped fork copy `copy` of process `tgid` and the state of
+    // its `threads` (ptrace-stopped outside any syscall, the leader first)
+    // into a partial image beside `trace`/`dir`. `syscall_insn`: a syscall
+    // instruction of the process. Throws std::runtime_error.
+    void take(const std::filesystem::path& trace, const std::string& dir, pid_t tgid, pid_t copy,
+              const std::vector<StartThread>& threads, uint64_t syscall_insn);
+    // Completes it once the recording has `events` events; `mappings`:
+    // the process's mappings at the attach, with the trace copies of
+    // their files (mounted for the restore).
+    void finish(const std::filesystem::path& trace, const std::string& dir, uint64_t events,
+                const std::vector<Mapping>& mappings);
+
+    double dump_seconds() const { return manifest_.dump_seconds; }
+    uint64_t image_bytes() const { return manifest_.image_bytes; }
+
+private:
+    LandmarkManifest manifest_;
+    bool taken_ = false;
+};
+
+// The start image of an attached trace, as a landmark entry (with the
+// problem that makes it unusable, if any).
+LandmarkEntry start_image_entry(const Trace& trace);
+
+} // namespace rw::replay

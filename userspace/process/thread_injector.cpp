@@ -1,0 +1,126 @@
+#include "thread_injector.h"
+
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "tracee.h"
+
+namespace rw {
+namespace {
+
+constexpr uint64_t kBelowStack = 16384;
+
+} // namespace
+
+uint64_t find_syscall_instruction(pid_t pid)
+{
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    struct Range {
+        uint64_t start, end;
+        bool vdso;
+    };
+    std::vector<Range> ranges;
+    while (std::getline(maps, line)) {
+        std::istringstream in(line);
+        std::string span, perms;
+        in >> span >> perms;
+        if (perms.size() < 3 || perms[2] != 'x')
+            continue;
+        auto dash = span.find('-');
+        uint64_t start = std::stoull(span.substr(0, dash), nullptr, 16);
+        uint64_t end = std::stoull(span.substr(dash + 1), nullptr, 16);
+        ranges.push_back({start, end, line.find("[vdso]") != std::string::npos});
+    }
+    // The vDSO first: small, always there, and its code never changes.
+    std::stable_partition(ranges.begin(), ranges.end(), [](const Range& r) { return r.vdso; });
+    TraceeMemory mem(pid);
+    for (const auto& r : ranges) {
+        std::vector<uint8_t> code(std::min<uint64_t>(r.end - r.start, 1 << 20));
+        size_t n = mem.read_partial(RemoteAddr(r.start), code);
+        for (size_t i = 0; i + 1 < n; i++)
+            if (code[i] == 0x0f && code[i + 1] == 0x05)
+                return r.start + i;
+    }
+    return 0;
+}
+
+void ThreadInjector::run_to_syscall_stop(const char* what)
+{
+    for (;;) {
+        if (ptrace(PTRACE_SYSCALL, tid_, nullptr, nullptr) != 0)
+            throw std::runtime_error(std::string("cannot resume thread ") + std::to_string(tid_) + " for " + what +
+                                     ": " + strerror(errno));
+        int status = 0;
+        if (waitpid(tid_, &status, __WALL) != tid_)
+            throw std::runtime_error("lost thread " + std::to_string(tid_) + " during " + what);
+        StopInfo s = decode_wait_status(status);
+        switch (s.kind) {
+        case StopInfo::Kind::SyscallStop:
+            return;
+        case StopInfo::Kind::SignalDelivery:
+            arrived_.push_back(s.signal); // held back: the caller delivers it later
+            continue;
+        case StopInfo::Kind::PtraceEvent:
+            if (s.event == PTRACE_EVENT_FORK || s.event == PTRACE_EVENT_CLONE || s.event == PTRACE_EVENT_VFORK)
+                last_child_ = static_cast<pid_t>(get_event_msg(tid_));
+            continue;
+        case StopInfo::Kind::GroupStop:
+            continue;
+        case StopInfo::Kind::Exited:
+        case StopInfo::Kind::Signaled:
+            throw std::runtime_error("thread " + std::to_string(tid_) + " ended during " + what);
+        }
+    }
+}
+
+int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+    if (!insn_)
+        throw std::runtime_error("no syscall instruction found in process of thread " + std::to_string(tid_));
+    Registers saved = get_registers(tid_);
+    Registers r = saved;
+    r[Registers::RIP] = insn_;
+    r[Registers::RAX] = static_cast<uint64_t>(nr);
+    r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    r[Registers::RDI] = a0;
+    r[Registers::RSI] = a1;
+    r[Registers::RDX] = a2;
+    r[Registers::R10] = a3;
+    r[Registers::R8] = a4;
+    r[Registers::R9] = a5;
+    set_registers(tid_, r);
+    std::string what = "injected syscall " + std::to_string(nr);
+    run_to_syscall_stop(what.c_str()); // entry
+    run_to_syscall_stop(what.c_str()); // exit
+    int64_t result = static_cast<int64_t>(get_registers(tid_)[Registers::RAX]);
+    set_registers(tid_, saved);
+    return result;
+}
+
+int64_t ThreadInjector::call_with_output(long nr, int out_arg, std::vector<uint8_t>& out, uint64_t a0, uint64_t a1,
+                                         uint64_t a2, uint64_t a3)
+{
+    Registers regs = get_registers(tid_);
+    uint64_t scratch = (regs[Registers::RSP] - kBelowStack - out.size()) & ~uint64_t(15);
+    TraceeMemory mem(tid_);
+    std::vector<uint8_t> kept(out.size());
+    if (!mem.read(RemoteAddr(scratch), kept))
+        return -EFAULT;
+    uint64_t args[4] = {a0, a1, a2, a3};
+    args[out_arg] = scratch;
+    int64_t result = call(nr, args[0], args[1], args[2], args[3]);
+    if (!mem.read(RemoteAddr(scratch), out))
+        result = -EFAULT;
+    mem.write(RemoteAddr(scratch), kept);
+    return result;
+}
+
+} // namespace rw

@@ -1,0 +1,49 @@
+// Runs syscalls of rewind's choosing in a thread of a process rewind did
+// not start (rewind record --pid): the thread is ptrace-stopped in user
+// code, not inside a syscall of its own, and comes back exactly as it was.
+// Used while attaching and detaching, when no capture watches the process,
+// and for the few calls the recorder makes on a program's behalf.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rw {
+
+// The address of a `syscall` instruction in an executable mapping of
+// process `pid` (the vDSO's first), or 0 if none can be read.
+uint64_t find_syscall_instruction(pid_t pid);
+
+class ThreadInjector {
+public:
+    // `syscall_insn`: from find_syscall_instruction for the thread's process.
+    ThreadInjector(pid_t tid, uint64_t syscall_insn) : tid_(tid), insn_(syscall_insn) {}
+
+    // The raw result (-errno on failure). Throws std::runtime_error if the
+    // thread dies or stops in a way an injected call cannot go on from.
+    // Signals that reach the thread meanwhile are held back (not
+    // delivered) and listed in arrived().
+    int64_t call(long nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                 uint64_t a5 = 0);
+    // A call that writes `out_bytes` into memory it is given: the bytes go
+    // below the thread's stack (clear of the red zone) and are put back.
+    // Returns the raw result; `out` receives what the call wrote.
+    int64_t call_with_output(long nr, int out_arg, std::vector<uint8_t>& out, uint64_t a0 = 0, uint64_t a1 = 0,
+                             uint64_t a2 = 0, uint64_t a3 = 0);
+
+    const std::vector<int>& arrived() const { return arrived_; }
+    // The child a fork or clone injected last made (its event message).
+    pid_t last_child() const { return last_child_; }
+
+private:
+    void run_to_syscall_stop(const char* what);
+    pid_t tid_;
+    uint64_t insn_;
+    std::vector<int> arrived_;
+    pid_t last_child_ = 0;
+};
+
+} // namespace rw

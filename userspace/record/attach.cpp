@@ -1,0 +1,470 @@
+#include "attach.h"
+
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "process_image.h"
+#include "system_info.h"
+#include "thread_injector.h"
+#include "tracee.h"
+#include "usage_error.h"
+#include "vdso.h"
+
+namespace rw {
+namespace {
+
+constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514, kErestartBlock = -516;
+constexpr long kGetRseqConfiguration = 0x420f; // PTRACE_GET_RSEQ_CONFIGURATION
+constexpr int kRseqUnregister = 1;
+constexpr int kMaxVdsoSteps = 100000;
+
+struct RseqConfiguration {
+    uint64_t rseq_abi_pointer;
+    uint32_t rseq_abi_size;
+    uint32_t signature;
+    uint32_t flags;
+    uint32_t pad;
+};
+
+std::string status_field(pid_t pid, const std::string& name)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(name + ":", 0) == 0) {
+            std::string v = line.substr(name.size() + 1);
+            v.erase(0, v.find_first_not_of(" \t"));
+            return v;
+        }
+    return "";
+}
+
+std::string process_name(pid_t pid)
+{
+    std::string n = status_field(pid, "Name");
+    return n.empty() ? "?" : n;
+}
+
+int yama_scope()
+{
+    std::ifstream in("/proc/sys/kernel/yama/ptrace_scope");
+    int scope = 0;
+    return (in >> scope) ? scope : 0;
+}
+
+std::vector<pid_t> task_ids(pid_t pid)
+{
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+        out.push_back(static_cast<pid_t>(std::stol(e.path().filename().string())));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Before the instruction that made the syscall it was in, to make it again
+// (what the kernel does on its own after a stop without a handler).
+void out_of_syscall(pid_t tid, Registers& r)
+{
+    auto orig = static_cast<int64_t>(r[Registers::ORIG_RAX]);
+    if (orig < 0)
+        return;
+    auto rax = static_cast<int64_t>(r[Registers::RAX]);
+    if (rax == kErestartSys || rax == kErestartNoIntr || rax == kErestartNoHand) {
+        r[Registers::RAX] = static_cast<uint64_t>(orig);
+        r[Registers::RIP] -= 2;
+    } else if (rax == kErestartBlock) {
+        r[Registers::RAX] = SYS_restart_syscall;
+        r[Registers::RIP] -= 2;
+    }
+    r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    set_registers(tid, r);
+}
+
+} // namespace
+
+bool put_before_syscall(pid_t tid)
+{
+    __ptrace_syscall_info info{};
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, reinterpret_cast<void*>(sizeof info), &info) > 0 &&
+        info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+        // At its entry: skipped (no number), and made again from user code.
+        Registers r = get_registers(tid);
+        r[Registers::RAX] = r[Registers::ORIG_RAX];
+        r[Registers::RIP] -= 2;
+        r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+        set_registers(tid, r);
+        if (ptrace(PTRACE_SYSCALL, tid, nullptr, nullptr) != 0)
+            return false;
+        int status = 0;
+        if (waitpid(tid, &status, __WALL) != tid)
+            return false;
+        StopInfo s = decode_wait_status(status);
+        if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled)
+            return false;
+        set_registers(tid, r);
+        return true;
+    }
+    Registers r = get_registers(tid);
+    out_of_syscall(tid, r);
+    return true;
+}
+
+std::string attach_refusal(pid_t pid)
+{
+    std::string p = std::to_string(pid);
+    if (pid <= 0)
+        return "'" + p + "' is not a process id";
+    if (pid == getpid())
+        return "process " + p + " is rewind itself";
+    if (!std::filesystem::exists("/proc/" + p + "/status"))
+        return "there is no process " + p;
+    std::string name = process_name(pid);
+    std::string who = "process " + p + " (" + name + ")";
+    if (std::string tgid = status_field(pid, "Tgid"); !tgid.empty() && tgid != p)
+        return p + " is a thread of process " + tgid + ": give the process's id";
+    std::string state = status_field(pid, "State");
+    if (!state.empty() && state[0] == 'Z')
+        return who + " has exited (a zombie)";
+    std::error_code ec;
+    if (std::filesystem::read_symlink("/proc/" + p + "/exe", ec).empty() && ec.value() == ENOENT)
+        return who + " is a kernel thread";
+    std::string tracer = status_field(pid, "TracerPid");
+    if (!tracer.empty() && tracer != "0")
+        return who + " is already traced by process " + tracer + " (" + process_name(std::stoi(tracer)) +
+               "), a debugger or strace: a process has one tracer; detach that one first";
+    if (!state.empty() && state[0] == 'T')
+        return who + " is stopped (job control): continue it first (kill -CONT " + p + ")";
+    bool cap_ptrace = has_capability(Capability::SysPtrace);
+    if (!cap_ptrace) {
+        std::istringstream uids(status_field(pid, "Uid"));
+        uid_t real = 0, effective = 0, saved = 0;
+        uids >> real >> effective >> saved;
+        uid_t me = geteuid();
+        if (real != me || effective != me || saved != me)
+            return who + " runs as user " + std::to_string(effective) + "; attaching needs the same user (" +
+                   std::to_string(me) + " here) or CAP_SYS_PTRACE";
+        int scope = yama_scope();
+        if (scope >= 2)
+            return "Yama's ptrace_scope is " + std::to_string(scope) + " (/proc/sys/kernel/yama/ptrace_scope): " +
+                   (scope == 3 ? "no process may attach to another until the next boot"
+                               : "attaching needs CAP_SYS_PTRACE (run rewind as root)");
+    }
+    if (yama_scope() == 3)
+        return "Yama's ptrace_scope is 3 (/proc/sys/kernel/yama/ptrace_scope): no process may attach to another "
+               "until the next boot";
+    return "";
+}
+
+Attachment::Attachment(pid_t pid, long ptrace_options) : pid_(pid)
+{
+    if (std::string why = attach_refusal(pid); !why.empty())
+        throw UsageError("cannot attach: " + why, 1);
+    stopped_at_ = std::chrono::steady_clock::now();
+    seize_all(ptrace_options);
+    if (threads_.empty())
+        throw UsageError("cannot attach: process " + std::to_string(pid) + " ended while rewind attached", 1);
+    for (auto& t : threads_)
+        step_out_of_vdso(t);
+}
+
+void Attachment::seize_all(long ptrace_options)
+{
+    std::set<pid_t> seized;
+    std::vector<pid_t> order;
+    // Threads the seized ones start meanwhile are seized by the kernel
+    // (PTRACE_O_TRACECLONE); others may start before their creator is
+    // seized: list again until no new one shows up.
+    for (int round = 0; round < 1000; round++) {
+        bool added = false;
+        for (pid_t tid : task_ids(pid_)) {
+            if (seized.count(tid))
+                continue;
+            if (ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(ptrace_options)) != 0) {
+                if (errno == ESRCH)
+                    continue;
+                int err = errno;
+                std::string why = std::string(strerror(err));
+                if (err == EPERM && yama_scope() == 1 && !has_capability(Capability::SysPtrace))
+                    why += ": Yama's ptrace_scope is 1, which lets only a process's ancestors (or a tracer it "
+                           "names with PR_SET_PTRACER) attach without CAP_SYS_PTRACE";
+                else if (err == EPERM)
+                    why += " (the process may have made itself non-dumpable, or is traced already)";
+                for (pid_t s : seized)
+                    ptrace(PTRACE_DETACH, s, nullptr, nullptr);
+                throw UsageError("cannot attach to thread " + std::to_string(tid) + " of process " +
+                                     std::to_string(pid_) + ": " + why,
+                                 1);
+            }
+            ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
+            seized.insert(tid);
+            order.push_back(tid);
+            added = true;
+        }
+        if (!added)
+            break;
+    }
+    std::vector<pid_t> more;
+    for (size_t i = 0; i < order.size(); i++)
+        wait_stopped(order[i], more);
+    for (pid_t tid : more)
+        if (!seized.count(tid)) {
+            seized.insert(tid);
+            wait_stopped(tid, more);
+            order.push_back(tid);
+        }
+    // The leader first: its thread makes the fork of the start image.
+    std::stable_partition(order.begin(), order.end(), [&](pid_t t) { return t == pid_; });
+    for (pid_t tid : order) {
+        if (thread_state(tid) == 0 || !in_ptrace_stop(tid))
+            continue;
+        AttachedThread t;
+        t.tid = tid;
+        t.regs = get_registers(tid);
+        out_of_syscall(tid, t.regs);
+        threads_.push_back(t);
+    }
+}
+
+void Attachment::wait_stopped(pid_t tid, std::vector<pid_t>& more)
+{
+    for (;;) {
+        int status = 0;
+        if (waitpid(tid, &status, __WALL) != tid)
+            return;
+        StopInfo s = decode_wait_status(status);
+        switch (s.kind) {
+        case StopInfo::Kind::Exited:
+        case StopInfo::Kind::Signaled:
+            return;
+        case StopInfo::Kind::GroupStop:
+            if (is_stop_signal(s.signal)) {
+                // Stopped by job control just now: refuse, as for one stopped before.
+                throw UsageError("cannot attach: process " + std::to_string(pid_) +
+                                     " was stopped (job control) while rewind attached; continue it first",
+                                 1);
+            }
+            return; // PTRACE_INTERRUPT's stop
+        case StopInfo::Kind::PtraceEvent:
+            if (s.event == PTRACE_EVENT_STOP)
+                return;
+            if (s.event == PTRACE_EVENT_CLONE) {
+                more.push_back(static_cast<pid_t>(get_event_msg(tid)));
+            } else if (s.event == PTRACE_EVENT_FORK || s.event == PTRACE_EVENT_VFORK) {
+                // Another process, not recorded: let it go as soon as it stops.
+                auto child = static_cast<pid_t>(get_event_msg(tid));
+                int cs = 0;
+                waitpid(child, &cs, __WALL);
+                ptrace(PTRACE_DETACH, child, nullptr, nullptr);
+            }
+            break;
+        case StopInfo::Kind::SignalDelivery:
+            hold(tid, s.signal); // sent again once it is recorded
+            break;
+        case StopInfo::Kind::SyscallStop:
+            break;
+        }
+        ptrace(PTRACE_CONT, tid, nullptr, nullptr);
+    }
+}
+
+void Attachment::step_out_of_vdso(AttachedThread& t)
+{
+    if (!vdso_end_) {
+        for (const auto& m : read_mappings(pid_))
+            if (m.path == "[vdso]") {
+                vdso_start_ = m.start;
+                vdso_end_ = m.end;
+            }
+        if (!vdso_end_)
+            return;
+    }
+    // A thread inside a time function would finish it from the kernel's
+    // clock page, which no replay can read the same: it runs on to the caller.
+    for (int steps = 0; steps < kMaxVdsoSteps; steps++) {
+        uint64_t rip = t.regs[Registers::RIP];
+        if (rip < vdso_start_ || rip >= vdso_end_ || is_syscall_instruction(t.tid, rip))
+            return;
+        if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, nullptr) != 0)
+            return;
+        int status = 0;
+        if (waitpid(t.tid, &status, __WALL) != t.tid)
+            return;
+        StopInfo s = decode_wait_status(status);
+        if (s.kind == StopInfo::Kind::SignalDelivery && s.signal != SIGTRAP)
+            hold(t.tid, s.signal);
+        t.regs = get_registers(t.tid);
+    }
+}
+
+void Attachment::prepare()
+{
+    insn_ = find_syscall_instruction(pid_);
+    if (!insn_)
+        throw std::runtime_error("no syscall instruction found in process " + std::to_string(pid_));
+    for (auto& t : threads_) {
+        ThreadInjector in(t.tid, insn_);
+        RseqConfiguration rseq{};
+        if (ptrace(static_cast<__ptrace_request>(kGetRseqConfiguration), t.tid, reinterpret_cast<void*>(sizeof rseq),
+                   &rseq) > 0 &&
+            rseq.rseq_abi_pointer) {
+            int64_t r = in.call(SYS_rseq, rseq.rseq_abi_pointer, rseq.rseq_abi_size, kRseqUnregister, rseq.signature);
+            if (r != 0)
+                throw std::runtime_error("cannot unregister the rseq area of thread " + std::to_string(t.tid) + ": " +
+                                         strerror(static_cast<int>(-r)));
+            t.rseq_addr = rseq.rseq_abi_pointer;
+            t.rseq_len = rseq.rseq_abi_size;
+            t.rseq_sig = rseq.signature;
+        }
+        std::vector<uint8_t> word(sizeof(uint64_t));
+        if (in.call_with_output(SYS_prctl, 1, word, PR_GET_TID_ADDRESS) == 0)
+            std::memcpy(&t.clear_child_tid, word.data(), sizeof(uint64_t));
+        std::vector<uint8_t> mode(sizeof(int));
+        if (in.call_with_output(SYS_prctl, 1, mode, PR_GET_TSC) == 0)
+            std::memcpy(&t.tsc_mode, mode.data(), sizeof(int));
+        if (int64_t r = in.call(SYS_prctl, PR_SET_TSC, PR_TSC_SIGSEGV); r != 0)
+            throw std::runtime_error("cannot trap rdtsc in thread " + std::to_string(t.tid) + ": " +
+                                     strerror(static_cast<int>(-r)));
+        for (int sig : in.arrived())
+            hold(t.tid, sig);
+    }
+    prepared_ = true;
+    ThreadInjector leader(threads_.front().tid, insn_);
+    personality_ = leader.call(SYS_personality, 0xffffffff);
+    if (personality_ >= 0)
+        leader.call(SYS_personality, static_cast<uint64_t>(personality_) | ADDR_NO_RANDOMIZE);
+    if (vdso_end_) {
+        vdso_bytes_.resize(vdso_end_ - vdso_start_);
+        TraceeMemory mem(pid_);
+        if (!mem.read(RemoteAddr(vdso_start_), vdso_bytes_))
+            vdso_bytes_.clear();
+        if (std::string why = patch_vdso_of(pid_); !why.empty())
+            throw std::runtime_error(why);
+    }
+}
+
+pid_t Attachment::fork_copy()
+{
+    ThreadInjector leader(threads_.front().tid, insn_);
+    // No exit signal: the process is never told of its copy.
+    int64_t r = leader.call(SYS_clone, 0, 0, 0, 0, 0);
+    for (int sig : leader.arrived())
+        hold(threads_.front().tid, sig);
+    if (r <= 0)
+        throw std::runtime_error("cannot fork a copy of process " + std::to_string(pid_) + ": " +
+                                 strerror(static_cast<int>(-r)));
+    auto copy = static_cast<pid_t>(r);
+    int status = 0;
+    if (waitpid(copy, &status, __WALL) != copy)
+        throw std::runtime_error("the copy of process " + std::to_string(pid_) + " did not stop");
+    ThreadInjector in(copy, insn_);
+    // Its descriptors are the process's sockets, pipes and terminals: the
+    // copy lets go of them (the process keeps them), and the image has none.
+    in.call(SYS_close_range, 0, ~0u, 0);
+    privatize_shared_mappings(copy);
+    Registers regs = get_registers(copy);
+    regs[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    set_registers(copy, regs);
+    return copy;
+}
+
+void Attachment::privatize_shared_mappings(pid_t copy)
+{
+    // Memory the process shares (a file mapped MAP_SHARED, shared anonymous
+    // memory, a System V segment) would be restored as that same memory:
+    // a replay would write into the live file. The copy's are replaced by
+    // private memory with the same content.
+    ThreadInjector in(copy, insn_);
+    TraceeMemory mem(copy);
+    for (const auto& m : read_mappings(copy)) {
+        if (m.perms.size() < 4 || m.perms[3] != 's' || m.path == "[vdso]" || m.path == "[vvar]" ||
+            m.path == "[vvar_vclock]")
+            continue;
+        std::vector<uint8_t> content(m.end - m.start);
+        size_t got = mem.read_partial(RemoteAddr(m.start), content);
+        int prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
+                   (m.perms[2] == 'x' ? PROT_EXEC : 0);
+        int64_t r = in.call(SYS_mmap, m.start, m.end - m.start, static_cast<uint64_t>(prot),
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, static_cast<uint64_t>(-1), 0);
+        if (r != static_cast<int64_t>(m.start))
+            throw std::runtime_error("cannot copy the shared mapping " + m.path + " of process " +
+                                     std::to_string(pid_));
+        if (got && !mem.write(RemoteAddr(m.start), std::span(content.data(), got)))
+            throw std::runtime_error("cannot fill the copy of the shared mapping " + m.path);
+    }
+}
+
+void Attachment::discard_copy(pid_t copy)
+{
+    ::kill(copy, SIGKILL);
+    int status = 0;
+    waitpid(copy, &status, __WALL);
+    // Its parent is the process: reaped there, by a wait it never made.
+    ThreadInjector leader(threads_.front().tid, insn_);
+    leader.call(SYS_wait4, static_cast<uint64_t>(copy), 0, __WALL, 0);
+    for (int sig : leader.arrived())
+        hold(threads_.front().tid, sig);
+}
+
+std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
+{
+    std::vector<std::string> problems;
+    auto attempt = [&](const std::string& what, auto&& fn) {
+        try {
+            fn();
+        } catch (const std::exception& e) {
+            problems.push_back(what + ": " + e.what());
+        }
+    };
+    if (!vdso_bytes_.empty()) {
+        TraceeMemory mem(pid_);
+        if (!mem.write(RemoteAddr(vdso_start_), vdso_bytes_))
+            problems.push_back("cannot put back the vDSO of process " + std::to_string(pid_));
+    }
+    for (pid_t tid : tids) {
+        attempt("thread " + std::to_string(tid), [&] {
+            ThreadInjector in(tid, insn_);
+            auto it = std::find_if(threads_.begin(), threads_.end(), [&](const auto& t) { return t.tid == tid; });
+            int mode = it != threads_.end() && it->tsc_mode ? it->tsc_mode : PR_TSC_ENABLE;
+            in.call(SYS_prctl, PR_SET_TSC, static_cast<uint64_t>(mode));
+            if (it != threads_.end() && it->rseq_addr)
+                in.call(SYS_rseq, it->rseq_addr, it->rseq_len, 0, it->rseq_sig);
+            if (tid == pid_ && personality_ >= 0)
+                in.call(SYS_personality, static_cast<uint64_t>(personality_));
+            for (int sig : in.arrived())
+                hold(tid, sig);
+        });
+    }
+    return problems;
+}
+
+Attachment::~Attachment()
+{
+    if (released_)
+        return;
+    std::vector<pid_t> tids;
+    for (const auto& t : threads_)
+        tids.push_back(t.tid);
+    if (prepared_)
+        undo(tids);
+    for (pid_t tid : tids)
+        ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    for (auto [tid, sig] : held_)
+        syscall(SYS_tgkill, pid_, tid, sig);
+}
+
+} // namespace rw

@@ -1,0 +1,104 @@
+// Attaching to a process rewind did not start (rewind record --pid), and
+// leaving it as it was. Every thread is seized and stopped; a thread that
+// was inside a syscall is put back before the instruction that made it (it
+// makes the call again when it runs, as the kernel restarts an interrupted
+// call), so the start image has no thread inside the kernel. Then what a
+// launched recording arranges before its program's first instruction is
+// arranged in the live process, and undone at detach: the rdtsc trap in
+// every thread, the vDSO's time calls turned into syscalls, rseq
+// unregistered, and no address randomization for the execs it makes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "event.h"
+
+namespace rw {
+
+struct AttachedThread {
+    pid_t tid = 0;
+    Registers regs; // where it stands at the attach point
+    uint64_t clear_child_tid = 0;
+    // Its rseq registration, undone while it is recorded.
+    uint64_t rseq_addr = 0;
+    uint32_t rseq_len = 0;
+    uint32_t rseq_sig = 0;
+    int tsc_mode = 0; // PR_GET_TSC's, put back at detach
+};
+
+// Puts a ptrace-stopped thread that is inside a syscall (stopped at its
+// entry, at its exit, or interrupted in it) back before the instruction
+// that made it, out of the kernel, to make the call again when it runs.
+// Returns false if the thread is gone.
+bool put_before_syscall(pid_t tid);
+
+// Why rewind may not attach to `pid` (a missing right, a tracer already
+// there, a process that is gone or stopped), or "".
+std::string attach_refusal(pid_t pid);
+
+class Attachment {
+public:
+    // Seizes every thread of `pid` with `ptrace_options` and stops it.
+    // Throws UsageError (exit status 1) saying why it cannot.
+    Attachment(pid_t pid, long ptrace_options);
+    // Without release(): everything undone and every thread let go, as if
+    // rewind had never come (an attach that failed half-way).
+    ~Attachment();
+    Attachment(const Attachment&) = delete;
+    Attachment& operator=(const Attachment&) = delete;
+
+    pid_t pid() const { return pid_; }
+    // The leader first (or the first thread, if the leader has exited).
+    const std::vector<AttachedThread>& threads() const { return threads_; }
+    uint64_t syscall_insn() const { return insn_; }
+
+    // Arranges the process for recording (see above). Throws std::runtime_error.
+    void prepare();
+    // A copy of the process made by a fork injected in its first thread,
+    // stopped, with no descriptors and its shared mappings made private:
+    // what the start image is taken of. Throws std::runtime_error.
+    pid_t fork_copy();
+    // Kills the copy and reaps it in the process (its parent), which never sees it.
+    void discard_copy(pid_t copy);
+
+    // Signals that reached threads while they were held: (tid, signal),
+    // to be sent again once the recording runs.
+    const std::vector<std::pair<pid_t, int>>& held_signals() const { return held_; }
+    // How long the process has been stopped so far.
+    std::chrono::duration<double> paused() const { return std::chrono::steady_clock::now() - stopped_at_; }
+
+    // The recording owns the threads from now on (the destructor leaves them).
+    void release() { released_ = true; }
+    // Undoes prepare() in these threads of the process, all ptrace-stopped
+    // outside any syscall (the ones made since the attach too). Returns the
+    // problems met, one line each.
+    std::vector<std::string> undo(const std::vector<pid_t>& tids);
+    // The vDSO as it was before prepare(), and where.
+    const std::vector<uint8_t>& original_vdso() const { return vdso_bytes_; }
+
+private:
+    void seize_all(long ptrace_options);
+    void wait_stopped(pid_t tid, std::vector<pid_t>& more);
+    void step_out_of_vdso(AttachedThread& t);
+    void hold(pid_t tid, int sig) { held_.push_back({tid, sig}); }
+    void privatize_shared_mappings(pid_t copy);
+
+    pid_t pid_;
+    std::vector<AttachedThread> threads_;
+    std::vector<std::pair<pid_t, int>> held_;
+    uint64_t insn_ = 0;
+    uint64_t vdso_start_ = 0, vdso_end_ = 0;
+    std::vector<uint8_t> vdso_bytes_;
+    int64_t personality_ = -1;
+    bool prepared_ = false;
+    bool released_ = false;
+    std::chrono::steady_clock::time_point stopped_at_;
+};
+
+} // namespace rw

@@ -1,0 +1,117 @@
+// The end of a recording of a process rewind attached to: the process runs
+// on as if rewind had never been there. The kernel side stops capturing its
+// threads first (no event, no stall after that point); each thread is then
+// stopped, put back out of any syscall it is in (it makes the call again
+// when it runs), and given back what the recording changed; signals the
+// supervisor held (deferred to a syscall boundary, or parked with a thread
+// waiting for its turn) are delivered once it is let go.
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "attach.h"
+#include "bpf_capture.h"
+#include "random_sites.h"
+#include "supervisor.h"
+#include "tracee.h"
+
+namespace rw {
+
+void Supervisor::adopt(Tid tgid, const std::vector<Tid>& tids)
+{
+    initial_ = tgid;
+    for (Tid tid : tids)
+        thread(tid).started = true;
+    // Like a process whose second thread has just started: one runs, the
+    // others wait for their turn where they stand.
+    if (tids.size() > 1)
+        serialize(tgid, tids.front());
+    for (Tid tid : tids) {
+        Thread& t = thread(tid);
+        if (tid == tids.front() || !serialized(t))
+            resume(t, 0);
+        else
+            want_cpu(t);
+    }
+}
+
+bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later)
+{
+    bool stopped = in_ptrace_stop(t.tid) && !t.listening;
+    if (!stopped && ::ptrace(PTRACE_INTERRUPT, t.tid, nullptr, nullptr) != 0)
+        return false;
+    for (;;) {
+        int status = 0;
+        // A stop already reported is handled; one the kernel has queued
+        // is taken too, so that its signal is not lost.
+        pid_t r = waitpid(t.tid, &status, __WALL | (stopped ? WNOHANG : 0));
+        if (r == 0)
+            break;
+        if (r < 0)
+            return false;
+        StopInfo s = decode_wait_status(status);
+        if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled)
+            return false;
+        if (s.kind == StopInfo::Kind::SignalDelivery &&
+            !(s.signal == RW_STALL_SIGNAL && capture_.take_stall(t.tid).has_value()))
+            later.push_back({t.tid, s.signal});
+        break;
+    }
+    return put_before_syscall(t.tid);
+}
+
+void Supervisor::detach_all()
+{
+    std::vector<Tid> tids;
+    for (const auto& [tid, t] : threads_)
+        tids.push_back(tid);
+    for (Tid tid : tids)
+        capture_.untrack(tid);
+    drain_ring();
+    std::vector<std::pair<Tid, int>> later;
+    std::vector<pid_t> stopped;
+    std::set<Tid> processes;
+    for (Tid tid : tids) {
+        Thread& t = threads_.at(tid);
+        t.signal_probe.reset(); // its hardware breakpoints go with it
+        t.probe.reset();
+        for (const siginfo_t& si : t.deferred)
+            later.push_back({tid, si.si_signo});
+        if (t.parked_status) {
+            StopInfo s = decode_wait_status(*t.parked_status);
+            if (s.kind == StopInfo::Kind::SignalDelivery && s.signal != RW_STALL_SIGNAL)
+                later.push_back({tid, s.signal});
+        }
+        if (t.parked_signal)
+            later.push_back({tid, t.parked_signal});
+        if (!stop_for_detach(t, later))
+            continue;
+        stopped.push_back(tid);
+        processes.insert(t.tgid);
+    }
+    if (options_.undo_attach)
+        for (auto& p : options_.undo_attach(stopped))
+            problems_.push_back("detaching: " + p);
+    for (Tid tgid : processes)
+        for (pid_t tid : stopped)
+            if (threads_.at(tid).tgid == tgid) {
+                if (!random_sites_.unplant(tgid, tid))
+                    problems_.push_back("detaching: cannot take rewind's int3s out of process " + std::to_string(tgid));
+                break;
+            }
+    for (pid_t tid : stopped)
+        ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    for (auto [tid, sig] : later) {
+        auto it = threads_.find(tid);
+        ::syscall(SYS_tgkill, it != threads_.end() ? it->second.tgid : tid, tid, sig);
+    }
+    for (Tid tgid : processes)
+        unserialize(groups_.key_of(tgid));
+    threads_.clear();
+    detached_ = true;
+}
+
+} // namespace rw

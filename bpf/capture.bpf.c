@@ -120,6 +120,20 @@ struct {
 	__type(value, __u64);
 } signal_masks SEC(".maps");
 
+/* The call a thread's next restart_syscall continues, by thread: one that
+ * returned -ERESTART_RESTARTBLOCK (the kernel restarts it so when no
+ * handler runs: poll, nanosleep, futex with a timeout), or, for a thread
+ * of a process rewind attached to, the call it was in (set by the
+ * recorder). The restarted call writes that call's outputs (poll's
+ * revents), which are captured with its buffer description; its arguments
+ * are still in the registers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __s32);
+} restarted_calls SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 26); /* resized by userspace before load */
@@ -451,7 +465,7 @@ static long walk_one_buffer(__u32 index, void *data)
 	return c->walk->status ? 1 : 0;
 }
 
-static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *s,
+static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *s, __u32 nr,
 								const struct rw_sys_spec *spec)
 {
 	struct rw_subcmd_key key = {};
@@ -463,7 +477,7 @@ static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *
 	value = s->sc.args[spec->dispatch_arg < RW_MAX_ARGS ? spec->dispatch_arg : 0];
 	if (spec->dispatch_mask_bits)
 		value &= (1ull << (spec->dispatch_mask_bits & 63)) - 1;
-	key.nr = s->sc.nr;
+	key.nr = nr;
 	key.value = value;
 	sub = bpf_map_lookup_elem(&subcmds, &key);
 	if (sub)
@@ -643,6 +657,21 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		s->sc.h.flags |= RW_SC_IN_SYNC;
 
 	nr = (__u32)s->sc.nr;
+	{
+		__u32 tid = (__u32)pid_tgid;
+
+		if (ret == RW_ERESTART_RESTARTBLOCK) {
+			__s32 restarted = s->sc.nr;
+
+			bpf_map_update_elem(&restarted_calls, &tid, &restarted, BPF_ANY);
+		} else if (nr == RW_NR_RESTART_SYSCALL) {
+			__s32 *restarted = bpf_map_lookup_elem(&restarted_calls, &tid);
+
+			if (restarted && *restarted >= 0)
+				nr = (__u32)*restarted; /* its outputs, under restart_syscall's number */
+			bpf_map_delete_elem(&restarted_calls, &tid);
+		}
+	}
 	spec = nr < RW_MAX_SYSCALL_NR ? bpf_map_lookup_elem(&specs, &nr) : 0;
 	if (!spec || !(spec->flags & RW_SYS_KNOWN)) {
 		s->sc.h.flags |= RW_SC_UNKNOWN;
@@ -651,7 +680,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if ((spec->flags & RW_SYS_MAPS_FILE) && ret >= 0 && !(s->sc.args[3] & MAP_ANONYMOUS_FLAG))
 		capture_file_identity(s, s->sc.args[4]);
 	shares = rw_shares_memory(spec, ret, s->sc.args[3]);
-	spec = effective_spec(s, spec);
+	spec = effective_spec(s, nr, spec);
 	if (!spec)
 		goto emit;
 	if (spec->view == RW_VIEW_ANSWERED) {

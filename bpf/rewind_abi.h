@@ -187,6 +187,10 @@ enum rw_view {
 				       thread stops after it (RW_STALL_SHARED_MAP)
 				       for the supervisor to see who shares
 				       memory (rw_shares_memory) */
+	RW_VIEW_RSEQ = 7,	    /* rseq: a registration that succeeded (a process
+				       rewind attached to has no recording filter)
+				       is undone, and the program told ENOSYS, as
+				       the filter tells a program rewind started */
 };
 
 struct rw_sys_spec {
@@ -254,6 +258,8 @@ struct rw_task_state {
 };
 
 #define RW_NR_RT_SIGRETURN 15
+#define RW_NR_RESTART_SYSCALL 219
+#define RW_ERESTART_RESTARTBLOCK (-516)
 #define RW_NR_EXECVE 59
 #define RW_NR_EXECVEAT 322
 /* The kernel's uretprobe trampoline returns through this syscall of its own

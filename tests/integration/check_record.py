@@ -37,7 +37,9 @@ NO_STRACE_WITNESS = {"namespace_init_fault": "a traced namespace init never dies
                      "wait_mask_signals": "how often the child's signals interrupt a wait depends on when each "
                                           "arrives, from run to run",
                      "stop_continue_stop": "whether SIGCHLD interrupts a wait for the child's stop (a restarted "
-                                           "wait4, counted twice) depends on when the stop is reported"}
+                                           "wait4, counted twice) depends on when the stop is reported",
+                     "poll_restarted": "whether the stop comes while the parent is inside poll (a restart_syscall "
+                                       "more) depends on when each process runs"}
 
 
 def check_read_payloads(events, expected_files):

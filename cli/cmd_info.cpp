@@ -162,11 +162,18 @@ void add_info(CLI::App& app, Outcome& outcome)
             };
             if (std::string limit = parallel_replay_limit(t.meta().thread_mode); !limit.empty())
                 j["replay_limit"] = limit;
+            if (const auto& a = t.meta().attached)
+                j["attached"] = {{"pid", a->pid},
+                                 {"threads", a->threads},
+                                 {"pause_seconds", a->pause_seconds},
+                                 {"start_image", a->start_image}};
             if (t.end()) {
                 j["exit"] = {{"signaled", t.end()->exit.signaled},
                              {"code", t.end()->exit.code},
                              {"signal", t.end()->exit.signal}};
                 j["killed_at_exit"] = t.end()->killed_at_exit;
+                if (t.end()->detached)
+                    j["detached"] = {{"reason", t.end()->detach_reason}};
                 if (const auto& r = t.end()->refusal)
                     j["refusal"] = {{"event", r->event}, {"tid", r->tid}, {"why", r->why}};
             }
@@ -206,7 +213,13 @@ void add_info(CLI::App& app, Outcome& outcome)
                            join(m.scrubbed_env));
             fmt::print("recorded   {} on {} (Linux {}, {})\n", m.created, m.hostname, m.kernel_release, m.cpu_model);
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
-            if (t.end() && t.end()->refusal)
+            if (const auto& a = m.attached)
+                fmt::print("attached   to running process {} ({} thread{}), stopped {:.0f} ms to attach; the "
+                           "replay starts from its start image ({}/)\n",
+                           a->pid, a->threads, a->threads == 1 ? "" : "s", a->pause_seconds * 1000, a->start_image);
+            if (t.end() && t.end()->detached)
+                fmt::print("exit       none: detached ({}), the process ran on\n", t.end()->detach_reason);
+            else if (t.end() && t.end()->refusal)
                 fmt::print("exit       none: rewind record refused to go on at event {} and killed the program\n",
                            t.end()->refusal->event);
             else

@@ -192,6 +192,29 @@ LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vecto
     return image;
 }
 
+LandmarkImage dump_parked_copy(const std::string& criu, pid_t pid, const fs::path& dir)
+{
+    if (!executable(criu))
+        throw std::runtime_error("CRIU not found ('" + criu + "'): run scripts/install-criu.sh");
+    fs::create_directories(dir);
+    LandmarkImage image;
+    image.dir = dir;
+    image.pid = pid;
+    image.tids = {pid};
+    image.fds = fds_of(pid);
+    auto t0 = Clock::now();
+    ProgramOutput criu_run = run_program({criu, "dump", "-t", std::to_string(pid), "-D", fs::absolute(dir).string(),
+                                          "--shell-job", "-o", "dump.log", "-v4"},
+                                         criu_environment(), std::chrono::seconds(120), -1);
+    if (criu_run.status != 0)
+        throw std::runtime_error(criu_failure("criu dump of process " + std::to_string(pid), criu_run.status,
+                                              criu_run.output, dir / "dump.log"));
+    image.criu_time = Clock::now() - t0;
+    image.bytes = image_bytes(dir);
+    write_description(image);
+    return image;
+}
+
 LandmarkImage read_landmark(const fs::path& dir)
 {
     std::ifstream in(dir / kDescription);

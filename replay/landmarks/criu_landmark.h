@@ -82,6 +82,13 @@ struct LandmarkImage {
 LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vector<pid_t>& tids,
                             const std::filesystem::path& dir, unsigned long ptrace_options);
 
+// Dumps single-threaded process `pid`, which the caller has left untraced
+// and asleep in a call without effect (pause): never stopped by a signal,
+// so its parent hears nothing of it (a job-control stop would send it
+// SIGCHLD). CRIU ends the process after the dump. Throws on failure (the
+// process is left as it was).
+LandmarkImage dump_parked_copy(const std::string& criu, pid_t pid, const std::filesystem::path& dir);
+
 // Reads the description that dump_landmark left in an image directory.
 LandmarkImage read_landmark(const std::filesystem::path& dir);
 

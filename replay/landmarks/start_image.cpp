@@ -83,7 +83,7 @@ void StartImageWriter::take(const fs::path& trace, const std::string& dir, pid_t
                        {"warned_unechoed", false}};
     manifest_.position = perfclock::Position{0, {}};
     auto t0 = std::chrono::steady_clock::now();
-    LandmarkImage image = dump_landmark(criu, copy, {copy}, partial / "p0", PTRACE_O_EXITKILL);
+    LandmarkImage image = dump_parked_copy(criu, copy, partial / "p0");
     manifest_.dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     manifest_.image_bytes = image.bytes;
     manifest_.processes = {"p0"};

@@ -52,6 +52,9 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
             return;
         }
         auto exit = final_exit_event();
+        // A recording that ended with a detach: its end is its last event.
+        if (!exit && trace_.end() && trace_.end()->detached && trace_.end()->events > begin_.event)
+            exit = trace_.end()->events - 1;
         if (!exit)
             throw ReplayError(ReplayErrorKind::Refused, position_.event, current_tid_,
                               "the recording does not show the program's end");

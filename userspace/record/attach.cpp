@@ -78,11 +78,13 @@ std::vector<pid_t> task_ids(pid_t pid)
 
 // Before the instruction that made the syscall it was in, to make it again
 // (what the kernel does on its own after a stop without a handler).
-void out_of_syscall(pid_t tid, Registers& r)
+// Returns the call a restart_syscall will continue, or -1.
+int out_of_syscall(pid_t tid, Registers& r)
 {
     auto orig = static_cast<int64_t>(r[Registers::ORIG_RAX]);
+    int restarted = -1;
     if (orig < 0)
-        return;
+        return restarted;
     auto rax = static_cast<int64_t>(r[Registers::RAX]);
     if (rax == kErestartSys || rax == kErestartNoIntr || rax == kErestartNoHand) {
         r[Registers::RAX] = static_cast<uint64_t>(orig);
@@ -90,9 +92,11 @@ void out_of_syscall(pid_t tid, Registers& r)
     } else if (rax == kErestartBlock) {
         r[Registers::RAX] = SYS_restart_syscall;
         r[Registers::RIP] -= 2;
+        restarted = static_cast<int>(orig);
     }
     r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
     set_registers(tid, r);
+    return restarted;
 }
 
 } // namespace
@@ -163,6 +167,18 @@ std::string attach_refusal(pid_t pid)
             return "Yama's ptrace_scope is " + std::to_string(scope) + " (/proc/sys/kernel/yama/ptrace_scope): " +
                    (scope == 3 ? "no process may attach to another until the next boot"
                                : "attaching needs CAP_SYS_PTRACE (run rewind as root)");
+    }
+    {
+        // CRIU reads the resource limits of the copy it dumps (prlimit),
+        // which for another user's process takes CAP_SYS_RESOURCE.
+        std::istringstream uids(status_field(pid, "Uid"));
+        uid_t real = 0, effective = 0, saved = 0;
+        uids >> real >> effective >> saved;
+        uid_t me = getuid();
+        if ((real != me || effective != me || saved != me) && !has_capability(Capability::SysResource))
+            return who + " runs as user " + std::to_string(effective) +
+                   ": its start image (CRIU) reads its resource limits, which for another user's process "
+                   "needs CAP_SYS_RESOURCE, and rewind lacks it here";
     }
     if (yama_scope() == 3)
         return "Yama's ptrace_scope is 3 (/proc/sys/kernel/yama/ptrace_scope): no process may attach to another "
@@ -235,7 +251,7 @@ void Attachment::seize_all(long ptrace_options)
         AttachedThread t;
         t.tid = tid;
         t.regs = get_registers(tid);
-        out_of_syscall(tid, t.regs);
+        t.restarted_call = out_of_syscall(tid, t.regs);
         threads_.push_back(t);
     }
 }
@@ -376,9 +392,6 @@ pid_t Attachment::fork_copy()
     // copy lets go of them (the process keeps them), and the image has none.
     in.call(SYS_close_range, 0, ~0u, 0);
     privatize_shared_mappings(copy);
-    Registers regs = get_registers(copy);
-    regs[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
-    set_registers(copy, regs);
     return copy;
 }
 
@@ -408,11 +421,25 @@ void Attachment::privatize_shared_mappings(pid_t copy)
     }
 }
 
+void Attachment::park_copy(pid_t copy)
+{
+    Registers regs = get_registers(copy);
+    regs[Registers::RIP] = insn_;
+    regs[Registers::RAX] = SYS_pause;
+    regs[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
+    set_registers(copy, regs);
+    int status = 0;
+    if (ptrace(PTRACE_SYSCALL, copy, nullptr, nullptr) != 0 || waitpid(copy, &status, __WALL) != copy ||
+        decode_wait_status(status).kind != StopInfo::Kind::SyscallStop)
+        throw std::runtime_error("the copy of process " + std::to_string(pid_) + " cannot be parked");
+    ptrace(PTRACE_DETACH, copy, nullptr, nullptr);
+}
+
 void Attachment::discard_copy(pid_t copy)
 {
     ::kill(copy, SIGKILL);
     int status = 0;
-    waitpid(copy, &status, __WALL);
+    waitpid(copy, &status, __WALL | WNOHANG); // (if it is still traced)
     // Its parent is the process: reaped there, by a wait it never made.
     ThreadInjector leader(threads_.front().tid, insn_);
     leader.call(SYS_wait4, static_cast<uint64_t>(copy), 0, __WALL, 0);
@@ -423,31 +450,32 @@ void Attachment::discard_copy(pid_t copy)
 std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
 {
     std::vector<std::string> problems;
-    auto attempt = [&](const std::string& what, auto&& fn) {
-        try {
-            fn();
-        } catch (const std::exception& e) {
-            problems.push_back(what + ": " + e.what());
-        }
-    };
-    if (!vdso_bytes_.empty()) {
-        TraceeMemory mem(pid_);
-        if (!mem.write(RemoteAddr(vdso_start_), vdso_bytes_))
-            problems.push_back("cannot put back the vDSO of process " + std::to_string(pid_));
-    }
+    std::set<pid_t> processes;
     for (pid_t tid : tids) {
-        attempt("thread " + std::to_string(tid), [&] {
-            ThreadInjector in(tid, insn_);
+        try {
+            auto tgid = static_cast<pid_t>(proc_status_number(tid, "Tgid").value_or(tid));
+            ThreadInjector in(tid, tgid == pid_ ? insn_ : find_syscall_instruction(tgid));
             auto it = std::find_if(threads_.begin(), threads_.end(), [&](const auto& t) { return t.tid == tid; });
             int mode = it != threads_.end() && it->tsc_mode ? it->tsc_mode : PR_TSC_ENABLE;
             in.call(SYS_prctl, PR_SET_TSC, static_cast<uint64_t>(mode));
             if (it != threads_.end() && it->rseq_addr)
                 in.call(SYS_rseq, it->rseq_addr, it->rseq_len, 0, it->rseq_sig);
-            if (tid == pid_ && personality_ >= 0)
-                in.call(SYS_personality, static_cast<uint64_t>(personality_));
+            // Once per process (its children inherited both from it).
+            if (processes.insert(tgid).second) {
+                if (personality_ >= 0)
+                    in.call(SYS_personality, static_cast<uint64_t>(personality_));
+                // The kernel's vDSO is one image: the original bytes go back
+                // into every process that has one of that size.
+                for (const auto& m : read_mappings(tgid))
+                    if (m.path == "[vdso]" && m.end - m.start == vdso_bytes_.size() &&
+                        !TraceeMemory(tid).write(RemoteAddr(m.start), vdso_bytes_))
+                        problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
+            }
             for (int sig : in.arrived())
                 hold(tid, sig);
-        });
+        } catch (const std::exception& e) {
+            problems.push_back("thread " + std::to_string(tid) + ": " + e.what());
+        }
     }
     return problems;
 }

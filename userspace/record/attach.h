@@ -30,6 +30,9 @@ struct AttachedThread {
     uint32_t rseq_len = 0;
     uint32_t rseq_sig = 0;
     int tsc_mode = 0; // PR_GET_TSC's, put back at detach
+    // The call it was in, which it continues with restart_syscall (its
+    // outputs are that call's), or -1.
+    int restarted_call = -1;
 };
 
 // Puts a ptrace-stopped thread that is inside a syscall (stopped at its
@@ -64,7 +67,11 @@ public:
     // stopped, with no descriptors and its shared mappings made private:
     // what the start image is taken of. Throws std::runtime_error.
     pid_t fork_copy();
-    // Kills the copy and reaps it in the process (its parent), which never sees it.
+    // Lets the copy go untraced, asleep in pause(), for CRIU to dump: never
+    // stopped by a signal, so the process (its parent) is told nothing.
+    void park_copy(pid_t copy);
+    // Kills the copy (if CRIU has not) and reaps it in the process (its
+    // parent), which never sees it.
     void discard_copy(pid_t copy);
 
     // Signals that reached threads while they were held: (tid, signal),

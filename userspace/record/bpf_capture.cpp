@@ -298,6 +298,36 @@ bool BpfCapture::untrack(pid_t tid)
     return rc == 0;
 }
 
+void BpfCapture::note_restarted_call(pid_t tid, int nr)
+{
+    auto key = static_cast<uint32_t>(tid);
+    int32_t value = nr;
+    if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.restarted_calls), &key, &value, BPF_ANY) != 0)
+        throw CaptureError("cannot note the call thread " + std::to_string(tid) + " restarts: " + strerror(errno));
+}
+
+void BpfCapture::unrecorded(pid_t tid, const std::function<void()>& fn)
+{
+    int pidfd = thread_pidfd(tid);
+    int map = bpf_map__fd(impl_->skel->maps.task_state);
+    rw_task_state state{};
+    bool tracked = pidfd >= 0 && bpf_map_lookup_elem(map, &pidfd, &state) == 0;
+    if (tracked)
+        bpf_map_delete_elem(map, &pidfd);
+    try {
+        fn();
+    } catch (...) {
+        if (tracked)
+            bpf_map_update_elem(map, &pidfd, &state, BPF_ANY);
+        close(pidfd);
+        throw;
+    }
+    if (tracked)
+        bpf_map_update_elem(map, &pidfd, &state, BPF_ANY);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
 int BpfCapture::ring_fd() const
 {
     return ring_buffer__epoll_fd(impl_->ready_ring());

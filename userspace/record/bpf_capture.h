@@ -46,6 +46,12 @@ public:
     // No event of the thread is captured any more, and it is never stalled
     // (a detach); false if it was not tracked.
     bool untrack(pid_t tid);
+    // The thread's next restart_syscall continues call `nr` (it was in it
+    // when rewind attached): its outputs are captured as that call's.
+    void note_restarted_call(pid_t tid, int nr);
+    // Runs `fn` (syscalls the supervisor injects into the thread) with the
+    // thread out of the capture, its state kept.
+    void unrecorded(pid_t tid, const std::function<void()>& fn);
 
     int ring_fd() const;
     // Hands every committed ring record to the handler; returns how many.

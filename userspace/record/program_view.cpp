@@ -59,6 +59,7 @@ bool give_program_view(pid_t tid, rw_rec_syscall& sc)
     case RW_VIEW_WRITES_PROCESS: // (Supervisor::on_stall)
     case RW_VIEW_SIGNAL_MASK:    // (Supervisor::emulate_tsc)
     case RW_VIEW_SHARES_MEMORY:  // (Supervisor::note_shared_mapping)
+    case RW_VIEW_RSEQ:           // (Supervisor::refuse_rseq)
         break;
     }
     return false;

@@ -399,6 +399,7 @@ RecordResult record(const RecordOptions& options)
         attachment->prepare();
         pid_t copy = attachment->fork_copy();
         try {
+            attachment->park_copy(copy);
             options.start_image.take(dir, trace_files::kStartImage, copy, *attachment);
         } catch (...) {
             attachment->discard_copy(copy);
@@ -410,8 +411,11 @@ RecordResult record(const RecordOptions& options)
         start_mappings = read_mappings(options.attach_pid);
         // After the copy: its image has none of rewind's int3s.
         files.store_mappings(options.attach_pid, start_mappings);
-        for (const auto& t : attachment->threads())
+        for (const auto& t : attachment->threads()) {
             capture.track_running(t.tid);
+            if (t.restarted_call >= 0)
+                capture.note_restarted_call(t.tid, t.restarted_call);
+        }
         initial = options.attach_pid;
     } else {
         shield_from_program_signals();

@@ -671,7 +671,9 @@ void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
     rw_stall viewed;
     if (stall->reason == RW_STALL_VIEW) {
         viewed = *stall;
-        if (!give_program_view(t.tid, viewed.sc))
+        if (viewed.sc.nr == SYS_rseq)
+            refuse_rseq(t, viewed.sc);
+        else if (!give_program_view(t.tid, viewed.sc))
             problem("thread " + std::to_string(t.tid) + ": the program sees the recorder in the answer of " +
                         syscall_name(viewed.sc.nr),
                     t.tid);

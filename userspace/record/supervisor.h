@@ -315,6 +315,9 @@ private:
     // The detach (supervisor_detach.cpp): no more events, every thread
     // stopped out of any syscall, the recording's changes taken back, let go.
     void detach_all();
+    // A registration of rseq that succeeded (no recording filter: an
+    // attached process) is undone, and answered ENOSYS.
+    void refuse_rseq(Thread& t, rw_rec_syscall& sc);
     // Stops `t` for the detach; false if it is gone. Signals to deliver
     // after the detach are added to `later`.
     bool stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later);

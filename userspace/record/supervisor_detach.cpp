@@ -10,11 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <set>
 
 #include "attach.h"
 #include "bpf_capture.h"
 #include "random_sites.h"
+#include "syscall_table.h"
+#include "thread_injector.h"
 #include "supervisor.h"
 #include "tracee.h"
 
@@ -55,12 +58,39 @@ bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& la
         StopInfo s = decode_wait_status(status);
         if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled)
             return false;
-        if (s.kind == StopInfo::Kind::SignalDelivery &&
-            !(s.signal == RW_STALL_SIGNAL && capture_.take_stall(t.tid).has_value()))
+        if (s.kind != StopInfo::Kind::SignalDelivery)
+            break;
+        std::optional<rw_stall> stall = s.signal == RW_STALL_SIGNAL ? capture_.take_stall(t.tid) : std::nullopt;
+        if (!stall)
             later.push_back({t.tid, s.signal});
+        else if (stall->reason != RW_STALL_TURN)
+            // A call whose event the supervisor completes at such a stop
+            // (a file to copy, memory the kernel side could not read).
+            problem("detaching: the last call of thread " + std::to_string(t.tid) + " (" + syscall_name(stall->sc.nr) +
+                        ") is not in the trace",
+                    t.tid);
         break;
     }
-    return put_before_syscall(t.tid);
+    return true;
+}
+
+void Supervisor::refuse_rseq(Thread& t, rw_rec_syscall& sc)
+{
+    constexpr int kRseqUnregister = 1;
+    if (sc.args[2] & kRseqUnregister)
+        return;
+    std::vector<int> arrived;
+    capture_.unrecorded(t.tid, [&] {
+        ThreadInjector in(t.tid, find_syscall_instruction(t.tgid));
+        in.call(SYS_rseq, sc.args[0], sc.args[1], kRseqUnregister, sc.args[3]);
+        arrived = in.arrived();
+    });
+    sc.ret = -ENOSYS;
+    Registers regs = get_registers(t.tid);
+    regs[Registers::RAX] = static_cast<uint64_t>(sc.ret);
+    set_registers(t.tid, regs);
+    for (int sig : arrived)
+        ::syscall(SYS_tgkill, t.tgid, t.tid, sig);
 }
 
 void Supervisor::detach_all()
@@ -68,9 +98,10 @@ void Supervisor::detach_all()
     std::vector<Tid> tids;
     for (const auto& [tid, t] : threads_)
         tids.push_back(tid);
-    for (Tid tid : tids)
-        capture_.untrack(tid);
-    drain_ring();
+    // Every thread is stopped while the capture still records it: a call
+    // it was in ends (interrupted, to be made again after the detach), and
+    // that end fills the place the stream reserved for it at its entry, so
+    // that replay runs the thread up to that call as the recording did.
     std::vector<std::pair<Tid, int>> later;
     std::vector<pid_t> stopped;
     std::set<Tid> processes;
@@ -92,6 +123,11 @@ void Supervisor::detach_all()
         stopped.push_back(tid);
         processes.insert(t.tgid);
     }
+    drain_ring();
+    for (Tid tid : tids)
+        capture_.untrack(tid);
+    drain_ring();
+    std::erase_if(stopped, [](pid_t tid) { return !put_before_syscall(tid); });
     if (options_.undo_attach)
         for (auto& p : options_.undo_attach(stopped))
             problems_.push_back("detaching: " + p);

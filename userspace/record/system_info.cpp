@@ -69,6 +69,8 @@ std::string_view capability_name(Capability cap)
         return "CAP_SYS_PTRACE";
     case Capability::SysAdmin:
         return "CAP_SYS_ADMIN";
+    case Capability::SysResource:
+        return "CAP_SYS_RESOURCE";
     case Capability::Perfmon:
         return "CAP_PERFMON";
     case Capability::Bpf:

@@ -27,7 +27,7 @@ CpuInfo cpu_info();
 std::string host_name();
 
 // Linux capability numbers rewind needs.
-enum class Capability : int { SysPtrace = 19, SysAdmin = 21, Perfmon = 38, Bpf = 39 };
+enum class Capability : int { SysPtrace = 19, SysAdmin = 21, SysResource = 24, Perfmon = 38, Bpf = 39 };
 std::string_view capability_name(Capability cap);
 bool has_capability(Capability cap);
 

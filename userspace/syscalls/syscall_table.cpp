@@ -275,7 +275,7 @@ const std::vector<SyscallInfo>& table()
         keeps(sys(SYS_set_tid_address, "set_tid_address", "p", R::ExecuteRestore)),
         keeps(sys(SYS_set_robust_list, "set_robust_list", "pu", R::ExecuteCheck)),
         keeps(sys(SYS_get_robust_list, "get_robust_list", "dpp", R::Emulate, {out_fixed(1, 8), out_fixed(2, 8)})),
-        keeps(sys(SYS_rseq, "rseq", "puxx", R::Emulate)),
+        keeps(refused_registration(sys(SYS_rseq, "rseq", "puxx", R::Emulate))),
         keeps(sys_spec(SYS_arch_prctl, "arch_prctl", "xp", R::ExecuteCheck, dispatch(0))),
         keeps(sys_spec(SYS_prctl, "prctl", "xxxxx", R::Emulate, dispatch(0))),
         keeps(sys(SYS_getpid, "getpid", "", R::Emulate)),

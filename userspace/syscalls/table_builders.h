@@ -336,6 +336,15 @@ inline SyscallInfo shares_memory(SyscallInfo info)
     return info;
 }
 
+// rseq: the kernel would write the current CPU into the program's memory
+// at every return to user mode, which replay cannot reproduce; a
+// registration is refused (the recording filter, or RW_VIEW_RSEQ).
+inline SyscallInfo refused_registration(SyscallInfo info)
+{
+    info.spec.view = RW_VIEW_RSEQ;
+    return info;
+}
+
 // Only reads state when args[arg] is 0 (SyscallInfo::query_when_null).
 inline SyscallInfo query_when_null(uint8_t arg, SyscallInfo info)
 {

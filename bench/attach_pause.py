@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""How long `rewind record --pid` stops a process while it attaches, by
+resident size: the process (bench/programs/resident_ticker.c) ticks every
+millisecond and reports its longest gap; rewind reports its own measure
+(meta.json attached.pause_seconds) and the start image's size and dump
+time. Each size is run --runs times; medians are printed with the range.
+
+  bench/attach_pause.py --rewind build/cli/rewind --ticker build/bench/bench_resident_ticker [--sizes 10,100,1000]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def one(rewind, ticker, mib, work):
+    trace = os.path.join(work, f"t{mib}")
+    shutil.rmtree(trace, ignore_errors=True)
+    p = subprocess.Popen([ticker, str(mib), "6"], stdout=subprocess.PIPE)
+    if p.stdout.readline().strip() != b"ready":
+        raise SystemExit("the ticker did not start")
+    time.sleep(1)
+    rec = subprocess.run([rewind, "record", "-q", "--pid", str(p.pid), "--for", "1s", "-o", trace],
+                         stderr=subprocess.PIPE)
+    out = p.stdout.read().decode()
+    p.wait()
+    if rec.returncode != 0:
+        raise SystemExit(f"rewind record failed: {rec.stderr.decode()}")
+    gap = float(re.search(r"longest gap ([\d.]+) ms", out).group(1))
+    meta = json.load(open(os.path.join(trace, "meta.json")))
+    manifest = json.load(open(os.path.join(trace, "start", "manifest.json")))
+    return {"gap_ms": gap, "pause_ms": meta["attached"]["pause_seconds"] * 1e3,
+            "dump_ms": manifest["dump_seconds"] * 1e3, "image_mib": manifest["image_bytes"] / 2**20}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--ticker", required=True)
+    ap.add_argument("--sizes", default="10,100,1000")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="rewind-attach-bench-")
+    try:
+        print("| resident | pause the process saw (longest tick gap) | rewind's measure | CRIU dump of the copy | image |")
+        print("|---|---|---|---|---|")
+        for mib in [int(s) for s in args.sizes.split(",")]:
+            runs = [one(args.rewind, args.ticker, mib, work) for _ in range(args.runs)]
+
+            def show(key, unit, digits=0):
+                values = sorted(r[key] for r in runs)
+                return (f"{statistics.median(values):.{digits}f} {unit} "
+                        f"({values[0]:.{digits}f}–{values[-1]:.{digits}f})")
+            print(f"| {mib} MiB | {show('gap_ms', 'ms')} | {show('pause_ms', 'ms')} | {show('dump_ms', 'ms')} "
+                  f"| {show('image_mib', 'MiB', 1)} |", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""rewind record --pid: recording a process that already runs, from the
+attach point to a detach, after which the process runs on as if rewind had
+never been there. Checked on a program of ours whose state at the attach
+holds an open file, a pipe, a socket pair, threads blocked in read and in a
+futex, a pending timer and a blocked pending signal; on a shell loop that
+starts processes (bash, ls, wc, sleep); and on Debian's python3
+http.server under a load that runs throughout. For each: the process goes
+on correctly after the detach; the replay from the start image is exact
+(its output is the slice the process printed while recorded); gdb stops
+at a breakpoint and goes back to the attach point. Also the refusals, and
+a recorder killed with SIGKILL at several moments."""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rwtest import Run, Skipped, check, fresh_dir, require_machine, require_root, run_checks
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs", "attach_target.c")
+
+
+def start_target(program, work, ticks, tick_ms):
+    out = open(os.path.join(work, "target.out"), "wb")
+    p = subprocess.Popen([program, str(ticks), str(tick_ms), os.path.join(work, "target.file")], stdout=out,
+                         stderr=subprocess.STDOUT)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(os.path.join(work, "target.out"), "rb") as f:
+            if f.read().startswith(b"pid "):
+                return p
+        time.sleep(0.02)
+    p.kill()
+    raise AssertionError("attach_target did not start")
+
+
+def target_output(work):
+    with open(os.path.join(work, "target.out"), "rb") as f:
+        return f.read()
+
+
+def check_slice(replayed, whole, what):
+    check(replayed and replayed in whole,
+          f"the replay of {what} must print exactly a part of what the process printed\n--- replay\n"
+          f"{replayed.decode(errors='replace')}--- process\n{whole.decode(errors='replace')}")
+
+
+def check_refusals(rw, work, program):
+    gone = Run([rw, "record", "--pid", "999999999"])
+    check(gone.status == 1 and b"there is no process 999999999" in gone.stderr, f"no such process\n{gone.describe()}")
+    both = Run([rw, "record", "--pid", "1", "--", "/bin/true"])
+    check(both.status == 2 and b"give no program" in both.stderr, f"--pid with a program\n{both.describe()}")
+    lone = Run([rw, "record", "--for", "1s", "--", "/bin/true"])
+    check(lone.status == 2 and b"--for goes with --pid" in lone.stderr, f"--for without --pid\n{lone.describe()}")
+    bad = Run([rw, "record", "--pid", "1", "--for", "soon"])
+    check(bad.status == 2 and b"--for takes a duration" in bad.stderr, f"a bad duration\n{bad.describe()}")
+    said = ["no such process", "a program too", "--for alone", "a bad duration"]
+    target = start_target(program, work, 400, 50)
+    try:
+        thread = Run([rw, "record", "--pid", str(target.pid + 1)])
+        tids = os.listdir(f"/proc/{target.pid}/task")
+        if str(target.pid + 1) in tids:
+            check(thread.status == 1 and b"is a thread of process" in thread.stderr, f"a thread\n{thread.describe()}")
+            said.append("a thread's id")
+        if shutil.which("strace"):
+            st = subprocess.Popen(["strace", "-p", str(target.pid), "-o", "/dev/null"], stderr=subprocess.DEVNULL)
+            time.sleep(1)
+            traced = Run([rw, "record", "--pid", str(target.pid)])
+            st.terminate()
+            st.wait()
+            check(traced.status == 1 and re.search(rb"already traced by process \d+ \(strace\)", traced.stderr),
+                  f"a process strace traces\n{traced.describe()}")
+            said.append("a process strace traces (named)")
+        os.kill(target.pid, signal.SIGSTOP)
+        time.sleep(0.2)
+        stopped = Run([rw, "record", "--pid", str(target.pid)])
+        os.kill(target.pid, signal.SIGCONT)
+        check(stopped.status == 1 and b"is stopped (job control)" in stopped.stderr,
+              f"a stopped process\n{stopped.describe()}")
+        said.append("a stopped process")
+    finally:
+        target.kill()
+        target.wait()
+    return ", ".join(said) + ": refused, saying why"
+
+
+def gdb_at_breakpoint_and_back(rw, trace, breakpoint, show):
+    g = Run([rw, "replay", trace, "--", "-batch", "-ex", f"break {breakpoint}", "-ex", "continue", "-ex", show,
+             "-ex", "reverse-stepi", "-ex", "delete", "-ex", "reverse-continue", "-ex", "monitor when"], timeout=300)
+    out = g.stdout + g.stderr
+    check(b"Breakpoint 1," in out, f"gdb must stop at the breakpoint\n{g.describe()}")
+    check(b"No more reverse-execution history" in out and b"At event 0 of" in out,
+          f"reverse-continue must stop at the attach point (event 0)\n{g.describe()}")
+    return out
+
+
+def check_program_state(rw, work, program):
+    target = start_target(program, work, 70, 50)
+    trace = os.path.join(work, "attached")
+    rec = Run([rw, "record", "--pid", str(target.pid), "--for", "1.5s", "-o", trace], timeout=120)
+    status = target.wait(timeout=60)
+    whole = target_output(work)
+    check(rec.status == 0 and b"detached (the time given with --for passed); the process runs on" in rec.stderr,
+          f"recording with --for\n{rec.describe()}")
+    last = whole.strip().splitlines()[-1]
+    check(status == 0 and last.startswith(b"done 70: value ok, bytes ok, usr1 pending"),
+          f"the process must go on correctly after the detach (status {status})\n{whole.decode(errors='replace')}")
+    rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+    check(rep.status == 0 and b"detached from process" in rep.stderr, f"replay from the start image\n{rep.describe()}")
+    check_slice(rep.stdout, whole, "attach_target")
+    check(re.fullmatch(rb"(tick \d+ value \d+\n)+", rep.stdout), f"whole lines only\n{rep.describe()}")
+    info = Run([rw, "info", trace])
+    check(b"attached   to running process" in info.stdout and b"exit       none: detached" in info.stdout,
+          f"rewind info\n{info.describe()}")
+    line = next(i + 1 for i, text in enumerate(open(SOURCE)) if 'printf("tick' in text)
+    out = gdb_at_breakpoint_and_back(rw, trace, f"attach_target.c:{line}", "print i")
+    first = int(re.search(rb"tick (\d+)", rep.stdout).group(1))
+    check(re.search(rb"\$1 = %d\b" % first, out), f"gdb must see the first tick recorded ({first})\n{out.decode()}")
+    return f"{len(rep.stdout.splitlines())} ticks replayed of 70; gdb at tick {first} and back to the attach point"
+
+
+def check_shell_tree(rw, work):
+    script = os.path.join(work, "loop.sh")
+    with open(script, "w") as f:
+        f.write("i=0; while [ $i -lt 60 ]; do i=$((i+1)); echo \"round $i $(ls / | wc -l)\"; sleep 0.05; done\n")
+    out_path = os.path.join(work, "loop.out")
+    shell = subprocess.Popen(["/bin/bash", script], stdout=open(out_path, "wb"))
+    time.sleep(0.3)
+    trace = os.path.join(work, "shell")
+    rec = Run([rw, "record", "--pid", str(shell.pid), "--for", "1s", "-o", trace], timeout=120)
+    status = shell.wait(timeout=60)
+    whole = open(out_path, "rb").read()
+    check(rec.status == 0 and status == 0 and whole.count(b"round ") == 60,
+          f"the shell must run all its rounds\n{rec.describe()}\n{whole.decode()}")
+    rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+    check(rep.status == 0, f"replay\n{rep.describe()}")
+    check_slice(rep.stdout, whole, "the shell loop")
+    dump = Run([rw, "dump", trace]).stdout
+    check(b"rseq(" in dump and b"ENOSYS" in dump, "the children's rseq registrations must be refused (ENOSYS)")
+    forks = dump.count(b"clone(") + dump.count(b"clone3(")
+    return f"{len(rep.stdout.splitlines())} rounds replayed, {forks} clone events"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_python_http_server(rw, work):
+    python = "/usr/bin/python3"
+    if not os.path.exists(python):
+        raise Skipped("Debian's python3 is not installed")
+    root = fresh_dir(os.path.join(work, "www"))
+    with open(os.path.join(root, "index.html"), "wb") as f:
+        f.write(b"served while recorded\n" * 50)
+    port = free_port()
+    log = open(os.path.join(work, "server.log"), "wb")
+    server = subprocess.Popen([python, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=root,
+                              stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/index.html"
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(url, timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        results = {"ok": 0, "failed": 0}
+        stop = threading.Event()
+
+        def load():
+            # A bounded load that runs throughout: attach, recording, detach.
+            while not stop.is_set():
+                try:
+                    body = urllib.request.urlopen(url, timeout=10).read()
+                    results["ok" if body == b"served while recorded\n" * 50 else "failed"] += 1
+                except OSError:
+                    results["failed"] += 1
+                time.sleep(0.02)
+
+        loader = threading.Thread(target=load)
+        loader.start()
+        time.sleep(0.5)
+        trace = os.path.join(work, "http")
+        rec = Run([rw, "record", "--pid", str(server.pid), "--for", "2s", "-o", trace], timeout=120)
+        time.sleep(0.5)
+        stop.set()
+        loader.join()
+        check(rec.status == 0, f"recording http.server\n{rec.describe()}")
+        check(results["failed"] == 0 and results["ok"] > 10, f"requests: {results}")
+        check(server.poll() is None, "the server must still run")
+        body = urllib.request.urlopen(url, timeout=5).read()
+        check(body == b"served while recorded\n" * 50, "the server must still serve after the detach")
+        rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+        check(rep.status == 0, f"replay of http.server (each write checked against the recorded bytes)\n"
+              f"{rep.describe()}")
+        gdb_at_breakpoint_and_back(rw, trace, "accept4", "bt 1")
+        return f"{results['ok']} requests, none failed; the replay is exact; gdb at accept4 and back"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def check_recorder_killed(rw, work, program):
+    said = []
+    for delay in [0.05, 0.3, 1.0]:
+        d = fresh_dir(os.path.join(work, f"kill-{delay}"))
+        target = start_target(program, d, 40, 50)
+        rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target.pid), "-o", os.path.join(d, "t")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        rec.kill()
+        rec.wait()
+        status = target.wait(timeout=60)
+        whole = target_output(d)
+        last = whole.strip().splitlines()[-1] if whole.strip() else b""
+        check(status == 0 and last.startswith(b"done 40: value ok, bytes ok"),
+              f"the process must go on unharmed when rewind is killed {delay} s in (status {status})\n"
+              f"{whole.decode(errors='replace')}")
+        said.append(f"{delay} s")
+    return "the process ran to its end with rewind killed after " + ", ".join(said)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewind", required=True)
+    ap.add_argument("--program", required=True, help="attach_target")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only")
+    args = ap.parse_args()
+    require_root()
+    require_machine(args.rewind, "criu", "the start image of an attached process")
+    work = fresh_dir(args.work)
+    rw, program = args.rewind, args.program
+    checks = [
+        ("refusals", lambda: check_refusals(rw, fresh_dir(os.path.join(work, "refusals")), program)),
+        ("program_state", lambda: check_program_state(rw, fresh_dir(os.path.join(work, "state")), program)),
+        ("shell_tree", lambda: check_shell_tree(rw, fresh_dir(os.path.join(work, "shell")))),
+        ("python_http_server", lambda: check_python_http_server(rw, fresh_dir(os.path.join(work, "http")))),
+        ("recorder_killed", lambda: check_recorder_killed(rw, fresh_dir(os.path.join(work, "killed")), program)),
+    ]
+    return run_checks(checks, args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

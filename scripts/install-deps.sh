@@ -14,6 +14,7 @@ libzstd-dev libxxhash-dev libfmt-dev libcli11-dev nlohmann-json3-dev libssl-dev
 doctest-dev libbenchmark-dev libpfm4-dev libdw-dev libcapstone-dev
 python3 strace gdb libc6-dbg gzip valgrind
 coreutils grep sed gawk bash sqlite3 tar pigz xz-utils
+nginx-light redis-server
 "
 
 missing=""

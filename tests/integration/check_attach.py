@@ -5,7 +5,8 @@ never been there. Checked on a program of ours whose state at the attach
 holds an open file, a pipe, a socket pair, threads blocked in read and in a
 futex, a pending timer and a blocked pending signal; on a shell loop that
 starts processes (bash, ls, wc, sleep); and on Debian's python3
-http.server under a load that runs throughout. For each: the process goes
+http.server, an nginx worker and redis-server (threads) under a load that
+runs throughout. For each: the process goes
 on correctly after the detach; the replay from the start image is exact
 (its output is the slice the process printed while recorded); gdb stops
 at a breakpoint and goes back to the attach point. Also the refusals, and
@@ -155,57 +156,158 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for(request, what):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            request()
+            return
+        except (OSError, AssertionError):
+            time.sleep(0.1)
+    raise AssertionError(f"{what} did not start")
+
+
+def record_under_load(rw, trace, pid, request):
+    """Records `pid` for 2 s while a bounded load (`request`, which raises
+    or returns False on a failure) runs throughout: before the attach,
+    while recorded, and after the detach. Returns (rewind record, counts)."""
+    results = {"ok": 0, "failed": 0}
+    stop = threading.Event()
+
+    def load():
+        while not stop.is_set():
+            try:
+                results["ok" if request() else "failed"] += 1
+            except OSError:
+                results["failed"] += 1
+            time.sleep(0.02)
+
+    loader = threading.Thread(target=load)
+    loader.start()
+    time.sleep(0.5)
+    rec = Run([rw, "record", "--pid", str(pid), "--for", "2s", "-o", trace], timeout=120)
+    time.sleep(0.5)
+    stop.set()
+    loader.join()
+    check(rec.status == 0, f"recording under load\n{rec.describe()}")
+    check(results["failed"] == 0 and results["ok"] > 10, f"requests: {results}")
+    return rec, results
+
+
+def check_replay_and_gdb(rw, trace, breakpoint):
+    rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+    check(rep.status == 0, f"replay (each write checked against the recorded bytes)\n{rep.describe()}")
+    gdb_at_breakpoint_and_back(rw, trace, breakpoint, "bt 1")
+
+
 def check_python_http_server(rw, work):
     python = "/usr/bin/python3"
     if not os.path.exists(python):
         raise Skipped("Debian's python3 is not installed")
     root = fresh_dir(os.path.join(work, "www"))
+    page = b"served while recorded\n" * 50
     with open(os.path.join(root, "index.html"), "wb") as f:
-        f.write(b"served while recorded\n" * 50)
+        f.write(page)
     port = free_port()
-    log = open(os.path.join(work, "server.log"), "wb")
     server = subprocess.Popen([python, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=root,
-                              stdout=log, stderr=subprocess.STDOUT)
+                              stdout=open(os.path.join(work, "server.log"), "wb"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/index.html"
+    fetch = lambda: urllib.request.urlopen(url, timeout=10).read() == page  # noqa: E731
     try:
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                urllib.request.urlopen(url, timeout=2).read()
-                break
-            except OSError:
-                time.sleep(0.1)
-        results = {"ok": 0, "failed": 0}
-        stop = threading.Event()
-
-        def load():
-            # A bounded load that runs throughout: attach, recording, detach.
-            while not stop.is_set():
-                try:
-                    body = urllib.request.urlopen(url, timeout=10).read()
-                    results["ok" if body == b"served while recorded\n" * 50 else "failed"] += 1
-                except OSError:
-                    results["failed"] += 1
-                time.sleep(0.02)
-
-        loader = threading.Thread(target=load)
-        loader.start()
-        time.sleep(0.5)
-        trace = os.path.join(work, "http")
-        rec = Run([rw, "record", "--pid", str(server.pid), "--for", "2s", "-o", trace], timeout=120)
-        time.sleep(0.5)
-        stop.set()
-        loader.join()
-        check(rec.status == 0, f"recording http.server\n{rec.describe()}")
-        check(results["failed"] == 0 and results["ok"] > 10, f"requests: {results}")
-        check(server.poll() is None, "the server must still run")
-        body = urllib.request.urlopen(url, timeout=5).read()
-        check(body == b"served while recorded\n" * 50, "the server must still serve after the detach")
-        rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
-        check(rep.status == 0, f"replay of http.server (each write checked against the recorded bytes)\n"
-              f"{rep.describe()}")
-        gdb_at_breakpoint_and_back(rw, trace, "accept4", "bt 1")
+        wait_for(fetch, "http.server")
+        _, results = record_under_load(rw, os.path.join(work, "http"), server.pid, fetch)
+        check(server.poll() is None and fetch(), "the server must still serve after the detach")
+        check_replay_and_gdb(rw, os.path.join(work, "http"), "accept4")
         return f"{results['ok']} requests, none failed; the replay is exact; gdb at accept4 and back"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def check_nginx_worker(rw, work):
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        raise Skipped("nginx is not installed (scripts/install-deps.sh installs nginx-light)")
+    root = fresh_dir(os.path.join(work, "www"))
+    page = b"nginx under rewind\n" * 40
+    with open(os.path.join(root, "index.html"), "wb") as f:
+        f.write(page)
+    port = free_port()
+    temp = fresh_dir(os.path.join(work, "temp"))
+    conf = os.path.join(work, "nginx.conf")
+
+    def start(user):
+        with open(conf, "w") as f:
+            f.write(f"{user}worker_processes 1;\ndaemon off;\npid {work}/nginx.pid;\nerror_log {work}/error.log;\n"
+                    f"events {{ worker_connections 64; }}\nhttp {{ access_log {work}/access.log;\n"
+                    + "".join(f"{k}_temp_path {temp};\n" for k in
+                              ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"])
+                    + f"server {{ listen 127.0.0.1:{port}; root {root}; }} }}\n")
+        master = subprocess.Popen([nginx, "-c", conf, "-p", work], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}/index.html"
+        fetch = lambda: urllib.request.urlopen(url, timeout=10).read() == page  # noqa: E731
+        wait_for(fetch, "nginx")
+        worker = int(subprocess.run(["pgrep", "-P", str(master.pid)], stdout=subprocess.PIPE).stdout.split()[0])
+        return master, worker, fetch
+
+    said = []
+    # Its default user (nobody): CRIU's dump reads another user's resource
+    # limits, which needs CAP_SYS_RESOURCE; without it rewind refuses first.
+    master, worker, fetch = start("")
+    try:
+        refused = Run([rw, "record", "--pid", str(worker), "--for", "1s", "-o", os.path.join(work, "nobody")],
+                      timeout=120)
+        if refused.status == 1:
+            check(b"CAP_SYS_RESOURCE" in refused.stderr and fetch(),
+                  f"attaching to another user's worker must say which right is missing\n{refused.describe()}")
+            said.append("a worker of user nobody refused (no CAP_SYS_RESOURCE here)")
+        else:
+            check(refused.status == 0 and fetch(), f"recording a worker of user nobody\n{refused.describe()}")
+    finally:
+        master.terminate()
+        master.wait()
+    master, worker, fetch = start("user root;\n")
+    try:
+        trace = os.path.join(work, "worker")
+        _, results = record_under_load(rw, trace, worker, fetch)
+        check(master.poll() is None and fetch(), "nginx must still serve after the detach")
+        check_replay_and_gdb(rw, trace, "ngx_http_process_request")
+        said.append(f"a worker: {results['ok']} requests, none failed, the replay exact, gdb in the request handler "
+                    f"and back")
+        return "; ".join(said)
+    finally:
+        master.terminate()
+        master.wait()
+
+
+def check_redis(rw, work):
+    redis = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not os.path.exists(redis):
+        raise Skipped("redis-server is not installed (scripts/install-deps.sh installs it)")
+    port = free_port()
+    server = subprocess.Popen([redis, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                               "--dir", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    counter = {"n": 0}
+
+    def command(*words):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"*%d\r\n" % len(words) + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words))
+            return s.recv(4096)
+
+    def request():
+        counter["n"] += 1
+        key = b"k%d" % counter["n"]
+        return command(b"SET", key, b"v" + key) == b"+OK\r\n" and command(b"GET", key).endswith(b"v" + key + b"\r\n")
+
+    try:
+        wait_for(lambda: command(b"PING") == b"+PONG\r\n" or False, "redis-server")
+        threads = len(os.listdir(f"/proc/{server.pid}/task"))
+        trace = os.path.join(work, "redis")
+        _, results = record_under_load(rw, trace, server.pid, request)
+        check(server.poll() is None and request(), "redis must still answer after the detach")
+        check_replay_and_gdb(rw, trace, "accept4")
+        return f"{threads} threads, {results['ok']} SET+GET pairs, none failed; the replay exact; gdb back"
     finally:
         server.kill()
         server.wait()
@@ -213,7 +315,7 @@ def check_python_http_server(rw, work):
 
 def check_recorder_killed(rw, work, program):
     said = []
-    for delay in [0.05, 0.3, 1.0]:
+    for delay in [0.02, 0.1, 0.2, 0.3, 0.5, 1.0]:
         d = fresh_dir(os.path.join(work, f"kill-{delay}"))
         target = start_target(program, d, 40, 50)
         rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target.pid), "-o", os.path.join(d, "t")],
@@ -247,6 +349,8 @@ def main():
         ("program_state", lambda: check_program_state(rw, fresh_dir(os.path.join(work, "state")), program)),
         ("shell_tree", lambda: check_shell_tree(rw, fresh_dir(os.path.join(work, "shell")))),
         ("python_http_server", lambda: check_python_http_server(rw, fresh_dir(os.path.join(work, "http")))),
+        ("nginx_worker", lambda: check_nginx_worker(rw, fresh_dir(os.path.join(work, "nginx")))),
+        ("redis_server", lambda: check_redis(rw, fresh_dir(os.path.join(work, "redis")))),
         ("recorder_killed", lambda: check_recorder_killed(rw, fresh_dir(os.path.join(work, "killed")), program)),
     ]
     return run_checks(checks, args.only)

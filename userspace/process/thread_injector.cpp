@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -17,7 +18,18 @@ namespace {
 
 constexpr uint64_t kBelowStack = 16384;
 
+InjectionHook& injection_hook()
+{
+    static InjectionHook hook;
+    return hook;
+}
+
 } // namespace
+
+void set_injection_hook(InjectionHook hook)
+{
+    injection_hook() = std::move(hook);
+}
 
 uint64_t find_syscall_instruction(pid_t pid)
 {
@@ -65,9 +77,19 @@ void ThreadInjector::run_to_syscall_stop(const char* what)
         switch (s.kind) {
         case StopInfo::Kind::SyscallStop:
             return;
-        case StopInfo::Kind::SignalDelivery:
+        case StopInfo::Kind::SignalDelivery: {
+            // A fault of the thread itself (the injected call could not
+            // run there): going on would fault again forever.
+            siginfo_t si = get_siginfo(tid_);
+            bool fault = (s.signal == SIGSEGV || s.signal == SIGBUS || s.signal == SIGILL || s.signal == SIGFPE ||
+                          s.signal == SIGTRAP) &&
+                         si.si_code > 0;
+            if (fault)
+                throw std::runtime_error(std::string("thread ") + std::to_string(tid_) + " faulted (signal " +
+                                         std::to_string(s.signal) + ") during " + what);
             arrived_.push_back(s.signal); // held back: the caller delivers it later
             continue;
+        }
         case StopInfo::Kind::PtraceEvent:
             if (s.event == PTRACE_EVENT_FORK || s.event == PTRACE_EVENT_CLONE || s.event == PTRACE_EVENT_VFORK)
                 last_child_ = static_cast<pid_t>(get_event_msg(tid_));
@@ -86,6 +108,8 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
     if (!insn_)
         throw std::runtime_error("no syscall instruction found in process of thread " + std::to_string(tid_));
     Registers saved = get_registers(tid_);
+    if (injection_hook())
+        injection_hook()(tid_, &saved);
     Registers r = saved;
     r[Registers::RIP] = insn_;
     r[Registers::RAX] = static_cast<uint64_t>(nr);
@@ -98,10 +122,17 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
     r[Registers::R9] = a5;
     set_registers(tid_, r);
     std::string what = "injected syscall " + std::to_string(nr);
-    run_to_syscall_stop(what.c_str()); // entry
-    run_to_syscall_stop(what.c_str()); // exit
+    try {
+        run_to_syscall_stop(what.c_str()); // entry
+        run_to_syscall_stop(what.c_str()); // exit
+    } catch (...) {
+        set_registers(tid_, saved);
+        throw;
+    }
     int64_t result = static_cast<int64_t>(get_registers(tid_)[Registers::RAX]);
     set_registers(tid_, saved);
+    if (injection_hook())
+        injection_hook()(tid_, nullptr);
     return result;
 }
 

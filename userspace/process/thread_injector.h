@@ -8,14 +8,23 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "event.h"
 
 namespace rw {
 
 // The address of a `syscall` instruction in an executable mapping of
 // process `pid` (the vDSO's first), or 0 if none can be read.
 uint64_t find_syscall_instruction(pid_t pid);
+
+// Told before every injected call (with the registers the thread gets back)
+// and after it (nullptr): rewind's attach guardian keeps them, to put a
+// thread back if rewind dies in the middle of one.
+using InjectionHook = std::function<void(pid_t tid, const Registers* saved)>;
+void set_injection_hook(InjectionHook hook);
 
 class ThreadInjector {
 public:

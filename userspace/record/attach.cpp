@@ -190,6 +190,13 @@ Attachment::Attachment(pid_t pid, long ptrace_options) : pid_(pid)
 {
     if (std::string why = attach_refusal(pid); !why.empty())
         throw UsageError("cannot attach: " + why, 1);
+    guardian_ = std::make_unique<AttachGuardian>(pid);
+    set_injection_hook([g = guardian_.get()](pid_t tid, const Registers* saved) {
+        if (saved)
+            g->injecting(tid, *saved);
+        else
+            g->injected(tid);
+    });
     stopped_at_ = std::chrono::steady_clock::now();
     seize_all(ptrace_options);
     if (threads_.empty())
@@ -345,6 +352,7 @@ void Attachment::prepare()
             t.rseq_addr = rseq.rseq_abi_pointer;
             t.rseq_len = rseq.rseq_abi_size;
             t.rseq_sig = rseq.signature;
+            guardian_->rseq(t.tid, t.rseq_addr, t.rseq_len, t.rseq_sig);
         }
         std::vector<uint8_t> word(sizeof(uint64_t));
         if (in.call_with_output(SYS_prctl, 1, word, PR_GET_TID_ADDRESS) == 0)
@@ -361,6 +369,7 @@ void Attachment::prepare()
     prepared_ = true;
     ThreadInjector leader(threads_.front().tid, insn_);
     personality_ = leader.call(SYS_personality, 0xffffffff);
+    guardian_->personality(personality_);
     if (personality_ >= 0)
         leader.call(SYS_personality, static_cast<uint64_t>(personality_) | ADDR_NO_RANDOMIZE);
     if (vdso_end_) {
@@ -482,6 +491,7 @@ std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
 
 Attachment::~Attachment()
 {
+    set_injection_hook({});
     if (released_)
         return;
     std::vector<pid_t> tids;

@@ -12,11 +12,13 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attach_guardian.h"
 #include "event.h"
 
 namespace rw {
@@ -88,6 +90,8 @@ public:
     std::vector<std::string> undo(const std::vector<pid_t>& tids);
     // The vDSO as it was before prepare(), and where.
     const std::vector<uint8_t>& original_vdso() const { return vdso_bytes_; }
+    // Puts the process back if rewind dies (attach_guardian.h).
+    AttachGuardian& guardian() { return *guardian_; }
 
 private:
     void seize_all(long ptrace_options);
@@ -97,6 +101,7 @@ private:
     void privatize_shared_mappings(pid_t copy);
 
     pid_t pid_;
+    std::unique_ptr<AttachGuardian> guardian_;
     std::vector<AttachedThread> threads_;
     std::vector<std::pair<pid_t, int>> held_;
     uint64_t insn_ = 0;

@@ -182,6 +182,8 @@ std::string RandomSites::plant(pid_t tid, pid_t tgid, const std::string& hash, c
                 return "cannot plant a breakpoint on the rdrand/rdseed of " + path;
             planted[addr] = *insn;
             replaced_[tgid][addr] = code[0];
+            if (on_plant_)
+                on_plant_(tgid, addr, code[0]);
             planted_count_++;
         }
     }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,12 +45,15 @@ public:
     void forget(pid_t tgid, bool execed);
 
     uint64_t planted() const { return planted_count_; }
+    // Told of every int3 planted: (process, address, the byte it replaced).
+    void on_plant(std::function<void(pid_t, uint64_t, uint8_t)> hook) { on_plant_ = std::move(hook); }
 
 private:
     std::map<std::string, std::vector<uint64_t>> by_content_;
     std::map<pid_t, std::map<uint64_t, RandomInstruction>> by_process_; // int3 address → instruction
     std::map<pid_t, std::map<uint64_t, uint8_t>> replaced_;             // int3 address → the byte it replaced
     uint64_t planted_count_ = 0;
+    std::function<void(pid_t, uint64_t, uint8_t)> on_plant_;
 };
 
 } // namespace rw

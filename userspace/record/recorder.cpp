@@ -396,6 +396,8 @@ RecordResult record(const RecordOptions& options)
         // signals are its own (Ctrl-C ends the recording with a detach).
         // No PTRACE_O_EXITKILL: if rewind dies, the process goes on.
         attachment = std::make_unique<Attachment>(options.attach_pid, kRecordingPtraceOptions & ~PTRACE_O_EXITKILL);
+        random_sites.on_plant(
+            [g = &attachment->guardian()](pid_t tgid, uint64_t addr, uint8_t byte) { g->int3(tgid, addr, byte); });
         attachment->prepare();
         pid_t copy = attachment->fork_copy();
         try {

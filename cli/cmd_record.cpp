@@ -41,11 +41,14 @@ StartImageMaker start_image_maker()
 {
     auto writer = std::make_shared<replay::StartImageWriter>();
     StartImageMaker m;
-    m.take = [writer](const std::filesystem::path& trace, const std::string& dir, pid_t copy, const Attachment& a) {
+    m.describe = [writer](const Attachment& a) {
         std::vector<replay::StartThread> threads;
         for (const auto& t : a.threads())
             threads.push_back({t.tid, t.regs, t.clear_child_tid});
-        writer->take(trace, dir, a.pid(), copy, threads, a.syscall_insn());
+        writer->describe(a.pid(), threads, a.syscall_insn());
+    };
+    m.dump = [writer](const std::filesystem::path& trace, const std::string& dir, pid_t copy) {
+        writer->dump(trace, dir, copy);
     };
     m.finish = [writer](const std::filesystem::path& trace, const std::string& dir, uint64_t events,
                         const std::vector<Mapping>& mappings) { writer->finish(trace, dir, events, mappings); };

@@ -35,16 +35,8 @@ std::string to_hex(const std::vector<uint8_t>& bytes)
 
 } // namespace
 
-void StartImageWriter::take(const fs::path& trace, const std::string& dir, pid_t tgid, pid_t copy,
-                            const std::vector<StartThread>& threads, uint64_t syscall_insn)
+void StartImageWriter::describe(pid_t tgid, const std::vector<StartThread>& threads, uint64_t syscall_insn)
 {
-    std::string criu = find_criu();
-    if (criu.empty())
-        throw std::runtime_error("CRIU is not installed (scripts/install-criu.sh); the start image of an attached "
-                                 "process is a CRIU image");
-    fs::path partial = partial_dir(trace, dir);
-    fs::remove_all(partial);
-    fs::create_directories(partial);
     // The replayer's bookkeeping at event 0, as snapshot_state_to_json
     // writes it for a landmark made in a replay.
     json tasks = json::array();
@@ -82,6 +74,20 @@ void StartImageWriter::take(const fs::path& trace, const std::string& dir, pid_t
                        {"next_vm_id", 1},
                        {"warned_unechoed", false}};
     manifest_.position = perfclock::Position{0, {}};
+    described_ = true;
+}
+
+void StartImageWriter::dump(const fs::path& trace, const std::string& dir, pid_t copy)
+{
+    if (!described_)
+        throw std::runtime_error("the start image's threads were not described");
+    std::string criu = find_criu();
+    if (criu.empty())
+        throw std::runtime_error("CRIU is not installed (scripts/install-criu.sh); the start image of an attached "
+                                 "process is a CRIU image");
+    fs::path partial = partial_dir(trace, dir);
+    fs::remove_all(partial);
+    fs::create_directories(partial);
     auto t0 = std::chrono::steady_clock::now();
     LandmarkImage image = dump_parked_copy(criu, copy, partial / "p0");
     manifest_.dump_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -31,12 +31,14 @@ struct StartThread {
 
 class StartImageWriter {
 public:
-    // Saves the stopped fork copy `copy` of process `tgid` and the state of
-    // its `threads` (ptrace-stopped outside any syscall, the leader first)
-    // into a partial image beside `trace`/`dir`. `syscall_insn`: a syscall
-    // instruction of the process. Throws std::runtime_error.
-    void take(const std::filesystem::path& trace, const std::string& dir, pid_t tgid, pid_t copy,
-              const std::vector<StartThread>& threads, uint64_t syscall_insn);
+    // Describes the threads of process `tgid` (ptrace-stopped outside any
+    // syscall, the leader first) as the start image has them; `syscall_insn`:
+    // a syscall instruction of the process. Throws std::runtime_error.
+    void describe(pid_t tgid, const std::vector<StartThread>& threads, uint64_t syscall_insn);
+    // Saves the parked fork copy `copy` (Attachment::park_copy) into a
+    // partial image beside `trace`/`dir`; the process itself may run
+    // meanwhile. Throws std::runtime_error.
+    void dump(const std::filesystem::path& trace, const std::string& dir, pid_t copy);
     // Completes it once the recording has `events` events; `mappings`:
     // the process's mappings at the attach, with the trace copies of
     // their files (mounted for the restore).
@@ -48,6 +50,7 @@ public:
 
 private:
     LandmarkManifest manifest_;
+    bool described_ = false;
     bool taken_ = false;
 };
 

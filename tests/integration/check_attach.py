@@ -191,6 +191,14 @@ def record_under_load(rw, trace, pid, request):
     loader.join()
     check(rec.status == 0, f"recording under load\n{rec.describe()}")
     check(results["failed"] == 0 and results["ok"] > 10, f"requests: {results}")
+    # No trace of rewind is left: no tracer, no child (the start image's
+    # copy is reaped).
+    children = subprocess.run(["pgrep", "-P", str(pid)], stdout=subprocess.PIPE).stdout.split()
+    check(not children, f"the process has children after the detach: {children}")
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/status") as f:
+            tracer = next(line.split()[1] for line in f if line.startswith("TracerPid:"))
+        check(tracer == "0", f"thread {tid} is still traced by {tracer}")
     return rec, results
 
 

@@ -393,6 +393,7 @@ pid_t Attachment::fork_copy()
         throw std::runtime_error("cannot fork a copy of process " + std::to_string(pid_) + ": " +
                                  strerror(static_cast<int>(-r)));
     auto copy = static_cast<pid_t>(r);
+    guardian_->copy(copy); // (to end and reap, should rewind die before it does)
     int status = 0;
     if (waitpid(copy, &status, __WALL) != copy)
         throw std::runtime_error("the copy of process " + std::to_string(pid_) + " did not stop");
@@ -449,11 +450,22 @@ void Attachment::discard_copy(pid_t copy)
     ::kill(copy, SIGKILL);
     int status = 0;
     waitpid(copy, &status, __WALL | WNOHANG); // (if it is still traced)
+    copy_ = copy;
+    guardian_->copy(copy);
+    if (!released_)
+        reap_copy(threads_.front().tid);
+}
+
+void Attachment::reap_copy(pid_t tid)
+{
+    if (!copy_)
+        return;
     // Its parent is the process: reaped there, by a wait it never made.
-    ThreadInjector leader(threads_.front().tid, insn_);
-    leader.call(SYS_wait4, static_cast<uint64_t>(copy), 0, __WALL, 0);
-    for (int sig : leader.arrived())
-        hold(threads_.front().tid, sig);
+    ThreadInjector in(tid, insn_);
+    if (in.call(SYS_wait4, static_cast<uint64_t>(copy_), 0, __WALL, 0) == copy_)
+        copy_ = 0;
+    for (int sig : in.arrived())
+        hold(tid, sig);
 }
 
 std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
@@ -471,6 +483,8 @@ std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
                 in.call(SYS_rseq, it->rseq_addr, it->rseq_len, 0, it->rseq_sig);
             // Once per process (its children inherited both from it).
             if (processes.insert(tgid).second) {
+                if (tgid == pid_)
+                    reap_copy(tid);
                 if (personality_ >= 0)
                     in.call(SYS_personality, static_cast<uint64_t>(personality_));
                 // The kernel's vDSO is one image: the original bytes go back

@@ -72,8 +72,9 @@ public:
     // Lets the copy go untraced, asleep in pause(), for CRIU to dump: never
     // stopped by a signal, so the process (its parent) is told nothing.
     void park_copy(pid_t copy);
-    // Kills the copy (if CRIU has not) and reaps it in the process (its
-    // parent), which never sees it.
+    // Kills the copy (if CRIU has not). The process (its parent, which is
+    // never told: no exit signal) reaps it by a wait of rewind's: at once
+    // while rewind holds the process, else at the detach (undo).
     void discard_copy(pid_t copy);
 
     // Signals that reached threads while they were held: (tid, signal),
@@ -99,6 +100,7 @@ private:
     void step_out_of_vdso(AttachedThread& t);
     void hold(pid_t tid, int sig) { held_.push_back({tid, sig}); }
     void privatize_shared_mappings(pid_t copy);
+    void reap_copy(pid_t tid); // by a wait4 injected into `tid`, of the process
 
     pid_t pid_;
     std::unique_ptr<AttachGuardian> guardian_;
@@ -108,6 +110,7 @@ private:
     uint64_t vdso_start_ = 0, vdso_end_ = 0;
     std::vector<uint8_t> vdso_bytes_;
     int64_t personality_ = -1;
+    pid_t copy_ = 0; // a copy left for the process to reap
     bool prepared_ = false;
     bool released_ = false;
     std::chrono::steady_clock::time_point stopped_at_;

@@ -48,6 +48,7 @@ struct Changes {
     std::map<pid_t, Rseq> rseq;
     int64_t personality = -1;
     std::map<uint64_t, uint8_t> int3s; // of the process itself
+    pid_t copy = 0;
     bool bye = false;
 };
 
@@ -76,6 +77,8 @@ void take(Changes& c, const std::string& line, pid_t target)
         c.rseq[tid] = r;
     } else if (what == "persona") {
         in >> c.personality;
+    } else if (what == "copy") {
+        in >> c.copy;
     } else if (what == "int3") {
         pid_t tgid = 0;
         uint64_t addr = 0;
@@ -149,6 +152,10 @@ void put_back(const Changes& c, pid_t target, pid_t recorder)
                 in.call(SYS_rseq, it->second.addr, it->second.len, 0, it->second.sig);
             if (tid == target && c.personality >= 0)
                 in.call(SYS_personality, static_cast<uint64_t>(c.personality));
+            if (tid == target && c.copy) {
+                kill(c.copy, SIGKILL);
+                in.call(SYS_wait4, static_cast<uint64_t>(c.copy), 0, __WALL, 0);
+            }
         } catch (const std::exception&) {
         }
     }
@@ -252,6 +259,11 @@ void AttachGuardian::rseq(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig)
 void AttachGuardian::personality(int64_t value)
 {
     say("persona " + std::to_string(value));
+}
+
+void AttachGuardian::copy(pid_t pid)
+{
+    say("copy " + std::to_string(pid));
 }
 
 void AttachGuardian::int3(pid_t tgid, uint64_t addr, uint8_t replaced)

@@ -34,6 +34,7 @@ public:
     void rseq(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig);
     void personality(int64_t value);
     void int3(pid_t tgid, uint64_t addr, uint8_t replaced);
+    void copy(pid_t pid); // the start image's copy, a child of the process to reap
 
 private:
     void say(const std::string& line);

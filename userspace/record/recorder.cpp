@@ -391,6 +391,7 @@ RecordResult record(const RecordOptions& options)
     std::unique_ptr<Attachment> attachment;
     std::vector<Mapping> start_mappings;
     pid_t initial = 0;
+    pid_t copy = 0; // the attached process's copy, for the start image
     if (attaching) {
         // The program is not in rewind's process group: the recorder's
         // signals are its own (Ctrl-C ends the recording with a detach).
@@ -399,17 +400,16 @@ RecordResult record(const RecordOptions& options)
         random_sites.on_plant(
             [g = &attachment->guardian()](pid_t tgid, uint64_t addr, uint8_t byte) { g->int3(tgid, addr, byte); });
         attachment->prepare();
-        pid_t copy = attachment->fork_copy();
+        copy = attachment->fork_copy();
         try {
             attachment->park_copy(copy);
-            options.start_image.take(dir, trace_files::kStartImage, copy, *attachment);
+            options.start_image.describe(*attachment);
         } catch (...) {
             attachment->discard_copy(copy);
             std::error_code ec;
             std::filesystem::remove_all(dir, ec);
             throw;
         }
-        attachment->discard_copy(copy);
         start_mappings = read_mappings(options.attach_pid);
         // After the copy: its image has none of rewind's int3s.
         files.store_mappings(options.attach_pid, start_mappings);
@@ -478,6 +478,19 @@ RecordResult record(const RecordOptions& options)
         for (auto [tid, sig] : attachment->held_signals())
             ::syscall(SYS_tgkill, options.attach_pid, tid, sig);
         write_meta(dir, meta);
+        // The process runs (recorded) while CRIU saves its copy: the pause
+        // it sees does not grow with its memory.
+        try {
+            options.start_image.dump(dir, trace_files::kStartImage, copy);
+        } catch (...) {
+            attachment->discard_copy(copy);
+            supervisor.request_detach(); // at once: nothing of it can be replayed
+            supervisor.run(initial, [] {});
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+            throw;
+        }
+        attachment->discard_copy(copy);
     }
     // Room for end.json when the disk fills: freed just before it is written.
     EndReserve reserve(dir);

@@ -22,9 +22,12 @@ class Attachment;
 // from. Made by the replay's side (replay/landmarks/start_image.h), which
 // the recorder does not link.
 struct StartImageMaker {
-    // Saves `copy` (the stopped fork copy of the process, Attachment::fork_copy)
-    // and the threads as they stand into `trace`/`dir`. Throws std::runtime_error.
-    std::function<void(const std::filesystem::path& trace, const std::string& dir, pid_t copy, const Attachment&)> take;
+    // Describes the threads of the attached process, all stopped, as the
+    // start image has them. Throws std::runtime_error.
+    std::function<void(const Attachment&)> describe;
+    // Saves `copy` (the parked fork copy of the process, Attachment::park_copy)
+    // into `trace`/`dir`, while the process runs on. Throws std::runtime_error.
+    std::function<void(const std::filesystem::path& trace, const std::string& dir, pid_t copy)> dump;
     // Completes it once the recording's events are counted; `mappings`:
     // the process's mappings at the attach, with their files' trace copies.
     std::function<void(const std::filesystem::path& trace, const std::string& dir, uint64_t events,

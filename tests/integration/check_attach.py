@@ -125,7 +125,12 @@ def check_program_state(rw, work, program):
     out = gdb_at_breakpoint_and_back(rw, trace, f"attach_target.c:{line}", "print i")
     first = int(re.search(rb"tick (\d+)", rep.stdout).group(1))
     check(re.search(rb"\$1 = %d\b" % first, out), f"gdb must see the first tick recorded ({first})\n{out.decode()}")
-    return f"{len(rep.stdout.splitlines())} ticks replayed of 70; gdb at tick {first} and back to the attach point"
+    wakes_line = next(i + 1 for i, text in enumerate(open(SOURCE)) if "wakes++" in text)
+    watch = Run([rw, "watch", trace, f"wakes >= {first + 5}"], timeout=300)
+    check(watch.status == 0 and b"attach_target.c:%d" % wakes_line in watch.stdout + watch.stderr,
+          f"rewind watch must name the line that changes wakes\n{watch.describe()}")
+    return (f"{len(rep.stdout.splitlines())} ticks replayed of 70; gdb at tick {first} and back to the attach "
+            f"point; rewind watch names line {wakes_line}")
 
 
 def check_shell_tree(rw, work):

@@ -30,6 +30,7 @@ void add_ls(CLI::App& app, Outcome& outcome);
 void add_ps(CLI::App& app, Outcome& outcome);
 void add_dump(CLI::App& app, Outcome& outcome);
 void add_doctor(CLI::App& app, Outcome& outcome);
+void add_stop(CLI::App& app, Outcome& outcome);
 
 // The flag that lets replay, serve and watch restore landmarks this user's
 // key did not sign (replay/landmarks/landmark_key.h).

@@ -31,6 +31,7 @@ int main(int argc, char** argv)
     rw::cli::add_ps(app, outcome);
     rw::cli::add_dump(app, outcome);
     rw::cli::add_doctor(app, outcome);
+    rw::cli::add_stop(app, outcome);
     if (std::string problem = rw::cli::check_subcommand(app, args); !problem.empty()) {
         std::fprintf(stderr, "rewind: %s\n", problem.c_str());
         return 2;

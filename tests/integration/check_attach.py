@@ -133,6 +133,37 @@ def check_program_state(rw, work, program):
             f"point; rewind watch names line {wakes_line}")
 
 
+def check_stop_and_interrupt(rw, work, program):
+    """Without --for: `rewind stop TRACE` from elsewhere, or Ctrl-C (SIGINT)
+    on `rewind record`, ends the recording with a detach."""
+    said = []
+    for how in ["rewind stop", "SIGINT"]:
+        d = fresh_dir(os.path.join(work, how.replace(" ", "_")))
+        target = start_target(program, d, 60, 50)
+        trace = os.path.join(d, "t")
+        rec = subprocess.Popen([rw, "record", "--pid", str(target.pid), "-o", trace], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        time.sleep(1.2)
+        if how == "SIGINT":
+            rec.send_signal(signal.SIGINT)
+        else:
+            stop = Run([rw, "stop", trace], timeout=120)
+            check(stop.status == 0 and b"detached" in stop.stderr, f"rewind stop\n{stop.describe()}")
+        _, err = rec.communicate(timeout=120)
+        status = target.wait(timeout=60)
+        whole = target_output(d)
+        check(rec.returncode == 0 and b"rewind record was told to stop" in err,
+              f"{how} must end the recording with a detach: {err.decode(errors='replace')}")
+        check(status == 0 and b"done 60: value ok, bytes ok" in whole, f"the process after {how}\n{whole.decode()}")
+        rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+        check(rep.status == 0, f"replay\n{rep.describe()}")
+        check_slice(rep.stdout, whole, f"attach_target ended by {how}")
+        said.append(how)
+    again = Run([rw, "stop", trace])
+    check(again.status == 1 and b"has ended already" in again.stderr, f"rewind stop of an ended one\n{again.describe()}")
+    return " and ".join(said) + " end the recording with a detach; the replays are exact"
+
+
 def check_shell_tree(rw, work):
     script = os.path.join(work, "loop.sh")
     with open(script, "w") as f:
@@ -360,6 +391,7 @@ def main():
     checks = [
         ("refusals", lambda: check_refusals(rw, fresh_dir(os.path.join(work, "refusals")), program)),
         ("program_state", lambda: check_program_state(rw, fresh_dir(os.path.join(work, "state")), program)),
+        ("stop_and_interrupt", lambda: check_stop_and_interrupt(rw, fresh_dir(os.path.join(work, "stop")), program)),
         ("shell_tree", lambda: check_shell_tree(rw, fresh_dir(os.path.join(work, "shell")))),
         ("python_http_server", lambda: check_python_http_server(rw, fresh_dir(os.path.join(work, "http")))),
         ("nginx_worker", lambda: check_nginx_worker(rw, fresh_dir(os.path.join(work, "nginx")))),

@@ -109,7 +109,7 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
         throw std::runtime_error("no syscall instruction found in process of thread " + std::to_string(tid_));
     Registers saved = get_registers(tid_);
     if (injection_hook())
-        injection_hook()(tid_, &saved);
+        injection_hook()(tid_, &saved, insn_);
     Registers r = saved;
     r[Registers::RIP] = insn_;
     r[Registers::RAX] = static_cast<uint64_t>(nr);
@@ -127,12 +127,14 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
         run_to_syscall_stop(what.c_str()); // exit
     } catch (...) {
         set_registers(tid_, saved);
+        if (injection_hook())
+            injection_hook()(tid_, nullptr, 0);
         throw;
     }
     int64_t result = static_cast<int64_t>(get_registers(tid_)[Registers::RAX]);
     set_registers(tid_, saved);
     if (injection_hook())
-        injection_hook()(tid_, nullptr);
+        injection_hook()(tid_, nullptr, 0);
     return result;
 }
 

@@ -20,10 +20,11 @@ namespace rw {
 // process `pid` (the vDSO's first), or 0 if none can be read.
 uint64_t find_syscall_instruction(pid_t pid);
 
-// Told before every injected call (with the registers the thread gets back)
-// and after it (nullptr): rewind's attach guardian keeps them, to put a
-// thread back if rewind dies in the middle of one.
-using InjectionHook = std::function<void(pid_t tid, const Registers* saved)>;
+// Told before every injected call (with the registers the thread gets back
+// and the address of the syscall instruction it runs) and after it
+// (nullptr), also when it failed: rewind's attach guardian keeps them, to
+// put a thread back if rewind dies in the middle of one.
+using InjectionHook = std::function<void(pid_t tid, const Registers* saved, uint64_t at)>;
 void set_injection_hook(InjectionHook hook);
 
 class ThreadInjector {

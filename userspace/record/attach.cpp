@@ -191,9 +191,9 @@ Attachment::Attachment(pid_t pid, long ptrace_options) : pid_(pid)
     if (std::string why = attach_refusal(pid); !why.empty())
         throw UsageError("cannot attach: " + why, 1);
     guardian_ = std::make_unique<AttachGuardian>(pid);
-    set_injection_hook([g = guardian_.get()](pid_t tid, const Registers* saved) {
+    set_injection_hook([g = guardian_.get()](pid_t tid, const Registers* saved, uint64_t at) {
         if (saved)
-            g->injecting(tid, *saved);
+            g->injecting(tid, *saved, at);
         else
             g->injected(tid);
     });

@@ -40,7 +40,11 @@ std::vector<pid_t> threads_of(pid_t pid)
 
 // What the guardian was told.
 struct Changes {
-    std::map<pid_t, Registers> in_flight; // injected calls not finished
+    struct InFlight {
+        uint64_t at; // the syscall instruction it runs
+        Registers saved;
+    };
+    std::map<pid_t, InFlight> in_flight; // injected calls not finished
     struct Rseq {
         uint64_t addr;
         uint32_t len, sig;
@@ -61,11 +65,12 @@ void take(Changes& c, const std::string& line, pid_t target)
         c.bye = true;
     } else if (what == "inject") {
         pid_t tid = 0;
-        in >> tid;
-        Registers r;
-        for (auto& w : r.words)
+        Changes::InFlight f{};
+        in >> tid >> f.at;
+        for (auto& w : f.saved.words)
             in >> w;
-        c.in_flight[tid] = r;
+        if (in)
+            c.in_flight[tid] = f;
     } else if (what == "done") {
         pid_t tid = 0;
         in >> tid;
@@ -143,8 +148,13 @@ void put_back(const Changes& c, pid_t target, pid_t recorder)
             vdso_start = m.start;
     for (pid_t tid : ready) {
         try {
-            if (auto it = c.in_flight.find(tid); it != c.in_flight.end())
-                set_registers(tid, it->second);
+            // Only a thread still at the injected call: one whose call ended
+            // (the "done" lost with rewind) is not put back in time.
+            if (auto it = c.in_flight.find(tid); it != c.in_flight.end()) {
+                uint64_t rip = get_registers(tid)[Registers::RIP];
+                if (rip == it->second.at || rip == it->second.at + 2)
+                    set_registers(tid, it->second.saved);
+            }
             put_before_syscall(tid);
             ThreadInjector in(tid, insn);
             in.call(SYS_prctl, PR_SET_TSC, PR_TSC_ENABLE);
@@ -237,9 +247,9 @@ void AttachGuardian::say(const std::string& line)
     [[maybe_unused]] ssize_t n = ::write(fd_, l.data(), l.size());
 }
 
-void AttachGuardian::injecting(pid_t tid, const Registers& saved)
+void AttachGuardian::injecting(pid_t tid, const Registers& saved, uint64_t at)
 {
-    std::string line = "inject " + std::to_string(tid);
+    std::string line = "inject " + std::to_string(tid) + " " + std::to_string(at);
     for (uint64_t w : saved.words)
         line += " " + std::to_string(w);
     say(line);

@@ -29,8 +29,8 @@ public:
     AttachGuardian& operator=(const AttachGuardian&) = delete;
 
     // What it must undo, as rewind does it.
-    void injecting(pid_t tid, const Registers& saved); // a call is injected into `tid`
-    void injected(pid_t tid);                          // … and it is back as it was
+    void injecting(pid_t tid, const Registers& saved, uint64_t at); // a call is injected into `tid` at `at`
+    void injected(pid_t tid);                                       // … and it is back as it was
     void rseq(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig);
     void personality(int64_t value);
     void int3(pid_t tgid, uint64_t addr, uint8_t replaced);

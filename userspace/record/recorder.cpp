@@ -342,6 +342,11 @@ RecordResult record(const RecordOptions& options)
     }
     meta.thread_mode = options.parallel ? "parallel" : "serialized";
     write_meta(dir, meta);
+    note_recorder(dir); // for rewind stop
+    struct Forget {
+        std::filesystem::path dir;
+        ~Forget() { forget_recorder(dir); }
+    } forget{dir};
 
     EventStreamWriter writer(dir / trace_files::kEvents, options.zstd_level);
     TraceSink trace_sink(writer);

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 namespace rw {
@@ -156,6 +158,47 @@ fs::path resolve_trace(const std::optional<std::string>& arg)
     p = fs::canonical(p, ec);
     require_trace(p);
     return p;
+}
+
+namespace {
+
+// Field 22 of /proc/PID/stat: when the process started, in clock ticks.
+std::string start_time_of(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos)
+        return "";
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; i++) {
+    }
+    return field;
+}
+
+} // namespace
+
+void note_recorder(const fs::path& trace)
+{
+    std::ofstream out(trace / trace_files::kRecorder);
+    out << getpid() << " " << start_time_of(getpid()) << "\n";
+}
+
+void forget_recorder(const fs::path& trace)
+{
+    std::error_code ec;
+    fs::remove(trace / trace_files::kRecorder, ec);
+}
+
+std::optional<pid_t> recorder_of(const fs::path& trace)
+{
+    std::ifstream in(trace / trace_files::kRecorder);
+    pid_t pid = 0;
+    std::string started;
+    if (!(in >> pid >> started) || pid <= 0 || start_time_of(pid) != started)
+        return std::nullopt;
+    return pid;
 }
 
 std::vector<TraceListing> list_traces()

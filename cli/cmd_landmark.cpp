@@ -13,6 +13,8 @@
 
 #include "commands.h"
 #include "landmarks.h"
+#include "start_image.h"
+#include "timeline.h"
 #include "position_arg.h"
 #include "progress.h"
 #include "usage_error.h"
@@ -103,11 +105,17 @@ void add_landmark(CLI::App& app, Outcome& outcome)
         opts.echo_output = false;
         opts.progress = [&](uint64_t e) { progress.update(e); };
         opts.watchdog = std::chrono::seconds(a->watchdog);
+        // (An attached trace starts from its start image: the set keeps its processes.)
+        auto start_set = std::make_unique<replay::LandmarkSet>(
+            t, [](const std::string&) {}, false, false);
         replay::Replayer replayer(t, opts);
-        // The program's start, as a debugging session has it: the exec and
-        // the execve's return.
-        replayer.step();
-        replayer.step();
+        replay::Timeline start_timeline;
+        if (!replay::start_from_image(*start_set, start_timeline, replayer)) {
+            // The program's start, as a debugging session has it: the exec
+            // and the execve's return.
+            replayer.step();
+            replayer.step();
+        }
         // After the trace's start is read: a damaged trace is said as a
         // replay says it (its status, 90-93), CRIU or not.
         std::string criu = replay::find_criu();

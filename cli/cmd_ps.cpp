@@ -54,7 +54,7 @@ void print_table(const std::vector<RecordedProcess>& tree)
         std::string range = std::to_string(p.first_event) + "-" + std::to_string(p.last_event);
         std::string command = joined(p.command());
         if (p.execs.empty())
-            command = "(fork of " + std::to_string(p.parent) + ") " + command;
+            command = (p.parent ? "(fork of " + std::to_string(p.parent) + ") " : "(attached) ") + command;
         fmt::print("{:>7} {:>7} {:>15} {:>7} {:<18} {}{}\n", p.pid, p.parent ? std::to_string(p.parent) : "-", range,
                    p.threads, p.describe_exit(), std::string(2 * d, ' '), command);
     }

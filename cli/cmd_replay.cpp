@@ -9,6 +9,7 @@
 #include "event_format.h"
 #include "exit_like.h"
 #include "landmarks.h"
+#include "start_image.h"
 #include "position_arg.h"
 #include "progress.h"
 #include "timeline.h"
@@ -38,13 +39,8 @@ ExitStatus replay_from(const Trace& t, replay::ReplayOptions opts, const std::op
     // After the replayer: its snapshots use the replayer's waiter until they go.
     replay::Timeline timeline;
     uint64_t begin = 0;
-    if (attached) {
-        try {
-            replayer.restore(*landmarks->beginning(timeline, replayer).snapshot);
-        } catch (const std::runtime_error& e) {
-            throw replay::ReplayError(replay::ReplayErrorKind::Refused, 0, t.meta().attached->pid, e.what());
-        }
-    }
+    if (attached)
+        replay::start_from_image(*landmarks, timeline, replayer);
     if (!from)
         return replayer.run_to_end();
     if (!attached) {

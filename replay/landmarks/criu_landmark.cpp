@@ -95,6 +95,38 @@ void write_description(const LandmarkImage& image)
 
 } // namespace
 
+namespace {
+
+// An open /proc/PID/ns/KIND if process `pid` is in another namespace of
+// that kind than rewind, else -1.
+int other_namespace(pid_t pid, const char* kind)
+{
+    struct stat mine {
+    }, theirs{};
+    std::string path = "/proc/" + std::to_string(pid) + "/ns/" + kind;
+    if (stat((std::string("/proc/self/ns/") + kind).c_str(), &mine) == 0 && stat(path.c_str(), &theirs) == 0 &&
+        mine.st_ino != theirs.st_ino)
+        return open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    return -1;
+}
+
+// Its id in its own (innermost) pid namespace (NSpid's last field).
+pid_t innermost_pid(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("NSpid:", 0) == 0) {
+            std::istringstream ids(line.substr(6));
+            pid_t id = pid;
+            for (pid_t x; ids >> x;)
+                id = x;
+            return id;
+        }
+    return pid;
+}
+
+} // namespace
+
 LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vector<pid_t>& tids, const fs::path& dir,
                             unsigned long ptrace_options)
 {
@@ -151,18 +183,19 @@ LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vecto
     if (failure.empty()) {
         // In another mount namespace than ours, CRIU would try to dump that
         // namespace's mounts; from inside it, it sees its files as they are.
-        int ns = -1;
-        struct stat mine {
-        }, theirs{};
-        std::string ns_path = "/proc/" + std::to_string(pid) + "/ns/mnt";
-        if (stat("/proc/self/ns/mnt", &mine) == 0 && stat(ns_path.c_str(), &theirs) == 0 &&
-            mine.st_ino != theirs.st_ino)
-            ns = open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
-        criu_run = run_program({criu, "dump", "-t", std::to_string(pid), "-D", fs::absolute(dir).string(),
+        int ns = other_namespace(pid, "mnt");
+        // (A replay restored from a landmark runs in a pid namespace of its
+        // own: CRIU runs there, where /proc is that namespace's, and names
+        // the process by its id there.)
+        int pid_ns = ns >= 0 ? other_namespace(pid, "pid") : -1;
+        pid_t named = pid_ns >= 0 ? innermost_pid(pid) : pid;
+        criu_run = run_program({criu, "dump", "-t", std::to_string(named), "-D", fs::absolute(dir).string(),
                                 "--leave-stopped", "--shell-job", "-o", "dump.log", "-v4"},
-                               criu_environment(), std::chrono::seconds(120), ns);
+                               criu_environment(), std::chrono::seconds(120), ns, pid_ns);
         if (ns >= 0)
             close(ns);
+        if (pid_ns >= 0)
+            close(pid_ns);
         if (criu_run.status != 0)
             failure = criu_failure("criu dump of process " + std::to_string(pid), criu_run.status, criu_run.output,
                                    dir / "dump.log");

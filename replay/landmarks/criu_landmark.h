@@ -52,9 +52,10 @@ struct ProgramOutput {
 // Runs argv[0] (a path) and collects its output. `env` (NAME=value) is
 // added to this process's environment. After `timeout` the program is
 // killed and the status says so (SIGKILL). With `mount_ns` (an open
-// /proc/PID/ns/mnt), the program runs in that mount namespace.
+// /proc/PID/ns/mnt), the program runs in that mount namespace; with
+// `pid_ns` (an open /proc/PID/ns/pid) too, in that pid namespace.
 ProgramOutput run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
-                          std::chrono::seconds timeout = std::chrono::seconds(120), int mount_ns = -1);
+                          std::chrono::seconds timeout = std::chrono::seconds(120), int mount_ns = -1, int pid_ns = -1);
 
 // The environment every criu run gets: CRIU_FAULT=130 (FI_NO_BREAKPOINTS)
 // makes criu stop its parasite's sigreturn with PTRACE_SYSCALL instead of a

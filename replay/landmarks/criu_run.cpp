@@ -191,7 +191,7 @@ std::vector<std::string> criu_environment()
 }
 
 ProgramOutput run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          std::chrono::seconds timeout, int mount_ns)
+                          std::chrono::seconds timeout, int mount_ns, int pid_ns)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -215,6 +215,14 @@ ProgramOutput run_program(const std::vector<std::string>& argv, const std::vecto
         // posix_spawn cannot enter a namespace. A raw clone, and only
         // async-signal-safe calls in the child (the caller may have threads).
         int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        // A pid namespace is entered by the children made after setns: this
+        // thread's, for this one clone only.
+        int own_pid_ns = pid_ns >= 0 ? open("/proc/thread-self/ns/pid_for_children", O_RDONLY | O_CLOEXEC) : -1;
+        if (pid_ns >= 0 && (own_pid_ns < 0 || setns(pid_ns, CLONE_NEWPID) != 0)) {
+            if (own_pid_ns >= 0)
+                close(own_pid_ns);
+            own_pid_ns = -1;
+        }
         long child = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr);
         if (child == 0) {
             prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0); // (own_tsc_trap.h)
@@ -228,6 +236,10 @@ ProgramOutput run_program(const std::vector<std::string>& argv, const std::vecto
         }
         err = child < 0 ? errno : 0;
         pid = static_cast<pid_t>(child);
+        if (own_pid_ns >= 0) {
+            setns(own_pid_ns, CLONE_NEWPID);
+            close(own_pid_ns);
+        }
         if (null_fd >= 0)
             close(null_fd);
     }

@@ -109,6 +109,19 @@ void StartImageWriter::finish(const fs::path& trace, const std::string& dir, uin
     seal_landmark(partial_dir(trace, dir), trace / dir, manifest_);
 }
 
+bool start_from_image(LandmarkSet& set, Timeline& timeline, Replayer& replayer)
+{
+    const auto& attached = replayer.trace().meta().attached;
+    if (!attached)
+        return false;
+    try {
+        replayer.restore(*set.beginning(timeline, replayer).snapshot);
+    } catch (const std::runtime_error& e) {
+        throw ReplayError(ReplayErrorKind::Refused, 0, attached->pid, e.what());
+    }
+    return true;
+}
+
 LandmarkEntry start_image_entry(const Trace& trace)
 {
     LandmarkEntry e;

@@ -58,4 +58,10 @@ private:
 // problem that makes it unusable, if any).
 LandmarkEntry start_image_entry(const Trace& trace);
 
+// For a trace recorded by attaching to a process: restores its start image
+// (kept by `set`) into `replayer`, as the beginning of `timeline`, and
+// returns true. Throws ReplayError (refused) saying why it cannot. Other
+// traces: false, nothing done.
+bool start_from_image(LandmarkSet& set, Timeline& timeline, Replayer& replayer);
+
 } // namespace rw::replay

@@ -183,6 +183,9 @@ def check_shell_tree(rw, work):
     dump = Run([rw, "dump", trace]).stdout
     check(b"rseq(" in dump and b"ENOSYS" in dump, "the children's rseq registrations must be refused (ENOSYS)")
     forks = dump.count(b"clone(") + dump.count(b"clone3(")
+    ps = Run([rw, "ps", trace])
+    check(re.search(rb"^\s*%d\s+-\s.*\(attached\) /bin/bash" % shell.pid, ps.stdout, re.M) and
+          ps.stdout.count(b"\n") > 3, f"rewind ps must list the shell (attached) and its children\n{ps.describe()}")
     return f"{len(rep.stdout.splitlines())} rounds replayed, {forks} clone events"
 
 

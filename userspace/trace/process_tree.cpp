@@ -34,6 +34,15 @@ std::vector<RecordedProcess> process_tree(const Trace& trace)
         p.events++;
     };
     std::map<Tid, Tid> process_of; // thread id -> process id, for events that name only the thread
+    // A process rewind attached to: there from the start, running its command.
+    if (const auto& a = trace.meta().attached) {
+        RecordedProcess p;
+        p.pid = a->pid;
+        p.inherited_argv = trace.meta().argv;
+        p.threads = a->threads;
+        by_pid[p.pid] = tree.size();
+        tree.push_back(std::move(p));
+    }
     // As stored: who ran what needs no bytes of reads recorded by
     // reference to a file copy (a pread each).
     EventStreamReader reader = trace.events_as_stored();

@@ -130,34 +130,42 @@ StopInfo stop_from_json(const json& j)
 
 } // namespace
 
+json task_copy_to_json(const ReplaySnapshot::TaskCopy& t, int copy)
+{
+    return {{"recorded_tid", t.recorded_tid},
+            {"copy", copy},
+            {"regs", t.regs.words},
+            {"xstate", to_hex(t.state.xstate)},
+            {"sigmask", t.state.sigmask},
+            {"robust_head", t.state.robust_head},
+            {"robust_len", t.state.robust_len},
+            {"group", t.group},
+            {"vm", t.vm},
+            {"last_syscall_seq", t.last_syscall_seq},
+            {"vfork_child", t.vfork_child},
+            {"last_resume", static_cast<int>(t.last_resume)},
+            {"child_settid", t.child_settid},
+            {"clear_child_tid", t.clear_child_tid},
+            {"alt_stack", t.alt_stack}};
+}
+
+json group_copy_to_json(const ReplaySnapshot::GroupCopy& g)
+{
+    json streams = json::array();
+    for (const auto& [fd, stream] : g.fds.streams())
+        streams.push_back({fd, stream});
+    return {{"recorded_tgid", g.recorded_tgid}, {"streams", streams}};
+}
+
 json snapshot_state_to_json(const ReplaySnapshot& snap)
 {
     json tasks = json::array();
     int copy = 0;
-    for (const auto& t : snap.tasks) {
-        tasks.push_back({{"recorded_tid", t.recorded_tid},
-                         {"copy", t.pid ? copy++ : -1},
-                         {"regs", t.regs.words},
-                         {"xstate", to_hex(t.state.xstate)},
-                         {"sigmask", t.state.sigmask},
-                         {"robust_head", t.state.robust_head},
-                         {"robust_len", t.state.robust_len},
-                         {"group", t.group},
-                         {"vm", t.vm},
-                         {"last_syscall_seq", t.last_syscall_seq},
-                         {"vfork_child", t.vfork_child},
-                         {"last_resume", static_cast<int>(t.last_resume)},
-                         {"child_settid", t.child_settid},
-                         {"clear_child_tid", t.clear_child_tid},
-                         {"alt_stack", t.alt_stack}});
-    }
+    for (const auto& t : snap.tasks)
+        tasks.push_back(task_copy_to_json(t, t.pid ? copy++ : -1));
     json groups = json::array();
-    for (const auto& g : snap.groups) {
-        json streams = json::array();
-        for (const auto& [fd, stream] : g.fds.streams())
-            streams.push_back({fd, stream});
-        groups.push_back({{"recorded_tgid", g.recorded_tgid}, {"streams", streams}});
-    }
+    for (const auto& g : snap.groups)
+        groups.push_back(group_copy_to_json(g));
     json vms = json::array();
     for (const auto& v : snap.vms)
         vms.push_back({{"id", v.id}, {"syscall_insn", v.syscall_insn}});

@@ -60,6 +60,12 @@ struct LandmarkManifest {
     static LandmarkManifest from_json(const nlohmann::json& j);
 };
 
+// One thread and one process of a snapshot, as snapshot_state_to_json
+// writes them (`copy`: the index of its process copy, or -1 for a thread
+// made again by clone).
+nlohmann::json task_copy_to_json(const ReplaySnapshot::TaskCopy& t, int copy);
+nlohmann::json group_copy_to_json(const ReplaySnapshot::GroupCopy& g);
+
 // The bookkeeping of a snapshot as JSON: everything but the process copies,
 // which are named by their index among the tasks that have one.
 nlohmann::json snapshot_state_to_json(const ReplaySnapshot& snap);

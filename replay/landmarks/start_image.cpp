@@ -21,18 +21,6 @@ fs::path partial_dir(const fs::path& trace, const std::string& dir)
     return trace / ("." + dir + ".partial");
 }
 
-std::string to_hex(const std::vector<uint8_t>& bytes)
-{
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (uint8_t b : bytes) {
-        out.push_back(digits[b >> 4]);
-        out.push_back(digits[b & 15]);
-    }
-    return out;
-}
-
 } // namespace
 
 void StartImageWriter::describe(pid_t tgid, const std::vector<StartThread>& threads, uint64_t syscall_insn)
@@ -40,32 +28,18 @@ void StartImageWriter::describe(pid_t tgid, const std::vector<StartThread>& thre
     // The replayer's bookkeeping at event 0, as snapshot_state_to_json
     // writes it for a landmark made in a replay.
     json tasks = json::array();
-    bool first = true;
     for (const auto& t : threads) {
-        ThreadState state = read_thread_state(t.tid);
-        tasks.push_back({{"recorded_tid", t.tid},
-                         {"copy", first ? 0 : -1},
-                         {"regs", t.regs.words},
-                         {"xstate", to_hex(state.xstate)},
-                         {"sigmask", state.sigmask},
-                         {"robust_head", state.robust_head},
-                         {"robust_len", state.robust_len},
-                         {"group", 0},
-                         {"vm", 0},
-                         {"last_syscall_seq", 0},
-                         {"vfork_child", 0},
-                         {"last_resume", static_cast<int>(Resume::Cont)},
-                         {"child_settid", 0},
-                         {"clear_child_tid", t.clear_child_tid},
-                         {"alt_stack", false}});
-        first = false;
+        ReplaySnapshot::TaskCopy c;
+        c.recorded_tid = t.tid;
+        c.regs = t.regs;
+        c.state = read_thread_state(t.tid);
+        c.clear_child_tid = t.clear_child_tid;
+        c.last_resume = Resume::Cont;
+        // The leader's copy is the process image; the others are made again by clone.
+        tasks.push_back(task_copy_to_json(c, tasks.empty() ? 0 : -1));
     }
-    json streams = json::array();
-    StdioFds stdio = StdioFds::inherited();
-    for (const auto& [fd, stream] : stdio.streams())
-        streams.push_back({fd, stream});
     manifest_.state = {{"tasks", tasks},
-                       {"groups", json::array({{{"recorded_tgid", tgid}, {"streams", streams}}})},
+                       {"groups", json::array({group_copy_to_json({tgid, StdioFds::inherited()})})},
                        {"vms", json::array({{{"id", 0}, {"syscall_insn", syscall_insn}}})},
                        {"finished", json::array()},
                        {"cursor", 0},

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/rseq.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "process_image.h"
+#include "syscall_restart.h"
 #include "system_info.h"
 #include "thread_injector.h"
 #include "tracee.h"
@@ -27,18 +29,7 @@
 namespace rw {
 namespace {
 
-constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514, kErestartBlock = -516;
-constexpr long kGetRseqConfiguration = 0x420f; // PTRACE_GET_RSEQ_CONFIGURATION
-constexpr int kRseqUnregister = 1;
 constexpr int kMaxVdsoSteps = 100000;
-
-struct RseqConfiguration {
-    uint64_t rseq_abi_pointer;
-    uint32_t rseq_abi_size;
-    uint32_t signature;
-    uint32_t flags;
-    uint32_t pad;
-};
 
 std::string status_field(pid_t pid, const std::string& name)
 {
@@ -89,7 +80,7 @@ int out_of_syscall(pid_t tid, Registers& r)
     if (rax == kErestartSys || rax == kErestartNoIntr || rax == kErestartNoHand) {
         r[Registers::RAX] = static_cast<uint64_t>(orig);
         r[Registers::RIP] -= 2;
-    } else if (rax == kErestartBlock) {
+    } else if (rax == kErestartRestartBlock) {
         r[Registers::RAX] = SYS_restart_syscall;
         r[Registers::RIP] -= 2;
         restarted = static_cast<int>(orig);
@@ -341,11 +332,11 @@ void Attachment::prepare()
         throw std::runtime_error("no syscall instruction found in process " + std::to_string(pid_));
     for (auto& t : threads_) {
         ThreadInjector in(t.tid, insn_);
-        RseqConfiguration rseq{};
-        if (ptrace(static_cast<__ptrace_request>(kGetRseqConfiguration), t.tid, reinterpret_cast<void*>(sizeof rseq),
-                   &rseq) > 0 &&
+        __ptrace_rseq_configuration rseq{};
+        if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, t.tid, reinterpret_cast<void*>(sizeof rseq), &rseq) > 0 &&
             rseq.rseq_abi_pointer) {
-            int64_t r = in.call(SYS_rseq, rseq.rseq_abi_pointer, rseq.rseq_abi_size, kRseqUnregister, rseq.signature);
+            int64_t r =
+                in.call(SYS_rseq, rseq.rseq_abi_pointer, rseq.rseq_abi_size, RSEQ_FLAG_UNREGISTER, rseq.signature);
             if (r != 0)
                 throw std::runtime_error("cannot unregister the rseq area of thread " + std::to_string(t.tid) + ": " +
                                          strerror(static_cast<int>(-r)));

@@ -6,6 +6,7 @@
 // supervisor held (deferred to a syscall boundary, or parked with a thread
 // waiting for its turn) are delivered once it is let go.
 #include <sys/ptrace.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,13 +77,12 @@ bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& la
 
 void Supervisor::refuse_rseq(Thread& t, rw_rec_syscall& sc)
 {
-    constexpr int kRseqUnregister = 1;
-    if (sc.args[2] & kRseqUnregister)
+    if (sc.args[2] & RSEQ_FLAG_UNREGISTER)
         return;
     std::vector<int> arrived;
     capture_.unrecorded(t.tid, [&] {
         ThreadInjector in(t.tid, find_syscall_instruction(t.tgid));
-        in.call(SYS_rseq, sc.args[0], sc.args[1], kRseqUnregister, sc.args[3]);
+        in.call(SYS_rseq, sc.args[0], sc.args[1], RSEQ_FLAG_UNREGISTER, sc.args[3]);
         arrived = in.arrived();
     });
     sc.ret = -ENOSYS;

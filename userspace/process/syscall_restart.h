@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace rw::replay {
+namespace rw {
 
 constexpr int64_t kErestartSys = -512, kErestartNoIntr = -513, kErestartNoHand = -514, kErestartRestartBlock = -516;
 
@@ -15,4 +15,4 @@ constexpr bool restarts(int64_t ret)
     return ret == kErestartSys || ret == kErestartNoIntr || ret == kErestartNoHand || ret == kErestartRestartBlock;
 }
 
-} // namespace rw::replay
+} // namespace rw

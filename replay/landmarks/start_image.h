@@ -45,9 +45,6 @@ public:
     void finish(const std::filesystem::path& trace, const std::string& dir, uint64_t events,
                 const std::vector<Mapping>& mappings);
 
-    double dump_seconds() const { return manifest_.dump_seconds; }
-    uint64_t image_bytes() const { return manifest_.image_bytes; }
-
 private:
     LandmarkManifest manifest_;
     bool described_ = false;

@@ -90,9 +90,7 @@ void ThreadInjector::run_to_syscall_stop(const char* what)
             arrived_.push_back(s.signal); // held back: the caller delivers it later
             continue;
         }
-        case StopInfo::Kind::PtraceEvent:
-            if (s.event == PTRACE_EVENT_FORK || s.event == PTRACE_EVENT_CLONE || s.event == PTRACE_EVENT_VFORK)
-                last_child_ = static_cast<pid_t>(get_event_msg(tid_));
+        case StopInfo::Kind::PtraceEvent: // (an injected clone's: its result names the child)
             continue;
         case StopInfo::Kind::GroupStop:
             continue;

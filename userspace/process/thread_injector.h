@@ -45,15 +45,12 @@ public:
                              uint64_t a2 = 0, uint64_t a3 = 0);
 
     const std::vector<int>& arrived() const { return arrived_; }
-    // The child a fork or clone injected last made (its event message).
-    pid_t last_child() const { return last_child_; }
 
 private:
     void run_to_syscall_stop(const char* what);
     pid_t tid_;
     uint64_t insn_;
     std::vector<int> arrived_;
-    pid_t last_child_ = 0;
 };
 
 } // namespace rw

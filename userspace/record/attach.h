@@ -89,8 +89,6 @@ public:
     // outside any syscall (the ones made since the attach too). Returns the
     // problems met, one line each.
     std::vector<std::string> undo(const std::vector<pid_t>& tids);
-    // The vDSO as it was before prepare(), and where.
-    const std::vector<uint8_t>& original_vdso() const { return vdso_bytes_; }
     // Puts the process back if rewind dies (attach_guardian.h).
     AttachGuardian& guardian() { return *guardian_; }
 

@@ -76,6 +76,11 @@ void Replayer::launch(const ExecEvent& first)
         // Whatever launched the replay (gdb, an IDE, a socket) is not the
         // program's: its fds come from the log.
         ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+        // A session of its own: CRIU refuses to save a landmark of a process
+        // whose session leader is outside its pid namespace (as in most
+        // containers), and a terminal's job control is not the program's
+        // (its session and process-group calls are answered from the log).
+        ::setsid();
         return disable_aslr_and_trap_tsc();
     };
     // The exec event holds the argv the new image saw; for a #! script the

@@ -33,6 +33,8 @@ pid_t start_spinner()
     pid_t pid = fork();
     if (pid != 0)
         return pid;
+    // As a replayed program: a session of its own (see replay_launch.cpp).
+    ::setsid();
     int null = ::open("/dev/null", O_RDWR);
     for (int fd = 0; fd < 3; fd++)
         dup2(null, fd);

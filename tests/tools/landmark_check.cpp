@@ -313,8 +313,14 @@ int run(const std::string& program, int threads, int megabytes, const fs::path& 
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     std::string prog = program, t = std::to_string(threads), mb = std::to_string(megabytes);
     std::vector<char*> argv = {prog.data(), t.data(), mb.data(), nullptr};
+    // A session of its own: in a container, the session leader is often
+    // outside the pid namespace, and CRIU refuses such a process.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
     pid_t pid = 0;
-    int err = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+    int err = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     close(out[1]);
     check(err == 0, "posix_spawn " + program + ": " + std::strerror(err));

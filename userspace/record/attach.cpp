@@ -392,6 +392,10 @@ pid_t Attachment::fork_copy()
     // Its descriptors are the process's sockets, pipes and terminals: the
     // copy lets go of them (the process keeps them), and the image has none.
     in.call(SYS_close_range, 0, ~0u, 0);
+    // A session of its own: CRIU refuses a process whose session leader is
+    // outside its pid namespace (as in most containers); the replay answers
+    // the program's session calls from the log.
+    in.call(SYS_setsid);
     privatize_shared_mappings(copy);
     return copy;
 }

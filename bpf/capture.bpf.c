@@ -163,6 +163,8 @@ struct {
 
 const volatile struct rw_config cfg = {};
 
+#include "capture_ids.bpf.h"
+
 /* Units per second of syscall exit times, set once recording starts: the
  * trace's end says it. (Recordings before these units carried the
  * kernel's jiffies, 4 ms apart at 250 Hz: the whole of a short run in one
@@ -226,11 +228,11 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (pst->phase != RW_TASK_ACTIVE)
 		return 0;
 	rec.h.kind = RW_REC_FORK;
-	rec.h.tid = BPF_CORE_READ(parent, pid);
+	rec.h.tid = task_tid(parent);
 	rec.h.seq = __sync_fetch_and_add(&seq_counter, 1);
-	rec.parent_tgid = BPF_CORE_READ(parent, tgid);
-	rec.child_tid = BPF_CORE_READ(child, pid);
-	rec.child_tgid = BPF_CORE_READ(child, tgid);
+	rec.parent_tgid = task_tgid(parent);
+	rec.child_tid = task_tid(child);
+	rec.child_tgid = task_tgid(child);
 	rec.ktime_ns = bpf_ktime_get_ns();
 	if (bpf_ringbuf_output(&rb, &rec, sizeof(rec), ring_flags()))
 		__sync_fetch_and_add(&ring_refusals, 1);
@@ -259,9 +261,9 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	if (!st || st->phase != RW_TASK_ACTIVE)
 		return 0;
 	rec.h.kind = RW_REC_EXIT;
-	rec.h.tid = BPF_CORE_READ(p, pid);
+	rec.h.tid = task_tid(p);
 	rec.h.seq = __sync_fetch_and_add(&seq_counter, 1);
-	rec.tgid = BPF_CORE_READ(p, tgid);
+	rec.tgid = task_tgid(p);
 	rec.exit_code = BPF_CORE_READ(p, exit_code);
 	rec.group_exit_code = BPF_CORE_READ(p, signal, group_exit_code);
 	rec.group_dead = group_dead;
@@ -545,7 +547,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		st->in_uretprobe = 1;
 		return 0;
 	}
-	pid_tgid = bpf_get_current_pid_tgid();
+	pid_tgid = current_pid_tgid();
 	tgid = pid_tgid >> 32;
 	/* The thread's running time: from each call's return to the next
 	 * call's entry (what a call's exit_time carries; not the time a call
@@ -618,7 +620,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	turn = st->released;
 	st->released = 0;
 
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	s->sc.h.kind = RW_REC_SYSCALL;
 	s->sc.h.flags = 0;
 	s->sc.h.tid = (__u32)pid_tgid;

@@ -295,7 +295,7 @@ static __always_inline void note_open(long fd)
 			__sync_fetch_and_add(&copies_retired, 1);
 		return;
 	}
-	if ((bpf_get_current_pid_tgid() >> 32) == cfg.recorder_tgid && copy->state == RW_COPY_PENDING) {
+	if ((current_pid_tgid() >> 32) == cfg.recorder_tgid && copy->state == RW_COPY_PENDING) {
 		copy->writers = inode->i_writecount.counter;
 		copy->fine_ctime = (inode->i_sb->s_type->fs_flags & FS_MGTIME_FLAG) != 0;
 		copy->state = RW_COPY_CHECKED;

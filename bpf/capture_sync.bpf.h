@@ -24,7 +24,7 @@
 
 static __always_inline void emit_sync(__u32 fn, __u32 flags, __u64 object, __u64 entry, __s64 ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = current_pid_tgid();
 	struct rw_rec_sync rec = {};
 
 	rec.h.kind = RW_REC_SYNC;

@@ -469,6 +469,10 @@ struct rw_config {
 	__u32 wakeup_bytes;  /* wake the consumer once this much is pending */
 	__u32 possible_cpus; /* a per-CPU map's value holds one slot per possible CPU */
 	__u32 reserved;
+	/* The recorder's pid namespace (the inode of /proc/self/ns/pid), 0 for
+	 * the initial one: in another (a container), every thread and process
+	 * id the capture reports or keys a map with is as the recorder sees it. */
+	__u64 pid_ns_ino;
 };
 
 #define RW_STALL_SIGNAL 19 /* SIGSTOP */

@@ -189,6 +189,12 @@ LandmarkImage dump_landmark(const std::string& criu, pid_t pid, const std::vecto
         // the process by its id there.)
         int pid_ns = ns >= 0 ? other_namespace(pid, "pid") : -1;
         pid_t named = pid_ns >= 0 ? innermost_pid(pid) : pid;
+        if (pid_ns >= 0) {
+            // The image holds the ids CRIU saw, which a restore gives back.
+            image.pid = named;
+            for (pid_t& tid : image.tids)
+                tid = innermost_pid(tid);
+        }
         criu_run = run_program({criu, "dump", "-t", std::to_string(named), "-D", fs::absolute(dir).string(),
                                 "--leave-stopped", "--shell-job", "-o", "dump.log", "-v4"},
                                criu_environment(), std::chrono::seconds(120), ns, pid_ns);

@@ -129,8 +129,15 @@ def check_program_state(rw, work, program):
     watch = Run([rw, "watch", trace, f"wakes >= {first + 5}"], timeout=300)
     check(watch.status == 0 and b"attach_target.c:%d" % wakes_line in watch.stdout + watch.stderr,
           f"rewind watch must name the line that changes wakes\n{watch.describe()}")
+    # A landmark of the replay, which runs in the pid namespace the start
+    # image was restored into, and a replay from it.
+    lm = Run([rw, "landmark", trace, "--every", "50%"], timeout=300)
+    check(lm.status == 0 and b"could not be" not in lm.stdout + lm.stderr, f"rewind landmark\n{lm.describe()}")
+    half = Run([rw, "replay", "--autopilot", "--from", "50%", trace], timeout=300)
+    check(half.status == 0 and b"using landmark 1" in half.stderr and rep.stdout.endswith(half.stdout),
+          f"replay from a landmark of the attached trace\n{half.describe()}")
     return (f"{len(rep.stdout.splitlines())} ticks replayed of 70; gdb at tick {first} and back to the attach "
-            f"point; rewind watch names line {wakes_line}")
+            f"point; rewind watch names line {wakes_line}; replay from a landmark at 50%")
 
 
 def check_stop_and_interrupt(rw, work, program):

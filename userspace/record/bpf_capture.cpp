@@ -48,6 +48,17 @@ int collect_libbpf_output(enum libbpf_print_level level, const char* fmt, va_lis
     return n;
 }
 
+// The inode of the recorder's pid namespace, or 0 in the initial one
+// (whose inode the kernel fixes), where the kernel's own ids are ours.
+uint64_t pid_namespace_of_recorder()
+{
+    constexpr uint64_t kInitialPidNamespace = 0xEFFFFFFCu;
+    struct stat st {};
+    if (::stat("/proc/self/ns/pid", &st) != 0 || st.st_ino == kInitialPidNamespace)
+        return 0;
+    return st.st_ino;
+}
+
 std::string explain_load_failure(int err)
 {
     std::string msg = "cannot load rewind's eBPF capture program: " + std::string(strerror(-err));
@@ -199,6 +210,7 @@ BpfCapture::BpfCapture(const Options& options, RecordHandler handler)
         throw CaptureError("cannot open rewind's eBPF capture program: " + std::string(strerror(errno)));
     auto* s = impl_->skel.get();
     s->rodata->cfg.recorder_tgid = static_cast<uint32_t>(getpid());
+    s->rodata->cfg.pid_ns_ino = pid_namespace_of_recorder();
     s->rodata->cfg.wakeup_bytes = options.wakeup_bytes;
     // The size of a per-CPU BPF map's value a program looks up (RW_STATE_BPF_VALUE).
     int cpus = libbpf_num_possible_cpus();

@@ -83,14 +83,15 @@ std::string probe_landmarks(const std::string& criu)
         Spinner spinner;
         if (ptrace(PTRACE_SEIZE, spinner.pid(), nullptr, kOptions) != 0)
             throw std::runtime_error(std::string("PTRACE_SEIZE: ") + std::strerror(errno));
-        // Until it has closed its descriptors it may be stopped in a system
-        // call, which is no place for a landmark.
+        // Until it has made its session and closed its descriptors it may
+        // be stopped in a system call, which is no place for a landmark, or
+        // still be in the session it was started in.
         Registers before;
         for (int attempt = 0;; attempt++) {
             ptrace(PTRACE_INTERRUPT, spinner.pid(), nullptr, nullptr);
             wait_for_stop(spinner.pid());
             before = get_registers(spinner.pid());
-            if (static_cast<int64_t>(before[Registers::ORIG_RAX]) == -1)
+            if (static_cast<int64_t>(before[Registers::ORIG_RAX]) == -1 && getsid(spinner.pid()) == spinner.pid())
                 break;
             if (attempt == 100)
                 throw std::runtime_error("the probe process never stopped outside a system call");

@@ -271,6 +271,29 @@ void Replayer::check_call(Task& t, const SyscallEvent& e)
         if (args[i] != e.args[i])
             diverge(t, "argument " + std::to_string(i + 1) + " of " + syscall_name(e.nr) + " differs",
                     "  expected " + call_text(e) + "\n  actual   " + call_text(actual));
+    if (parallel_trace())
+        restore_unused_arguments(t, e, nargs);
+}
+
+void Replayer::restore_unused_arguments(Task& t, const SyscallEvent& e, size_t used)
+{
+    // The probes of a parallel recording (uprobes on libc's synchronization
+    // calls) can return to the program with a register it does not use in
+    // another state than a run without them, and a later fault's registers
+    // would then differ from the recording's. The event holds every
+    // argument register as the recording had it (the kernel keeps them), so
+    // the ones the call does not read are given their recorded values.
+    static constexpr Registers::Index kArgumentRegisters[] = {Registers::RDI, Registers::RSI, Registers::RDX,
+                                                              Registers::R10, Registers::R8,  Registers::R9};
+    Registers r = t.regs();
+    bool changed = false;
+    for (size_t i = used; i < 6; i++)
+        if (r[kArgumentRegisters[i]] != e.args[i]) {
+            r[kArgumentRegisters[i]] = e.args[i];
+            changed = true;
+        }
+    if (changed)
+        t.set_regs(r);
 }
 
 void Replayer::check_inputs(Task& t, const SyscallEvent& e)

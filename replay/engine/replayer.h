@@ -357,6 +357,7 @@ private:
     void store_recorded_tid(Task& t, uint64_t addr, Tid recorded);
     void run_to_syscall_entry(Task& t, const SyscallEvent& e, Resume how);
     void check_call(Task& t, const SyscallEvent& e);
+    void restore_unused_arguments(Task& t, const SyscallEvent& e, size_t used);
     void check_inputs(Task& t, const SyscallEvent& e);
     void check_outputs_match(Task& t, const SyscallEvent& e);
     void write_outputs(Task& t, const SyscallEvent& e);

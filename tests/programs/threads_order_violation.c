@@ -21,6 +21,11 @@ static long compressed;
 /* The consumer's last block takes as long as main needs to free the queue:
  * an order the test can rely on (on a loaded machine a sleep is not). */
 static int freed[2];
+/* A consumer that leaves the loop says so: main frees the queue only once
+ * the other consumer has left it, so the one that meets the freed queue is
+ * always the slow one (without this, the other could still be between its
+ * last lock and unlock, a second race of its own). */
+static int left[2];
 
 static struct queue *queue_init(void)
 {
@@ -51,6 +56,8 @@ static void *consumer(void *arg)
             pthread_cond_wait(fifo->not_empty, fifo->mut);
         if (fifo->head == fifo->tail) {
             pthread_mutex_unlock(fifo->mut);
+            if (write(left[1], "x", 1) != 1)
+                return NULL;
             break;
         }
         long block = fifo->blocks[fifo->head++ % 64];
@@ -74,7 +81,7 @@ static void *output(void *arg)
 
 int main(void)
 {
-    if (pipe(freed) != 0)
+    if (pipe(freed) != 0 || pipe(left) != 0)
         return 1;
     fifo = queue_init();
     pthread_t consumers[2], writer;
@@ -94,6 +101,9 @@ int main(void)
     pthread_mutex_unlock(fifo->mut);
     /* Only the output thread is joined, as in pbzip2. */
     pthread_join(writer, NULL);
+    char c;
+    if (read(left[0], &c, 1) != 1)
+        return 1;
     queue_delete(fifo);
     if (write(freed[1], "x", 1) != 1)
         return 1;

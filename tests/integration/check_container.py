@@ -59,7 +59,7 @@ def check_attach(rw, work, programs):
     target = os.path.join(programs, "attach_target")
     # The target and rewind share the container; rewind names it by the
     # container's id.
-    script = (f"{target} 60 20 {work}/attached.file > {work}/attached.out 2>&1 & t=$!; sleep 0.5; "
+    script = (f"{target} 400 20 {work}/attached.file > {work}/attached.out 2>&1 & t=$!; sleep 0.5; "
               f"{rw} record -q --pid $t --for 1.5s -o {trace}; s=$?; kill $t; exit $s")
     rec = in_container(["/bin/bash", "-c", script])
     check(rec.status == 0, f"attaching in a container\n{rec.describe()}")

@@ -172,7 +172,11 @@ std::string start_time_of(pid_t pid)
         return "";
     std::istringstream fields(stat.substr(close + 2));
     std::string field;
-    for (int i = 3; i <= 22 && fields >> field; i++) {
+    // A process that has ended but is not reaped yet (its parent has not
+    // waited for it) is no longer there to speak of.
+    if (!(fields >> field) || field == "Z" || field == "X")
+        return "";
+    for (int i = 4; i <= 22 && fields >> field; i++) {
     }
     return field;
 }

@@ -614,7 +614,12 @@ void Replayer::replay_mmap(Task& t, const SyscallEvent& e)
     std::string path = checked_copy(e.tid, e.file->content_hash, e.file->path);
     bool shared = flags & MAP_SHARED;
     bool shared_writable = shared && (prot & PROT_WRITE);
-    if (shared || written_while_mapped_.contains(FileIdentity{e.file->dev, e.file->ino})) {
+    FileIdentity identity{e.file->dev, e.file->ino};
+    // A read-only shared mapping of a file nobody writes while it is mapped
+    // (glibc's gconv cache) shows the trace's copy as it is.
+    bool changes_while_mapped = written_while_mapped_.contains(identity) ||
+                                (shared && (!mapped_shared_writable_ || mapped_shared_writable_->contains(identity)));
+    if (shared_writable || changes_while_mapped) {
         // The replay's own copy of the file, which every mapping of it
         // shares (mapped_file_copies.h); the trace's copy stays as it is.
         try {

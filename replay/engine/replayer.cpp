@@ -33,9 +33,13 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
 {
     if (parallel_trace())
         source_.order_by_seq();
-    if (trace.end())
+    if (trace.end()) {
         written_while_mapped_.insert(trace.end()->files_written_while_mapped.begin(),
                                      trace.end()->files_written_while_mapped.end());
+        if (trace.end()->files_mapped_shared_writable)
+            mapped_shared_writable_ = std::set<FileIdentity>(trace.end()->files_mapped_shared_writable->begin(),
+                                                             trace.end()->files_mapped_shared_writable->end());
+    }
     if (const char* v = std::getenv("REWIND_NOTIFY_SYSCALLS"); v && std::string(v) == "0")
         options_.notify_syscalls = false; // every syscall a ptrace stop (for comparisons)
     // Copies of replayed processes outlive their parents: keep them ours.

@@ -458,6 +458,9 @@ private:
     RecordedSegments recorded_segments_; // which the recording made (replay_limits.h)
     SysvSegments sysv_segments_;         // the replay's own for them
     std::set<FileIdentity> written_while_mapped_;
+    // Files mapped shared and writable (TraceEnd); unknown: every shared
+    // mapping is treated as if they were.
+    std::optional<std::set<FileIdentity>> mapped_shared_writable_;
     std::vector<MountedFile> mounted_; // what launch and execs bind-mounted
     uint64_t echo_from_ = 0;
     void note_mounts(const ExecEvent& e);

@@ -2,6 +2,7 @@
 
 #include "process_image.h"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <sys/ptrace.h>
@@ -121,6 +122,7 @@ public:
         end.threads = threads_.size();
         end.syscall_counts = counts_;
         end.files_written_while_mapped.assign(written_while_mapped_.begin(), written_while_mapped_.end());
+        end.files_mapped_shared_writable.emplace(mapped_shared_writable_.begin(), mapped_shared_writable_.end());
     }
 
 private:
@@ -134,6 +136,8 @@ private:
             memory_bytes_ += m.length;
         if ((e.flags & kSyscallMappedWrite) && e.file)
             written_while_mapped_.insert({e.file->dev, e.file->ino});
+        if (e.nr == SYS_mmap && e.ret >= 0 && e.file && (e.args[3] & MAP_SHARED) && (e.args[2] & PROT_WRITE))
+            mapped_shared_writable_.insert({e.file->dev, e.file->ino});
     }
     void count(const ForkEvent& e)
     {
@@ -152,6 +156,7 @@ private:
     std::set<Tid> processes_;
     std::map<std::string, uint64_t> counts_;
     std::set<FileIdentity> written_while_mapped_;
+    std::set<FileIdentity> mapped_shared_writable_;
 };
 
 TraceMeta make_meta(const std::string& program, const std::vector<std::string>& argv,
@@ -590,6 +595,8 @@ RecordResult record(const RecordOptions& options)
     end.stream_bytes = writer.file_bytes();
     end.complete = end.problems.empty();
     if (attaching) {
+        // Mapped shared and writable before the attach, unseen: unknown.
+        end.files_mapped_shared_writable.reset();
         try {
             options.start_image.finish(dir, trace_files::kStartImage, end.events, start_mappings);
         } catch (const std::exception& e) {

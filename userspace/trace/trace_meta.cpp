@@ -286,6 +286,12 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
             files.push_back({{"dev", f.dev}, {"ino", f.ino}});
         j["files_written_while_mapped"] = files;
     }
+    if (e.files_mapped_shared_writable) {
+        json files = json::array();
+        for (const auto& f : *e.files_mapped_shared_writable)
+            files.push_back({{"dev", f.dev}, {"ino", f.ino}});
+        j["files_mapped_shared_writable"] = files;
+    }
     write_file_atomically(dir / "end.json", dump_for_display(j, 2) + "\n"); // (problems are text)
 }
 
@@ -330,6 +336,11 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
         if (j.contains("files_written_while_mapped"))
             for (const auto& f : j.at("files_written_while_mapped"))
                 e.files_written_while_mapped.push_back({f.at("dev").get<uint64_t>(), f.at("ino").get<uint64_t>()});
+        if (j.contains("files_mapped_shared_writable")) {
+            e.files_mapped_shared_writable.emplace();
+            for (const auto& f : j.at("files_mapped_shared_writable"))
+                e.files_mapped_shared_writable->push_back({f.at("dev").get<uint64_t>(), f.at("ino").get<uint64_t>()});
+        }
     } catch (const json::exception& ex) {
         throw FormatError((dir / "end.json").string() + ": " + ex.what());
     }

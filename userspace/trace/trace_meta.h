@@ -127,6 +127,11 @@ struct TraceEnd {
     // mapped (kSyscallMappedWrite): replay maps even their private
     // mappings from a copy of its own that it changes as the kernel did.
     std::vector<FileIdentity> files_written_while_mapped;
+    // Files some process mapped shared and writable: replay maps their
+    // read-only shared mappings from its own copy too, so that every
+    // mapping sees the writes. Unknown in traces that predate it (and in
+    // those without an end), where every shared mapping uses a copy.
+    std::optional<std::vector<FileIdentity>> files_mapped_shared_writable;
     // The recording ended by detaching from the processes, which ran on
     // (rewind record --pid): the trace ends there, complete.
     bool detached = false;

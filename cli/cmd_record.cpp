@@ -8,6 +8,7 @@
 #include "attach.h"
 #include "commands.h"
 #include "exit_like.h"
+#include "launch_detach.h"
 #include "recorder.h"
 #include "start_image.h"
 #include "tsc.h"
@@ -20,7 +21,7 @@ namespace {
 constexpr int kRecordRefused = 91;
 
 // "30s", "5m", "1h", "250ms", or plain seconds.
-std::chrono::milliseconds parse_duration(const std::string& text)
+std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text)
 {
     size_t used = 0;
     double value = 0;
@@ -32,7 +33,7 @@ std::chrono::milliseconds parse_duration(const std::string& text)
     std::string unit = text.substr(used);
     double ms = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1e3 : unit == "m" ? 60e3 : unit == "h" ? 3600e3 : -1;
     if (used == 0 || ms < 0 || value <= 0)
-        throw UsageError("--for takes a duration such as 30s, 5m, 1h or 250ms, not '" + text + "'");
+        throw UsageError(option + " takes a duration such as 30s, 5m, 1h or 250ms, not '" + text + "'");
     return std::chrono::milliseconds(static_cast<int64_t>(value * ms));
 }
 
@@ -72,7 +73,7 @@ void strip_record_separator(std::vector<char*>& args)
             return; // the program name: everything after it is the program's
         // Options that take a value (add_record's), so the value is not taken for the program.
         if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms" ||
-             a == "--scrub-env" || a == "-p" || a == "--pid" || a == "--for") &&
+             a == "--scrub-env" || a == "-p" || a == "--pid" || a == "--for" || a == "--detach-after") &&
             i + 1 < args.size())
             i++;
     }
@@ -143,9 +144,17 @@ void add_record(CLI::App& app, Outcome& outcome)
                     "as if rewind had never been there");
     auto for_text = std::make_shared<std::string>();
     cmd->add_option("--for", *for_text, "With --pid: detach after this long (30s, 5m, 1h, 250ms)");
+    auto detach_text = std::make_shared<std::string>();
+    cmd->add_option("--detach-after", *detach_text,
+                    "Record the program only for this long (30s, 5m, 1h, 250ms), then detach: it runs on "
+                    "unrecorded, as without rewind, and rewind waits for it and exits with its status. Such a "
+                    "program gets no recording filter, as an attached process: one that traces processes itself "
+                    "gets the kernel's answers")
+        ->excludes("--for");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "       rewind record --pid PID [--for DURATION] [OPTIONS]\n"
+                "       rewind record --detach-after DURATION [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "rewind's exit status is the program's; 91 when rewind refused to record on (the program "
                 "traces processes itself: ptrace), 1 when the disk filled. Examples:\n  rewind record -- ls -l /tmp\n"
                 "  rewind record --pid 1234 --for 30s\n"
@@ -164,10 +173,15 @@ void add_record(CLI::App& app, Outcome& outcome)
             options->attach_pid = *pid;
             options->start_image = start_image_maker();
         } else if (!for_text->empty()) {
-            throw UsageError("--for goes with --pid (a program rewind starts is recorded to its end)");
+            throw UsageError("--for goes with --pid (for a program rewind starts: --detach-after)");
         }
         if (!for_text->empty())
-            options->detach_after = parse_duration(*for_text);
+            options->detach_after = parse_duration("--for", *for_text);
+        if (!detach_text->empty()) {
+            if (options->parallel)
+                throw UsageError("--detach-after records threads one at a time; it cannot go with --parallel");
+            options->detach_after = parse_duration("--detach-after", *detach_text);
+        }
         for (const auto& name : *scrub)
             if (name.empty() || name.find('=') != std::string::npos)
                 throw UsageError("--scrub-env takes variable names (NAME, not NAME=VALUE): '" + name + "'");
@@ -222,6 +236,13 @@ void add_record(CLI::App& app, Outcome& outcome)
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
                          static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),
                          r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
+        }
+        if (r.runs_on) {
+            if (!*quiet)
+                std::fprintf(stderr, "rewind: detached (%s); %s runs on unrecorded\n", r.end.detach_reason.c_str(),
+                             options->command[0].c_str());
+            int status = wait_for_program(r.runs_on);
+            exit_like(ExitStatus::from_wait_status(status));
         }
         if (r.end.detached)
             return; // (the program's status is not rewind's: it runs on)

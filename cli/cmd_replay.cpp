@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "commands.h"
 #include "event_format.h"
@@ -171,9 +172,10 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
         }
         if (t.end() && t.end()->detached)
             fmt::print(stderr,
-                       "rewind: the recording ends where rewind detached from process {}, which ran on; so "
-                       "does the replay\n",
-                       t.meta().attached ? t.meta().attached->pid : 0);
+                       "rewind: the recording ends where rewind detached from {}, which ran on; so does the "
+                       "replay\n",
+                       t.meta().attached ? "process " + std::to_string(t.meta().attached->pid)
+                                         : std::filesystem::path(t.meta().program).filename().string());
         exit_like(status);
     });
 }

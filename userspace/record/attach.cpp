@@ -92,13 +92,40 @@ int out_of_syscall(pid_t tid, Registers& r)
 
 } // namespace
 
-bool put_before_syscall(pid_t tid)
+namespace {
+
+// A thread stopped at a clone's or fork's event is inside that call, which
+// has made its child: it is taken to the call's exit, where its registers
+// are its own again (a call injected from the event stop would come back
+// with the clone's result, and the thread would think its clone failed).
+bool past_clone_event(pid_t tid)
 {
+    siginfo_t si{};
+    if (ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0 || si.si_signo != SIGTRAP)
+        return true;
+    int event = si.si_code >> 8;
+    if (event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK)
+        return true;
+    if (ptrace(PTRACE_SYSCALL, tid, nullptr, nullptr) != 0)
+        return false;
+    int status = 0;
+    if (waitpid(tid, &status, __WALL) != tid)
+        return false;
+    return WIFSTOPPED(status);
+}
+
+bool put_stopped_thread_before_syscall(pid_t tid)
+{
+    if (!past_clone_event(tid))
+        return false;
+    Registers r = get_registers(tid);
+    // (At an entry stop the kernel has put -ENOSYS in rax. A thread just
+    // made by clone, at its first stop, has 0 there and is past its call:
+    // made again, the clone would start a second thread on the same stack.)
     __ptrace_syscall_info info{};
     if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, reinterpret_cast<void*>(sizeof info), &info) > 0 &&
-        info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+        info.op == PTRACE_SYSCALL_INFO_ENTRY && static_cast<int64_t>(r[Registers::RAX]) == -ENOSYS) {
         // At its entry: skipped (no number), and made again from user code.
-        Registers r = get_registers(tid);
         r[Registers::RAX] = r[Registers::ORIG_RAX];
         r[Registers::RIP] -= 2;
         r[Registers::ORIG_RAX] = static_cast<uint64_t>(-1);
@@ -114,9 +141,23 @@ bool put_before_syscall(pid_t tid)
         set_registers(tid, r);
         return true;
     }
-    Registers r = get_registers(tid);
     out_of_syscall(tid, r);
     return true;
+}
+
+} // namespace
+
+bool put_before_syscall(pid_t tid)
+{
+    try {
+        return put_stopped_thread_before_syscall(tid);
+    } catch (const std::system_error& e) {
+        // ESRCH: it ended meanwhile (killed by another thread's exit_group
+        // or execve); there is nothing of it to put back.
+        if (e.code().value() != ESRCH)
+            throw;
+        return false;
+    }
 }
 
 std::string attach_refusal(pid_t pid)

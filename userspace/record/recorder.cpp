@@ -30,6 +30,7 @@
 #include "event_assembler.h"
 #include "event_stream.h"
 #include "file_store.h"
+#include "launch_detach.h"
 #include "launcher.h"
 #include "mapped_files.h"
 #include "read_copies.h"
@@ -431,8 +432,9 @@ RecordResult record(const RecordOptions& options)
         initial = options.attach_pid;
     } else {
         shield_from_program_signals();
-        launcher =
-            std::make_unique<Launcher>(exec_path, options.command, envp, SignalState::initial(), prepare_for_recording);
+        // A program to detach from gets no recording filter, which could not be taken back (launch_detach.h).
+        launcher = std::make_unique<Launcher>(exec_path, options.command, envp, SignalState::initial(),
+                                              options.detach_after ? disable_aslr_and_trap_tsc : prepare_for_recording);
         if (ptrace(PTRACE_SEIZE, launcher->pid(), nullptr, reinterpret_cast<void*>(kRecordingPtraceOptions)) != 0)
             throw UsageError(std::string("cannot trace the program: ") + strerror(errno) +
                                  " (is another tracer or a Yama ptrace_scope setting in the way?)",
@@ -474,6 +476,9 @@ RecordResult record(const RecordOptions& options)
         if (options.detach_after)
             sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
         sup_options.undo_attach = [&](const std::vector<pid_t>& tids) { return attachment->undo(tids); };
+    } else if (options.detach_after) {
+        sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
+        sup_options.undo_attach = undo_launch;
     }
     Supervisor supervisor(capture, assembler, sink, files, random_sites, sup_options);
     if (attaching) {
@@ -525,7 +530,8 @@ RecordResult record(const RecordOptions& options)
     end.exit = ExitStatus::from_wait_status(status);
     end.detached = supervisor.detached();
     if (end.detached)
-        end.detach_reason = options.detach_after && std::chrono::nanoseconds(end.duration_ns) >= *options.detach_after
+        end.detach_reason = !attaching ? "the time given with --detach-after passed"
+                            : options.detach_after && std::chrono::nanoseconds(end.duration_ns) >= *options.detach_after
                                 ? "the time given with --for passed"
                                 : "rewind record was told to stop (a signal)";
     if (disk_full_at) {
@@ -607,7 +613,10 @@ RecordResult record(const RecordOptions& options)
     reserve.release();
     write_end(dir, end);
     update_latest_link(dir);
-    return {dir, end};
+    RecordResult result{dir, end};
+    if (end.detached && !attaching && ::kill(initial, 0) == 0)
+        result.runs_on = initial;
+    return result;
 }
 
 } // namespace rw

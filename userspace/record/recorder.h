@@ -48,13 +48,17 @@ struct RecordOptions {
     std::function<void()> started;                         // called once the program runs (it was found and exec'd)
     EnvScrub scrub_env;                                    // kept in the trace as placeholders
     pid_t attach_pid = 0;                                  // record this running process instead (rewind record --pid)
-    std::optional<std::chrono::milliseconds> detach_after; // then detach after this long (--for)
+    // Then detach after this long (--for, --detach-after): the processes run on unrecorded.
+    std::optional<std::chrono::milliseconds> detach_after;
     StartImageMaker start_image;                           // for attach_pid
 };
 
 struct RecordResult {
     std::filesystem::path trace;
     TraceEnd end;
+    // The program rewind started and detached from (--detach-after), which
+    // runs on: rewind's child, for wait_for_program.
+    pid_t runs_on = 0;
 };
 
 RecordResult record(const RecordOptions& options);

@@ -323,6 +323,9 @@ private:
     bool stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later);
     bool detach_requested_ = false;
     bool detached_ = false;
+    // While detach_all stops the threads: no thread is given the CPU (the
+    // ring drained then can report exits and yields that would resume one).
+    bool detaching_ = false;
     std::optional<Refusal> refusal_;
     std::chrono::steady_clock::time_point refused_at_{};
     std::vector<std::string> problems_;

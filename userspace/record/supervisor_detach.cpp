@@ -12,10 +12,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "attach.h"
 #include "bpf_capture.h"
+#include "process_image.h"
+#include "emulated_tracing.h"
 #include "random_sites.h"
 #include "syscall_table.h"
 #include "thread_injector.h"
@@ -59,8 +66,19 @@ bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& la
         StopInfo s = decode_wait_status(status);
         if (s.kind == StopInfo::Kind::Exited || s.kind == StopInfo::Kind::Signaled)
             return false;
-        if (s.kind != StopInfo::Kind::SignalDelivery)
+        if (s.kind != StopInfo::Kind::SignalDelivery) {
+            // The kernel side's stall signal, sent at a call's exit, can be
+            // pending still: the interrupt stopped the thread first. Let go
+            // with it, it would stop the whole process (a SIGSTOP); the
+            // thread takes it now, no code of its own run, and it is not
+            // delivered (the detach gives no signal).
+            if ((thread_signal_mask(t.tid, "SigPnd") & (1ull << (RW_STALL_SIGNAL - 1))) && capture_.has_stall(t.tid) &&
+                ::ptrace(PTRACE_CONT, t.tid, nullptr, nullptr) == 0) {
+                stopped = false;
+                continue;
+            }
             break;
+        }
         std::optional<rw_stall> stall = s.signal == RW_STALL_SIGNAL ? capture_.take_stall(t.tid) : std::nullopt;
         if (!stall)
             later.push_back({t.tid, s.signal});
@@ -93,8 +111,43 @@ void Supervisor::refuse_rseq(Thread& t, rw_rec_syscall& sc)
         ::syscall(SYS_tgkill, t.tgid, t.tid, sig);
 }
 
+namespace {
+
+// The child a thread stopped at a clone's or fork's event has just made.
+std::optional<pid_t> child_at_clone_event(pid_t tid)
+{
+    siginfo_t si{};
+    if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0 || si.si_signo != SIGTRAP)
+        return std::nullopt;
+    int event = si.si_code >> 8;
+    unsigned long child = 0;
+    if ((event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK) ||
+        ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) != 0 || child == 0)
+        return std::nullopt;
+    return static_cast<pid_t>(child);
+}
+
+// Takes the first stop of a thread or process ptrace took at its clone or
+// fork (it comes at once; one that is gone, or not rewind's, is let be).
+bool stop_newcomer(pid_t tid)
+{
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+        int status = 0;
+        pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+        if (r == tid)
+            return WIFSTOPPED(status);
+        if (r < 0 || std::chrono::steady_clock::now() >= deadline)
+            return false;
+        usleep(1000);
+    }
+}
+
+} // namespace
+
 void Supervisor::detach_all()
 {
+    detaching_ = true;
     std::vector<Tid> tids;
     for (const auto& [tid, t] : threads_)
         tids.push_back(tid);
@@ -123,23 +176,61 @@ void Supervisor::detach_all()
         stopped.push_back(tid);
         processes.insert(t.tgid);
     }
+    // Threads and processes a clone or fork made while the others were
+    // being stopped are in no list: ptrace holds them at their first stop,
+    // with the rdtsc trap they inherited. They are given back as the
+    // others are (else they would run on trapped, and die at their first
+    // clock_gettime).
+    std::map<pid_t, Tid> tgid_of;
+    for (pid_t tid : stopped)
+        tgid_of[tid] = threads_.at(tid).tgid;
+    std::vector<pid_t> born;
+    for (pid_t tid : stopped)
+        if (auto child = child_at_clone_event(tid))
+            born.push_back(*child);
+    for (Tid tgid : processes) {
+        std::error_code ec;
+        for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(tgid) + "/task", ec))
+            born.push_back(static_cast<pid_t>(std::strtol(e.path().filename().c_str(), nullptr, 10)));
+    }
+    for (pid_t tid : born) {
+        if (tid <= 0 || tgid_of.count(tid) || threads_.count(tid) || !stop_newcomer(tid))
+            continue;
+        auto tgid = static_cast<Tid>(proc_status_number(tid, "Tgid").value_or(tid));
+        stopped.push_back(tid);
+        tgid_of[tid] = tgid;
+        processes.insert(tgid);
+        tids.push_back(tid);
+    }
     drain_ring();
     for (Tid tid : tids)
         capture_.untrack(tid);
     drain_ring();
-    std::erase_if(stopped, [](pid_t tid) { return !put_before_syscall(tid); });
+    // One that cannot be put back (gone, or stopped where it cannot be)
+    // is let go all the same: a thread left traced would stop for ever.
+    std::vector<pid_t> unrestored;
+    std::erase_if(stopped, [&](pid_t tid) {
+        if (put_before_syscall(tid))
+            return false;
+        unrestored.push_back(tid);
+        return true;
+    });
     if (options_.undo_attach)
         for (auto& p : options_.undo_attach(stopped))
             problems_.push_back("detaching: " + p);
     for (Tid tgid : processes)
         for (pid_t tid : stopped)
-            if (threads_.at(tid).tgid == tgid) {
+            if (tgid_of.at(tid) == tgid) {
                 if (!random_sites_.unplant(tgid, tid))
                     problems_.push_back("detaching: cannot take rewind's int3s out of process " + std::to_string(tgid));
                 break;
             }
     for (pid_t tid : stopped)
         ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    for (pid_t tid : unrestored)
+        if (::ptrace(PTRACE_DETACH, tid, nullptr, nullptr) == 0)
+            problems_.push_back("detaching: thread " + std::to_string(tid) +
+                                " could not be taken out of its call, nor given back its rdtsc mode");
     for (auto [tid, sig] : later) {
         auto it = threads_.find(tid);
         ::syscall(SYS_tgkill, it != threads_.end() ? it->second.tgid : tid, tid, sig);

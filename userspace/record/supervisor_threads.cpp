@@ -140,6 +140,8 @@ bool Supervisor::park_stop(Thread& t, int status)
 
 bool Supervisor::grant(Thread& t)
 {
+    if (detaching_)
+        return true; // (it stays stopped, for the detach)
     t.out_of_turn = false;
     // A thread its creator's tracer traces from its birth waits for it
     // there (its creator's clone stop can come after its own first stop).

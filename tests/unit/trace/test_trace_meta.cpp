@@ -52,6 +52,16 @@ TEST_CASE("meta.json and end.json round trip")
     e.refusal.reset();
     write_end(dir, e);
     CHECK_FALSE(read_end(dir)->refusal.has_value());
+    // Files mapped shared and writable: unknown (older traces, attached
+    // ones), none, or some.
+    CHECK_FALSE(read_end(dir)->files_mapped_shared_writable.has_value());
+    e.files_mapped_shared_writable.emplace();
+    write_end(dir, e);
+    REQUIRE(read_end(dir)->files_mapped_shared_writable.has_value());
+    CHECK(read_end(dir)->files_mapped_shared_writable->empty());
+    e.files_mapped_shared_writable->push_back({7, 42});
+    write_end(dir, e);
+    CHECK(read_end(dir)->files_mapped_shared_writable == std::vector<FileIdentity>{{7, 42}});
     fs::remove_all(dir);
 }
 

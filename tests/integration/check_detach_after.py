@@ -2,8 +2,9 @@
 """rewind record --detach-after: a program rewind starts is recorded for a
 while, then runs on unrecorded, with nothing of the recording left (no
 tracer, no seccomp filter, no rdtsc trap in any thread, address
-randomization back, the vDSO as the kernel made it: detach_target checks
-each itself at its end); rewind waits for it and exits with its status;
+randomization back, the vDSO as the kernel made it, a thread stopped in
+rewind's vDSO code goes on right: detach_target checks each itself at
+its end); rewind waits for it and exits with its status;
 the trace ends at the detach, complete, and replays the part recorded
 byte for byte. A program that ends before the time is recorded to its
 end as without the option; a shell pipeline (processes the program
@@ -17,7 +18,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rwtest import Run, Skipped, check, fresh_dir, require_root, run_checks
 
-CLEAN = b"after: tracer 0/0, seccomp 0, tsc enabled/enabled, randomization on, vdso as the kernel's\n"
+CLEAN = (b"after: tracer 0/0, seccomp 0, tsc enabled/enabled, randomization on, vdso as the kernel's, "
+         b"clock reader ok\n")
 
 
 def info_of(rw, trace):

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,29 @@ static void one_round(const char* who, int i)
     fflush(stdout);
 }
 
+/* Inside the vDSO's time functions most of the time: the detach stops it
+ * there, in the code rewind put in their place. */
+static volatile int stop_reading;
+static long reads;
+static int went_back;
+
+static void* reader(void* arg)
+{
+    (void)arg;
+    struct timespec last = {0, 0}, now;
+    struct timeval tv;
+    while (!stop_reading) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec < last.tv_sec || (now.tv_sec == last.tv_sec && now.tv_nsec < last.tv_nsec))
+            went_back = 1;
+        last = now;
+        gettimeofday(&tv, NULL);
+        if (++reads % 200 == 0)
+            usleep(1000); /* (the others get their turns while recorded) */
+    }
+    return NULL;
+}
+
 static void* worker(void* arg)
 {
     (void)arg;
@@ -107,20 +131,26 @@ int main(int argc, char** argv)
         return 0;
     }
     rounds = argc > 1 ? atoi(argv[1]) : 40;
-    pthread_t t;
+    pthread_t t, r;
     pthread_create(&t, NULL, worker, NULL);
+    pthread_create(&r, NULL, reader, NULL);
     for (int i = 0; i < rounds; i++) {
         one_round("main", i);
         usleep(50000);
     }
     pthread_join(t, NULL);
+    stop_reading = 1;
+    pthread_join(r, NULL);
     int mode = 0;
     prctl(PR_GET_TSC, &mode, 0, 0, 0);
     int persona = personality(0xffffffff);
     uint64_t own = vdso_digest(), fresh = fresh_vdso_digest();
-    printf("after: tracer %ld/%ld, seccomp %ld, tsc %s/%s, randomization %s, vdso %s\n",
+    printf("after: tracer %ld/%ld, seccomp %ld, tsc %s/%s, randomization %s, vdso %s, clock reader %s\n",
            status_field("/proc/self/status", "TracerPid"), worker_tracer, status_field("/proc/self/status", "Seccomp"),
            mode == PR_TSC_ENABLE ? "enabled" : "TRAPPED", thread_tsc_mode == PR_TSC_ENABLE ? "enabled" : "TRAPPED",
-           persona & ADDR_NO_RANDOMIZE ? "OFF" : "on", own == fresh ? "as the kernel's" : "CHANGED");
+           persona & ADDR_NO_RANDOMIZE ? "OFF" : "on", own == fresh ? "as the kernel's" : "CHANGED",
+           went_back ? "WENT BACK"
+           : reads   ? "ok"
+                     : "NEVER RAN");
     return argc > 2 ? atoi(argv[2]) : 0;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "process_image.h"
@@ -143,6 +144,48 @@ std::string patch_vdso_at(const TraceeMemory& mem, uint64_t base)
             return "cannot patch the vDSO's " + std::string(r.name);
     }
     return "";
+}
+
+bool leave_patched_vdso(pid_t tid, uint64_t base, const std::vector<uint8_t>& original)
+{
+    Registers r;
+    try {
+        r = get_registers(tid);
+    } catch (const std::system_error&) {
+        return false;
+    }
+    uint64_t rip = r[Registers::RIP];
+    if (rip < base || rip >= base + original.size())
+        return true;
+    std::vector<uint8_t> image = original;
+    auto found = symbols(image);
+    for (const Replacement& rep : replacements()) {
+        auto it = found.find(std::string(rep.name));
+        if (it == found.end())
+            continue;
+        uint64_t start = base + it->second.first;
+        if (rip <= start || rip >= start + rep.code.size())
+            continue;
+        if (rip < start + rep.code.size() - 1) {
+            // Before the syscall (made again after an interruption): the
+            // kernel's code makes the call from the same argument registers.
+            r[Registers::RIP] = start;
+        } else {
+            // At the `ret`, the result in rax: returned from here.
+            uint64_t to = 0;
+            if (!TraceeMemory(tid).read(RemoteAddr(r[Registers::RSP]), {reinterpret_cast<uint8_t*>(&to), 8}))
+                return false;
+            r[Registers::RIP] = to;
+            r[Registers::RSP] += 8;
+        }
+        try {
+            set_registers(tid, r);
+        } catch (const std::system_error&) {
+            return false;
+        }
+        return true;
+    }
+    return true;
 }
 
 bool hide_vdso(const TraceeMemory& mem, InitialStack& st)

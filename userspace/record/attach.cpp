@@ -504,6 +504,17 @@ void Attachment::reap_copy(pid_t tid)
         hold(tid, sig);
 }
 
+void Attachment::rseq_registered(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig)
+{
+    auto it = std::find_if(threads_.begin(), threads_.end(), [&](const auto& t) { return t.tid == tid; });
+    if (it == threads_.end())
+        return;
+    it->rseq_addr = addr;
+    it->rseq_len = len;
+    it->rseq_sig = sig;
+    guardian_->rseq(tid, addr, len, sig);
+}
+
 std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
 {
     std::vector<std::string> problems;
@@ -535,6 +546,13 @@ std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
         } catch (const std::exception& e) {
             problems.push_back("thread " + std::to_string(tid) + ": " + e.what());
         }
+    }
+    for (pid_t tid : tids) {
+        auto tgid = static_cast<pid_t>(proc_status_number(tid, "Tgid").value_or(tid));
+        for (const auto& m : read_mappings(tgid))
+            if (m.path == "[vdso]" && m.end - m.start == vdso_bytes_.size() &&
+                !leave_patched_vdso(tid, m.start, vdso_bytes_))
+                problems.push_back("thread " + std::to_string(tid) + " cannot leave rewind's vDSO code");
     }
     return problems;
 }

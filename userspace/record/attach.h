@@ -63,6 +63,9 @@ public:
     const std::vector<AttachedThread>& threads() const { return threads_; }
     uint64_t syscall_insn() const { return insn_; }
 
+    // A thread's rseq registration made while recorded and answered as
+    // made (Supervisor::owe_rseq): registered for real at the detach.
+    void rseq_registered(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig);
     // Arranges the process for recording (see above). Throws std::runtime_error.
     void prepare();
     // A copy of the process made by a fork injected in its first thread,

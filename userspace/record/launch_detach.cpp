@@ -18,6 +18,7 @@
 #include "thread_injector.h"
 #include "tracee.h"
 #include "unique_fd.h"
+#include "vdso.h"
 
 namespace rw {
 namespace {
@@ -44,11 +45,13 @@ std::vector<std::string> undo_launch(const std::vector<pid_t>& tids)
     int own_persona = personality(0xffffffff);
     bool clear_no_randomize = own_persona >= 0 && !(own_persona & ADDR_NO_RANDOMIZE);
     std::map<pid_t, pid_t> processes; // tgid -> a stopped thread of it
+    std::map<pid_t, pid_t> tgid_of;
     // Injected calls first, while every vDSO still holds the syscall
     // instructions they may run.
     for (pid_t tid : tids) {
         try {
             auto tgid = static_cast<pid_t>(proc_status_number(tid, "Tgid").value_or(tid));
+            tgid_of[tid] = tgid;
             ThreadInjector in(tid, find_syscall_instruction(tgid));
             in.call(SYS_prctl, PR_SET_TSC, PR_TSC_ENABLE);
             if (processes.emplace(tgid, tid).second && clear_no_randomize) {
@@ -66,10 +69,19 @@ std::vector<std::string> undo_launch(const std::vector<pid_t>& tids)
     }
     std::vector<uint8_t> vdso = kernel_vdso();
     for (auto [tgid, tid] : processes)
-        for (const auto& m : read_mappings(tgid))
-            if (m.path == "[vdso]" &&
-                (m.end - m.start != vdso.size() || !TraceeMemory(tid).write(RemoteAddr(m.start), vdso)))
+        for (const auto& m : read_mappings(tgid)) {
+            if (m.path != "[vdso]")
+                continue;
+            if (m.end - m.start != vdso.size()) {
                 problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
+                continue;
+            }
+            for (auto [thread, its_tgid] : tgid_of)
+                if (its_tgid == tgid && !leave_patched_vdso(thread, m.start, vdso))
+                    problems.push_back("thread " + std::to_string(thread) + " cannot leave rewind's vDSO code");
+            if (!TraceeMemory(tid).write(RemoteAddr(m.start), vdso))
+                problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
+        }
     return problems;
 }
 

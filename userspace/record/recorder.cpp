@@ -13,6 +13,7 @@
 
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -476,6 +477,9 @@ RecordResult record(const RecordOptions& options)
         if (options.detach_after)
             sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
         sup_options.undo_attach = [&](const std::vector<pid_t>& tids) { return attachment->undo(tids); };
+        sup_options.rseq_answered = [&](pid_t tid, uint64_t addr, uint32_t len, uint32_t sig) {
+            attachment->rseq_registered(tid, addr, len, sig);
+        };
     } else if (options.detach_after) {
         sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
         sup_options.undo_attach = undo_launch;
@@ -486,6 +490,11 @@ RecordResult record(const RecordOptions& options)
         for (const auto& t : attachment->threads())
             tids.push_back(t.tid);
         supervisor.adopt(options.attach_pid, tids);
+        const auto& threads = attachment->threads();
+        if (std::any_of(threads.begin(), threads.end(), [](const auto& t) { return t.rseq_addr != 0; }))
+            for (const auto& t : threads)
+                if (!t.rseq_addr)
+                    supervisor.owe_rseq(t.tid);
         meta.attached->pause_seconds = attachment->paused().count();
         meta.attached->threads = tids.size();
         meta.attached->mappings = start_mappings;

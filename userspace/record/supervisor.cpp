@@ -268,6 +268,8 @@ void Supervisor::on_stop(pid_t tid, int status)
 
 bool Supervisor::resume(Thread& t, int signo)
 {
+    if (detaching_)
+        return true; // (it stays stopped, for the detach)
     if (t.out_of_turn && serialized(t)) {
         // It gave the CPU up at a syscall entry: it goes on in its turn.
         t.parked_signal = signo;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,9 @@ public:
         bool attached = false;
         std::optional<std::chrono::steady_clock::time_point> detach_at;
         std::function<std::vector<std::string>(const std::vector<pid_t>&)> undo_attach;
+        // A registration of rseq answered as made (owe_rseq): the area the
+        // program believes registered, which the detach registers for real.
+        std::function<void(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig)> rseq_answered;
     };
 
     // The program did something rewind cannot record, and the recording
@@ -101,6 +105,12 @@ public:
     // --pid): every one ptrace-stopped outside any syscall, the leader
     // first. Before run(initial = tgid).
     void adopt(Tid tgid, const std::vector<Tid>& tids);
+    // A thread of the attached process that was starting when rewind
+    // attached, made by a thread that had rseq then: glibc's thread start
+    // treats a failed registration as fatal (it inherits "rseq works" from
+    // its creator), so its registration is answered as made (and undone,
+    // as for the threads registered before the attach).
+    void owe_rseq(Tid tid) { rseq_owed_.insert(tid); }
     // The recording ended by a detach: the processes run on without rewind.
     bool detached() const { return detached_; }
     // Signals sent to the recorder stand for the detach (request_detach).
@@ -318,13 +328,15 @@ private:
     // A registration of rseq that succeeded (no recording filter: an
     // attached process) is undone, and answered ENOSYS.
     void refuse_rseq(Thread& t, rw_rec_syscall& sc);
+    std::set<Tid> rseq_owed_;
     // Stops `t` for the detach; false if it is gone. Signals to deliver
     // after the detach are added to `later`.
     bool stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later);
     bool detach_requested_ = false;
     bool detached_ = false;
-    // While detach_all stops the threads: no thread is given the CPU (the
-    // ring drained then can report exits and yields that would resume one).
+    // While detach_all stops the threads: no thread is given the CPU or
+    // resumed (the ring drained then can report exits and yields that
+    // would resume one; a stall completed then ends with a resume).
     bool detaching_ = false;
     std::optional<Refusal> refusal_;
     std::chrono::steady_clock::time_point refused_at_{};

@@ -83,11 +83,11 @@ bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& la
         if (!stall)
             later.push_back({t.tid, s.signal});
         else if (stall->reason != RW_STALL_TURN)
-            // A call whose event the supervisor completes at such a stop
-            // (a file to copy, memory the kernel side could not read).
-            problem("detaching: the last call of thread " + std::to_string(t.tid) + " (" + syscall_name(stall->sc.nr) +
-                        ") is not in the trace",
-                    t.tid);
+            // A call whose event the supervisor completes at such a stop (a
+            // file to copy, memory the kernel side could not read, the
+            // program's view of a call): completed as while recording; the
+            // thread stays stopped (detaching_).
+            on_stall(t, *stall);
         break;
     }
     return true;
@@ -104,6 +104,12 @@ void Supervisor::refuse_rseq(Thread& t, rw_rec_syscall& sc)
         arrived = in.arrived();
     });
     sc.ret = -ENOSYS;
+    if (rseq_owed_.erase(t.tid)) {
+        sc.ret = 0;
+        if (options_.rseq_answered)
+            options_.rseq_answered(t.tid, sc.args[0], static_cast<uint32_t>(sc.args[1]),
+                                   static_cast<uint32_t>(sc.args[3]));
+    }
     Registers regs = get_registers(t.tid);
     regs[Registers::RAX] = static_cast<uint64_t>(sc.ret);
     set_registers(t.tid, regs);

@@ -188,6 +188,20 @@ unsigned long get_event_msg(pid_t tid)
     return msg;
 }
 
+bool stops_within(pid_t tid, std::chrono::milliseconds limit)
+{
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+        int status = 0;
+        pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+        if (r == tid)
+            return WIFSTOPPED(status);
+        if (r < 0 || std::chrono::steady_clock::now() >= deadline)
+            return false;
+        usleep(1000);
+    }
+}
+
 bool in_ptrace_stop(pid_t tid)
 {
     errno = 0;

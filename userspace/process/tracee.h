@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <optional>
@@ -68,6 +69,9 @@ void set_siginfo(pid_t tid, const siginfo_t& info);
 unsigned long get_event_msg(pid_t tid);
 // Whether the thread is in a ptrace stop (ptrace requests on it succeed).
 bool in_ptrace_stop(pid_t tid);
+// Waits up to `limit` for tracee `tid`'s next stop: true if it stopped,
+// false if it ended, is not this process's tracee, or did not stop in time.
+bool stops_within(pid_t tid, std::chrono::milliseconds limit);
 // The thread's scheduler state as /proc shows it ('R', 'S', 't', 'Z'…;
 // 0 if it is gone).
 char thread_state(pid_t tid);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -94,24 +95,24 @@ int out_of_syscall(pid_t tid, Registers& r)
 
 namespace {
 
-// A thread stopped at a clone's or fork's event is inside that call, which
-// has made its child: it is taken to the call's exit, where its registers
-// are its own again (a call injected from the event stop would come back
-// with the clone's result, and the thread would think its clone failed).
+// A thread stopped at a clone's, fork's or exec's event is inside that
+// call, which has done its work: it is taken to the call's exit, where its
+// registers are its own again (a call injected from the event stop would
+// come back with the call's result: the thread would think its clone
+// failed, and after an exec the injected call would be another).
 bool past_clone_event(pid_t tid)
 {
     siginfo_t si{};
     if (ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0 || si.si_signo != SIGTRAP)
         return true;
     int event = si.si_code >> 8;
-    if (event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK)
+    if (event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK &&
+        event != PTRACE_EVENT_EXEC)
         return true;
     if (ptrace(PTRACE_SYSCALL, tid, nullptr, nullptr) != 0)
         return false;
-    int status = 0;
-    if (waitpid(tid, &status, __WALL) != tid)
-        return false;
-    return WIFSTOPPED(status);
+    // A vfork's exit waits for the child's exec or exit: not for ever.
+    return stops_within(tid, std::chrono::seconds(10));
 }
 
 bool put_stopped_thread_before_syscall(pid_t tid)

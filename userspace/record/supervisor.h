@@ -325,6 +325,9 @@ private:
     // The detach (supervisor_detach.cpp): no more events, every thread
     // stopped out of any syscall, the recording's changes taken back, let go.
     void detach_all();
+    // Puts back and detaches these stopped threads (tgid_of names their
+    // processes): part of detach_all.
+    void let_go(std::vector<pid_t> stopped, const std::map<pid_t, Tid>& tgid_of);
     // A registration of rseq that succeeded (no recording filter: an
     // attached process) is undone, and answered ENOSYS.
     void refuse_rseq(Thread& t, rw_rec_syscall& sc);

@@ -119,8 +119,9 @@ void Supervisor::refuse_rseq(Thread& t, rw_rec_syscall& sc)
 
 namespace {
 
-// The child a thread stopped at a clone's or fork's event has just made.
-std::optional<pid_t> child_at_clone_event(pid_t tid)
+// The child a thread stopped at a clone's or fork's event has just made;
+// `vfork` says whether the call was a vfork.
+std::optional<pid_t> child_at_clone_event(pid_t tid, bool* vfork = nullptr)
 {
     siginfo_t si{};
     if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0 || si.si_signo != SIGTRAP)
@@ -130,6 +131,8 @@ std::optional<pid_t> child_at_clone_event(pid_t tid)
     if ((event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK) ||
         ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) != 0 || child == 0)
         return std::nullopt;
+    if (vfork)
+        *vfork = event == PTRACE_EVENT_VFORK;
     return static_cast<pid_t>(child);
 }
 
@@ -137,19 +140,37 @@ std::optional<pid_t> child_at_clone_event(pid_t tid)
 // fork (it comes at once; one that is gone, or not rewind's, is let be).
 bool stop_newcomer(pid_t tid)
 {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    for (;;) {
-        int status = 0;
-        pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-        if (r == tid)
-            return WIFSTOPPED(status);
-        if (r < 0 || std::chrono::steady_clock::now() >= deadline)
-            return false;
-        usleep(1000);
-    }
+    return stops_within(tid, std::chrono::seconds(2));
 }
 
 } // namespace
+
+void Supervisor::let_go(std::vector<pid_t> stopped, const std::map<pid_t, Tid>& tgid_of)
+{
+    // One that cannot be put back (gone, or stopped where it cannot be)
+    // is let go all the same: a thread left traced would stop for ever.
+    std::vector<pid_t> unrestored;
+    std::erase_if(stopped, [&](pid_t tid) {
+        if (put_before_syscall(tid))
+            return false;
+        unrestored.push_back(tid);
+        return true;
+    });
+    if (options_.undo_attach)
+        for (auto& p : options_.undo_attach(stopped))
+            problems_.push_back("detaching: " + p);
+    std::set<Tid> processes;
+    for (pid_t tid : stopped)
+        if (processes.insert(tgid_of.at(tid)).second && !random_sites_.unplant(tgid_of.at(tid), tid))
+            problems_.push_back("detaching: cannot take rewind's int3s out of process " +
+                                std::to_string(tgid_of.at(tid)));
+    for (pid_t tid : stopped)
+        ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    for (pid_t tid : unrestored)
+        if (::ptrace(PTRACE_DETACH, tid, nullptr, nullptr) == 0)
+            problems_.push_back("detaching: thread " + std::to_string(tid) +
+                                " could not be taken out of its call, nor given back its rdtsc mode");
+}
 
 void Supervisor::detach_all()
 {
@@ -191,9 +212,15 @@ void Supervisor::detach_all()
     for (pid_t tid : stopped)
         tgid_of[tid] = threads_.at(tid).tgid;
     std::vector<pid_t> born;
-    for (pid_t tid : stopped)
-        if (auto child = child_at_clone_event(tid))
+    std::set<pid_t> vforked;
+    for (pid_t tid : stopped) {
+        bool vfork = false;
+        if (auto child = child_at_clone_event(tid, &vfork)) {
             born.push_back(*child);
+            if (vfork)
+                vforked.insert(*child);
+        }
+    }
     for (Tid tgid : processes) {
         std::error_code ec;
         for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(tgid) + "/task", ec))
@@ -212,31 +239,17 @@ void Supervisor::detach_all()
     for (Tid tid : tids)
         capture_.untrack(tid);
     drain_ring();
-    // One that cannot be put back (gone, or stopped where it cannot be)
-    // is let go all the same: a thread left traced would stop for ever.
-    std::vector<pid_t> unrestored;
+    // A vfork's child goes first: its parent, taken to its call's exit,
+    // waits there until the child has exec'd or exited.
+    std::vector<pid_t> children;
     std::erase_if(stopped, [&](pid_t tid) {
-        if (put_before_syscall(tid))
+        if (!vforked.count(tid))
             return false;
-        unrestored.push_back(tid);
+        children.push_back(tid);
         return true;
     });
-    if (options_.undo_attach)
-        for (auto& p : options_.undo_attach(stopped))
-            problems_.push_back("detaching: " + p);
-    for (Tid tgid : processes)
-        for (pid_t tid : stopped)
-            if (tgid_of.at(tid) == tgid) {
-                if (!random_sites_.unplant(tgid, tid))
-                    problems_.push_back("detaching: cannot take rewind's int3s out of process " + std::to_string(tgid));
-                break;
-            }
-    for (pid_t tid : stopped)
-        ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
-    for (pid_t tid : unrestored)
-        if (::ptrace(PTRACE_DETACH, tid, nullptr, nullptr) == 0)
-            problems_.push_back("detaching: thread " + std::to_string(tid) +
-                                " could not be taken out of its call, nor given back its rdtsc mode");
+    let_go(children, tgid_of);
+    let_go(stopped, tgid_of);
     for (auto [tid, sig] : later) {
         auto it = threads_.find(tid);
         ::syscall(SYS_tgkill, it != threads_.end() ? it->second.tgid : tid, tid, sig);

@@ -2,6 +2,9 @@
 
 #include <elf.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -95,6 +98,16 @@ std::vector<Mapping> read_mappings(pid_t pid)
         m.path = first == std::string::npos ? "" : m.path.substr(first);
         out.push_back(std::move(m));
     }
+    return out;
+}
+
+std::vector<pid_t> task_ids(pid_t pid)
+{
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+        out.push_back(static_cast<pid_t>(std::strtol(e.path().filename().c_str(), nullptr, 10)));
+    std::sort(out.begin(), out.end());
     return out;
 }
 

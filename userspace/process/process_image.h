@@ -39,6 +39,10 @@ inline bool private_writable(const Mapping& m)
 // where probed instructions are stepped out of line), which replay has not.
 bool in_uprobes_page(const std::vector<Mapping>& mappings, uint64_t rip);
 
+// The ids of process `pid`'s threads (/proc/PID/task), in order; empty
+// once it is gone.
+std::vector<pid_t> task_ids(pid_t pid);
+
 // A number from /proc/PID/status ("Tgid", "PPid", ...); nothing once the
 // task is gone.
 std::optional<long> proc_status_number(pid_t pid, std::string_view field);

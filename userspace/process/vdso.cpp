@@ -146,46 +146,71 @@ std::string patch_vdso_at(const TraceeMemory& mem, uint64_t base)
     return "";
 }
 
-bool leave_patched_vdso(pid_t tid, uint64_t base, const std::vector<uint8_t>& original)
+namespace {
+
+using Symbols = std::map<std::string, std::pair<uint64_t, uint64_t>>;
+
+// Moves a thread stopped inside one of the replacements to where it would
+// be in the kernel's code: the function's start if its call is still to be
+// made, past the function's return if it was made. Else it would go on in
+// the middle of the kernel's instructions.
+bool leave_replacement(pid_t tid, uint64_t base, const Symbols& found)
 {
-    Registers r;
     try {
-        r = get_registers(tid);
+        Registers r = get_registers(tid);
+        uint64_t rip = r[Registers::RIP];
+        for (const Replacement& rep : replacements()) {
+            auto it = found.find(std::string(rep.name));
+            if (it == found.end())
+                continue;
+            uint64_t start = base + it->second.first;
+            if (rip <= start || rip >= start + rep.code.size())
+                continue;
+            if (rip < start + rep.code.size() - 1) {
+                // Before the syscall (made again after an interruption): the
+                // kernel's code makes the call from the same argument registers.
+                r[Registers::RIP] = start;
+            } else {
+                // At the `ret`, the result in rax: returned from here.
+                uint64_t to = 0;
+                if (!TraceeMemory(tid).read(RemoteAddr(r[Registers::RSP]), {reinterpret_cast<uint8_t*>(&to), 8}))
+                    return false;
+                r[Registers::RIP] = to;
+                r[Registers::RSP] += 8;
+            }
+            set_registers(tid, r);
+            break;
+        }
+        return true;
     } catch (const std::system_error&) {
         return false;
     }
-    uint64_t rip = r[Registers::RIP];
-    if (rip < base || rip >= base + original.size())
-        return true;
-    std::vector<uint8_t> image = original;
-    auto found = symbols(image);
-    for (const Replacement& rep : replacements()) {
-        auto it = found.find(std::string(rep.name));
-        if (it == found.end())
+}
+
+} // namespace
+
+std::vector<std::string> put_back_vdso(pid_t tgid, const std::vector<pid_t>& stopped,
+                                       const std::vector<uint8_t>& original)
+{
+    std::vector<std::string> problems;
+    if (stopped.empty())
+        return problems;
+    for (const Mapping& m : read_mappings(tgid)) {
+        if (m.path != "[vdso]")
             continue;
-        uint64_t start = base + it->second.first;
-        if (rip <= start || rip >= start + rep.code.size())
+        if (m.end - m.start != original.size()) {
+            problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid) + ": not the kernel's size");
             continue;
-        if (rip < start + rep.code.size() - 1) {
-            // Before the syscall (made again after an interruption): the
-            // kernel's code makes the call from the same argument registers.
-            r[Registers::RIP] = start;
-        } else {
-            // At the `ret`, the result in rax: returned from here.
-            uint64_t to = 0;
-            if (!TraceeMemory(tid).read(RemoteAddr(r[Registers::RSP]), {reinterpret_cast<uint8_t*>(&to), 8}))
-                return false;
-            r[Registers::RIP] = to;
-            r[Registers::RSP] += 8;
         }
-        try {
-            set_registers(tid, r);
-        } catch (const std::system_error&) {
-            return false;
-        }
-        return true;
+        std::vector<uint8_t> image = original;
+        Symbols found = symbols(image);
+        for (pid_t tid : stopped)
+            if (!leave_replacement(tid, m.start, found))
+                problems.push_back("thread " + std::to_string(tid) + " cannot leave rewind's vDSO code");
+        if (!TraceeMemory(stopped.front()).write(RemoteAddr(m.start), original))
+            problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
     }
-    return true;
+    return problems;
 }
 
 bool hide_vdso(const TraceeMemory& mem, InitialStack& st)

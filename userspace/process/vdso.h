@@ -28,13 +28,13 @@ std::string patch_vdso_at(const TraceeMemory& mem, uint64_t base);
 // process CRIU restored has the kernel's own vDSO again.
 std::string patch_vdso_of(pid_t pid);
 
-// A thread stopped inside one of the code patch_vdso put in the vDSO at
-// `base` is moved where it would be in the kernel's code `original` (the
-// image about to be written back): to the function's start if its call
-// is still to be made, past the function's return if it was made. Else
-// the thread would go on in the middle of the kernel's instructions.
-// Returns false if its registers or stack cannot be read or written.
-bool leave_patched_vdso(pid_t tid, uint64_t base, const std::vector<uint8_t>& original);
+// Writes the kernel's vDSO code `original` back into process `tgid`
+// (undoing patch_vdso), whose threads `stopped` are all ptrace-stopped:
+// one inside rewind's code is first moved where the kernel's code has it
+// (the function's start if its call is still to be made, past its return
+// if it was made). Returns what could not be done.
+std::vector<std::string> put_back_vdso(pid_t tgid, const std::vector<pid_t>& stopped,
+                                       const std::vector<uint8_t>& original);
 
 // Hides the vDSO from the program (AT_SYSINFO_EHDR becomes AT_IGNORE), as
 // recordings made before the vDSO was patched did: replay does the same

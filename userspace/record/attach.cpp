@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -56,16 +57,6 @@ int yama_scope()
     std::ifstream in("/proc/sys/kernel/yama/ptrace_scope");
     int scope = 0;
     return (in >> scope) ? scope : 0;
-}
-
-std::vector<pid_t> task_ids(pid_t pid)
-{
-    std::vector<pid_t> out;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-        out.push_back(static_cast<pid_t>(std::stol(e.path().filename().string())));
-    std::sort(out.begin(), out.end());
-    return out;
 }
 
 // Before the instruction that made the syscall it was in, to make it again
@@ -520,6 +511,7 @@ std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
 {
     std::vector<std::string> problems;
     std::set<pid_t> processes;
+    std::map<pid_t, std::vector<pid_t>> threads_of; // the stopped threads of each process
     for (pid_t tid : tids) {
         try {
             auto tgid = static_cast<pid_t>(proc_status_number(tid, "Tgid").value_or(tid));
@@ -535,26 +527,20 @@ std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
                     reap_copy(tid);
                 if (personality_ >= 0)
                     in.call(SYS_personality, static_cast<uint64_t>(personality_));
-                // The kernel's vDSO is one image: the original bytes go back
-                // into every process that has one of that size.
-                for (const auto& m : read_mappings(tgid))
-                    if (m.path == "[vdso]" && m.end - m.start == vdso_bytes_.size() &&
-                        !TraceeMemory(tid).write(RemoteAddr(m.start), vdso_bytes_))
-                        problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
             }
+            threads_of[tgid].push_back(tid);
             for (int sig : in.arrived())
                 hold(tid, sig);
         } catch (const std::exception& e) {
             problems.push_back("thread " + std::to_string(tid) + ": " + e.what());
         }
     }
-    for (pid_t tid : tids) {
-        auto tgid = static_cast<pid_t>(proc_status_number(tid, "Tgid").value_or(tid));
-        for (const auto& m : read_mappings(tgid))
-            if (m.path == "[vdso]" && m.end - m.start == vdso_bytes_.size() &&
-                !leave_patched_vdso(tid, m.start, vdso_bytes_))
-                problems.push_back("thread " + std::to_string(tid) + " cannot leave rewind's vDSO code");
-    }
+    // The kernel's vDSO is one image: the original bytes go back into
+    // every process of the tree, after the calls injected above (which may
+    // run a syscall instruction of rewind's code).
+    for (const auto& [tgid, threads] : threads_of)
+        for (auto& p : put_back_vdso(tgid, threads, vdso_bytes_))
+            problems.push_back(std::move(p));
     return problems;
 }
 

@@ -29,15 +29,6 @@ namespace {
 
 constexpr auto kTracerGone = std::chrono::seconds(10);
 
-std::vector<pid_t> threads_of(pid_t pid)
-{
-    std::vector<pid_t> out;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-        out.push_back(static_cast<pid_t>(std::stol(e.path().filename().string())));
-    return out;
-}
-
 // What the guardian was told.
 struct Changes {
     struct InFlight {
@@ -101,14 +92,14 @@ void put_back(const Changes& c, pid_t target, pid_t recorder)
     auto deadline = std::chrono::steady_clock::now() + kTracerGone;
     for (;;) {
         bool traced = false;
-        for (pid_t tid : threads_of(target))
+        for (pid_t tid : task_ids(target))
             traced = traced || proc_status_number(tid, "TracerPid").value_or(0) == recorder;
         if (!traced || std::chrono::steady_clock::now() > deadline)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     std::vector<pid_t> seized;
-    for (pid_t tid : threads_of(target))
+    for (pid_t tid : task_ids(target))
         if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
             ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr);
             seized.push_back(tid);

@@ -44,17 +44,17 @@ std::vector<std::string> undo_launch(const std::vector<pid_t>& tids)
     // its programs would inherit anyway.
     int own_persona = personality(0xffffffff);
     bool clear_no_randomize = own_persona >= 0 && !(own_persona & ADDR_NO_RANDOMIZE);
-    std::map<pid_t, pid_t> processes; // tgid -> a stopped thread of it
-    std::map<pid_t, pid_t> tgid_of;
+    std::map<pid_t, std::vector<pid_t>> processes; // tgid -> its stopped threads
     // Injected calls first, while every vDSO still holds the syscall
     // instructions they may run.
     for (pid_t tid : tids) {
         try {
             auto tgid = static_cast<pid_t>(proc_status_number(tid, "Tgid").value_or(tid));
-            tgid_of[tid] = tgid;
+            std::vector<pid_t>& threads = processes[tgid];
+            threads.push_back(tid);
             ThreadInjector in(tid, find_syscall_instruction(tgid));
             in.call(SYS_prctl, PR_SET_TSC, PR_TSC_ENABLE);
-            if (processes.emplace(tgid, tid).second && clear_no_randomize) {
+            if (threads.size() == 1 && clear_no_randomize) {
                 int64_t persona = in.call(SYS_personality, 0xffffffff);
                 if (persona >= 0 && (persona & ADDR_NO_RANDOMIZE))
                     in.call(SYS_personality, static_cast<uint64_t>(persona & ~ADDR_NO_RANDOMIZE));
@@ -68,20 +68,9 @@ std::vector<std::string> undo_launch(const std::vector<pid_t>& tids)
         }
     }
     std::vector<uint8_t> vdso = kernel_vdso();
-    for (auto [tgid, tid] : processes)
-        for (const auto& m : read_mappings(tgid)) {
-            if (m.path != "[vdso]")
-                continue;
-            if (m.end - m.start != vdso.size()) {
-                problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
-                continue;
-            }
-            for (auto [thread, its_tgid] : tgid_of)
-                if (its_tgid == tgid && !leave_patched_vdso(thread, m.start, vdso))
-                    problems.push_back("thread " + std::to_string(thread) + " cannot leave rewind's vDSO code");
-            if (!TraceeMemory(tid).write(RemoteAddr(m.start), vdso))
-                problems.push_back("cannot put back the vDSO of process " + std::to_string(tgid));
-        }
+    for (const auto& [tgid, threads] : processes)
+        for (auto& p : put_back_vdso(tgid, threads, vdso))
+            problems.push_back(std::move(p));
     return problems;
 }
 

@@ -13,8 +13,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -127,9 +125,10 @@ std::optional<pid_t> child_at_clone_event(pid_t tid, bool* vfork = nullptr)
     if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0 || si.si_signo != SIGTRAP)
         return std::nullopt;
     int event = si.si_code >> 8;
-    unsigned long child = 0;
-    if ((event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK) ||
-        ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) != 0 || child == 0)
+    if (event != PTRACE_EVENT_CLONE && event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK)
+        return std::nullopt;
+    unsigned long child = get_event_msg(tid);
+    if (child == 0)
         return std::nullopt;
     if (vfork)
         *vfork = event == PTRACE_EVENT_VFORK;
@@ -221,11 +220,9 @@ void Supervisor::detach_all()
                 vforked.insert(*child);
         }
     }
-    for (Tid tgid : processes) {
-        std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(tgid) + "/task", ec))
-            born.push_back(static_cast<pid_t>(std::strtol(e.path().filename().c_str(), nullptr, 10)));
-    }
+    for (Tid tgid : processes)
+        for (pid_t tid : task_ids(tgid))
+            born.push_back(tid);
     for (pid_t tid : born) {
         if (tid <= 0 || tgid_of.count(tid) || threads_.count(tid) || !stop_newcomer(tid))
             continue;

@@ -4,8 +4,13 @@ resident size: the process (bench/programs/resident_ticker.c) ticks every
 millisecond and reports its longest gap; rewind reports its own measure
 (meta.json attached.pause_seconds) and the start image's size and dump
 time. Each size is run --runs times; medians are printed with the range.
+With --window SPAN, a flight recorder (record --window SPAN, recording for
+four spans): the longest gap is then the longest of every start image's
+pause, and rewind's measure and the dump are those of the image the trace
+kept (one taken while recording).
 
   bench/attach_pause.py --rewind build/cli/rewind --ticker build/bench/bench_resident_ticker [--sizes 10,100,1000]
+      [--window 2s]
 """
 import argparse
 import json
@@ -19,14 +24,16 @@ import tempfile
 import time
 
 
-def one(rewind, ticker, mib, work):
+def one(rewind, ticker, mib, work, window):
     trace = os.path.join(work, f"t{mib}")
     shutil.rmtree(trace, ignore_errors=True)
-    p = subprocess.Popen([ticker, str(mib), "6"], stdout=subprocess.PIPE)
+    seconds = 4 * float(window.rstrip("s")) if window else 1
+    p = subprocess.Popen([ticker, str(mib), str(seconds + 5)], stdout=subprocess.PIPE)
     if p.stdout.readline().strip() != b"ready":
         raise SystemExit("the ticker did not start")
     time.sleep(1)
-    rec = subprocess.run([rewind, "record", "-q", "--pid", str(p.pid), "--for", "1s", "-o", trace],
+    options = ["--window", window] if window else []
+    rec = subprocess.run([rewind, "record", "-q", "--pid", str(p.pid), "--for", f"{seconds}s", *options, "-o", trace],
                          stderr=subprocess.PIPE)
     out = p.stdout.read().decode()
     p.wait()
@@ -45,13 +52,14 @@ def main():
     ap.add_argument("--ticker", required=True)
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--window", help="a flight recorder's span, in seconds (2s)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="rewind-attach-bench-")
     try:
         print("| resident | pause the process saw (longest tick gap) | rewind's measure | CRIU dump of the copy | image |")
         print("|---|---|---|---|---|")
         for mib in [int(s) for s in args.sizes.split(",")]:
-            runs = [one(args.rewind, args.ticker, mib, work) for _ in range(args.runs)]
+            runs = [one(args.rewind, args.ticker, mib, work, args.window) for _ in range(args.runs)]
 
             def show(key, unit, digits=0):
                 values = sorted(r[key] for r in runs)

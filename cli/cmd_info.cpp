@@ -174,6 +174,12 @@ void add_info(CLI::App& app, Outcome& outcome)
                 j["killed_at_exit"] = t.end()->killed_at_exit;
                 if (t.end()->detached)
                     j["detached"] = {{"reason", t.end()->detach_reason}};
+                if (const auto& w = t.end()->window)
+                    j["window"] = {{"size", w->size},
+                                   {"recorded_seconds", static_cast<double>(w->recorded_ns) / 1e9},
+                                   {"events_dropped", w->events_dropped},
+                                   {"images_taken", w->images_taken},
+                                   {"images_missed", w->images_missed}};
                 if (const auto& r = t.end()->refusal)
                     j["refusal"] = {{"event", r->event}, {"tid", r->tid}, {"why", r->why}};
             }
@@ -214,9 +220,21 @@ void add_info(CLI::App& app, Outcome& outcome)
             fmt::print("recorded   {} on {} (Linux {}, {})\n", m.created, m.hostname, m.kernel_release, m.cpu_model);
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
             if (const auto& a = m.attached)
-                fmt::print("attached   to running process {} ({} thread{}), stopped {:.0f} ms to attach; the "
+                fmt::print("attached   to running process {} ({} thread{}), stopped {:.0f} ms {}; the "
                            "replay starts from its start image ({}/)\n",
-                           a->pid, a->threads, a->threads == 1 ? "" : "s", a->pause_seconds * 1000, a->start_image);
+                           a->pid, a->threads, a->threads == 1 ? "" : "s", a->pause_seconds * 1000,
+                           t.end() && t.end()->window ? "for this start image" : "to attach", a->start_image);
+            if (const auto& w = t.end() ? t.end()->window : std::nullopt) {
+                uint64_t missed = 0;
+                for (const auto& [why, n] : w->images_missed)
+                    missed += n;
+                fmt::print("window     the end of a flight recording of {:.1f} s (--window {}): {} start image{} "
+                           "taken{}, this trace starts at the oldest one kept; {} event{} before it dropped\n",
+                           static_cast<double>(w->recorded_ns) / 1e9, w->size, w->images_taken,
+                           w->images_taken == 1 ? "" : "s",
+                           missed ? fmt::format(" ({} could not be, see `rewind info --json`)", missed) : "",
+                           w->events_dropped, w->events_dropped == 1 ? "" : "s");
+            }
             if (t.end() && t.end()->detached)
                 fmt::print("exit       none: detached ({}), the process ran on\n", t.end()->detach_reason);
             else if (t.end() && t.end()->refusal)

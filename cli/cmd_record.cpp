@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "attach.h"
@@ -20,21 +21,59 @@ namespace {
 // there (as `rewind replay` refuses what it cannot reproduce, with 91 too).
 constexpr int kRecordRefused = 91;
 
-// "30s", "5m", "1h", "250ms", or plain seconds.
-std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text)
+// A number and its unit ("2.5GiB": 2.5, "GiB"); no number: nullopt.
+std::optional<std::pair<double, std::string>> number_and_unit(const std::string& text)
 {
     size_t used = 0;
     double value = 0;
     try {
         value = std::stod(text, &used);
     } catch (const std::exception&) {
-        used = 0;
+        return std::nullopt;
     }
-    std::string unit = text.substr(used);
+    return std::pair{value, text.substr(used)};
+}
+
+// "30s", "5m", "1h", "250ms", or plain seconds.
+std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text)
+{
+    auto number = number_and_unit(text);
+    const std::string unit = number ? number->second : "";
+    const double value = number ? number->first : 0;
     double ms = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1e3 : unit == "m" ? 60e3 : unit == "h" ? 3600e3 : -1;
-    if (used == 0 || ms < 0 || value <= 0)
+    if (!number || ms < 0 || value <= 0)
         throw UsageError(option + " takes a duration such as 30s, 5m, 1h or 250ms, not '" + text + "'");
     return std::chrono::milliseconds(static_cast<int64_t>(value * ms));
+}
+
+// --window's "10m" (a span, as parse_duration) or "2GiB" (a size: B, KiB,
+// MiB, GiB, or K, M, G for the same).
+RecordWindow parse_window(const std::string& text)
+{
+    RecordWindow w;
+    w.text = text;
+    auto number = number_and_unit(text);
+    const std::string unit = number ? number->second : "";
+    const double value = number ? number->first : 0;
+    double scale = unit == "B"                    ? 1
+                   : unit == "KiB" || unit == "K" ? 0x1p10
+                   : unit == "MiB" || unit == "M" ? 0x1p20
+                   : unit == "GiB" || unit == "G" ? 0x1p30
+                                                  : 0;
+    if (number && scale > 0) {
+        if (value * scale < 0x1p20)
+            throw UsageError("--window takes at least 1MiB, not '" + text + "'");
+        w.bytes = static_cast<uint64_t>(value * scale);
+        return w;
+    }
+    try {
+        w.span = parse_duration("--window", text);
+    } catch (const UsageError&) {
+        throw UsageError("--window takes a span (10m, 1h, 30s) or a size (512MiB, 2GiB), not '" + text + "'");
+    }
+    if (*w.span < std::chrono::seconds(2))
+        throw UsageError("--window takes a span of 2s at least, not '" + text + "'");
+    return w;
 }
 
 // The start image is the replay's: made by replay/landmarks for the recorder.
@@ -42,11 +81,11 @@ StartImageMaker start_image_maker()
 {
     auto writer = std::make_shared<replay::StartImageWriter>();
     StartImageMaker m;
-    m.describe = [writer](const Attachment& a) {
+    m.describe = [writer](const ImagePoint& at) {
         std::vector<replay::StartThread> threads;
-        for (const auto& t : a.threads())
+        for (const auto& t : at.threads)
             threads.push_back({t.tid, t.regs, t.clear_child_tid});
-        writer->describe(a.pid(), threads, a.syscall_insn());
+        writer->describe(at.pid, threads, at.syscall_insn);
     };
     m.dump = [writer](const std::filesystem::path& trace, const std::string& dir, pid_t copy) {
         writer->dump(trace, dir, copy);
@@ -73,7 +112,8 @@ void strip_record_separator(std::vector<char*>& args)
             return; // the program name: everything after it is the program's
         // Options that take a value (add_record's), so the value is not taken for the program.
         if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms" ||
-             a == "--scrub-env" || a == "-p" || a == "--pid" || a == "--for" || a == "--detach-after") &&
+             a == "--scrub-env" || a == "-p" || a == "--pid" || a == "--for" || a == "--detach-after" ||
+             a == "--window") &&
             i + 1 < args.size())
             i++;
     }
@@ -151,9 +191,15 @@ void add_record(CLI::App& app, Outcome& outcome)
                     "program gets no recording filter, as an attached process: one that traces processes itself "
                     "gets the kernel's answers")
         ->excludes("--for");
+    auto window_text = std::make_shared<std::string>();
+    cmd->add_option("--window", *window_text,
+                    "With --pid: a flight recorder. Record until the detach (Ctrl-C, rewind stop, --for, or the "
+                    "process's end or crash), keeping only the end of the recording: at least this span (10m, 1h) "
+                    "or at most about this much disk (2GiB). Start images are taken again as it goes; the trace "
+                    "starts at the oldest one kept");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
-                "       rewind record --pid PID [--for DURATION] [OPTIONS]\n"
+                "       rewind record --pid PID [--for DURATION] [--window SPAN|SIZE] [OPTIONS]\n"
                 "       rewind record --detach-after DURATION [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "rewind's exit status is the program's; 91 when rewind refused to record on (the program "
                 "traces processes itself: ptrace), 1 when the disk filled. Examples:\n  rewind record -- ls -l /tmp\n"
@@ -171,10 +217,14 @@ void add_record(CLI::App& app, Outcome& outcome)
             if (options->parallel)
                 throw UsageError("--pid records threads one at a time; --parallel is for programs rewind starts");
             options->attach_pid = *pid;
-            options->start_image = start_image_maker();
+            options->start_images = start_image_maker;
         } else if (!for_text->empty()) {
             throw UsageError("--for goes with --pid (for a program rewind starts: --detach-after)");
+        } else if (!window_text->empty()) {
+            throw UsageError("--window goes with --pid (it records a running process)");
         }
+        if (!window_text->empty())
+            options->window = parse_window(*window_text);
         if (!for_text->empty())
             options->detach_after = parse_duration("--for", *for_text);
         if (!detach_text->empty()) {

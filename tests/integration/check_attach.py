@@ -213,10 +213,11 @@ def wait_for(request, what):
     raise AssertionError(f"{what} did not start")
 
 
-def record_under_load(rw, trace, pid, request):
-    """Records `pid` for 2 s while a bounded load (`request`, which raises
-    or returns False on a failure) runs throughout: before the attach,
-    while recorded, and after the detach. Returns (rewind record, counts)."""
+def record_under_load(rw, trace, pid, request, seconds=2, options=()):
+    """Records `pid` for `seconds` (with `options` of rewind record) while a
+    bounded load (`request`, which raises or returns False on a failure)
+    runs throughout: before the attach, while recorded, and after the
+    detach. Returns (rewind record, counts)."""
     results = {"ok": 0, "failed": 0}
     stop = threading.Event()
 
@@ -231,7 +232,7 @@ def record_under_load(rw, trace, pid, request):
     loader = threading.Thread(target=load)
     loader.start()
     time.sleep(0.5)
-    rec = Run([rw, "record", "--pid", str(pid), "--for", "2s", "-o", trace], timeout=120)
+    rec = Run([rw, "record", "--pid", str(pid), "--for", f"{seconds}s", *options, "-o", trace], timeout=120 + seconds)
     time.sleep(0.5)
     stop.set()
     loader.join()
@@ -335,7 +336,7 @@ def check_nginx_worker(rw, work):
         master.wait()
 
 
-def check_redis(rw, work):
+def check_redis(rw, work, seconds=2, options=()):
     redis = shutil.which("redis-server") or "/usr/bin/redis-server"
     if not os.path.exists(redis):
         raise Skipped("redis-server is not installed (scripts/install-deps.sh installs it)")
@@ -358,7 +359,7 @@ def check_redis(rw, work):
         wait_for(lambda: command(b"PING") == b"+PONG\r\n" or False, "redis-server")
         threads = len(os.listdir(f"/proc/{server.pid}/task"))
         trace = os.path.join(work, "redis")
-        _, results = record_under_load(rw, trace, server.pid, request)
+        _, results = record_under_load(rw, trace, server.pid, request, seconds, options)
         check(server.poll() is None and request(), "redis must still answer after the detach")
         check_replay_and_gdb(rw, trace, "accept4")
         return f"{threads} threads, {results['ok']} SET+GET pairs, none failed; the replay exact; gdb back"
@@ -387,7 +388,10 @@ def check_recorder_killed(rw, work, program):
     return "the process ran to its end with rewind killed after " + ", ".join(said)
 
 
-def main():
+def run_main(make_checks, needs):
+    """The command line of the attach tests: --rewind, --program
+    (attach_target), --work, --only; skipped whole without CRIU (`needs`
+    says what for). `make_checks(rw, program, work)` gives the checks."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
     ap.add_argument("--program", required=True, help="attach_target")
@@ -396,13 +400,15 @@ def main():
     args = ap.parse_args()
     require_root()
     try:
-        require_machine(args.rewind, "criu", "the start image of an attached process")
+        require_machine(args.rewind, "criu", needs)
     except Skipped as s:
         print(f"SKIP all: {s}")
         return SKIP
-    work = fresh_dir(args.work)
-    rw, program = args.rewind, args.program
-    checks = [
+    return run_checks(make_checks(args.rewind, args.program, fresh_dir(args.work)), args.only)
+
+
+def main():
+    return run_main(lambda rw, program, work: [
         ("refusals", lambda: check_refusals(rw, fresh_dir(os.path.join(work, "refusals")), program)),
         ("program_state", lambda: check_program_state(rw, fresh_dir(os.path.join(work, "state")), program)),
         ("stop_and_interrupt", lambda: check_stop_and_interrupt(rw, fresh_dir(os.path.join(work, "stop")), program)),
@@ -411,8 +417,7 @@ def main():
         ("nginx_worker", lambda: check_nginx_worker(rw, fresh_dir(os.path.join(work, "nginx")))),
         ("redis_server", lambda: check_redis(rw, fresh_dir(os.path.join(work, "redis")))),
         ("recorder_killed", lambda: check_recorder_killed(rw, fresh_dir(os.path.join(work, "killed")), program)),
-    ]
-    return run_checks(checks, args.only)
+    ], "the start image of an attached process")
 
 
 if __name__ == "__main__":

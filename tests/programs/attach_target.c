@@ -3,9 +3,11 @@
  * one, a thread blocked in read, a thread blocked in a futex (condition
  * variable), a pending interval timer and a blocked, pending signal. Every
  * tick it wakes both threads and prints one line that depends on all it
- * did so far; at the end it checks its own arithmetic and says so.
+ * did so far; at the end it checks its own arithmetic and says so. With
+ * `crash`, it dies of SIGSEGV after its last tick instead (a flight
+ * recorder's window ends there).
  *
- *   attach_target TICKS TICK_MS FILE
+ *   attach_target TICKS TICK_MS FILE [crash]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,8 +66,8 @@ static void* waiter(void* arg)
 
 int main(int argc, char** argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: attach_target TICKS TICK_MS FILE\n");
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "crash") == 0)) {
+        fprintf(stderr, "usage: attach_target TICKS TICK_MS FILE [crash]\n");
         return 2;
     }
     int ticks = atoi(argv[1]), tick_ms = atoi(argv[2]);
@@ -105,6 +107,8 @@ int main(int argc, char** argv)
         printf("tick %d value %llu\n", i, (unsigned long long)value);
         fflush(stdout);
     }
+    if (argc == 5)
+        *(volatile uint64_t*)(uintptr_t)(value & 0xfff) = value; /* the first page is never mapped */
     pthread_mutex_lock(&lock);
     round_wanted = (unsigned long)-1;
     pthread_cond_signal(&cond);

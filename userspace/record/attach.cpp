@@ -106,7 +106,7 @@ bool past_clone_event(pid_t tid)
     return stops_within(tid, std::chrono::seconds(10));
 }
 
-bool put_stopped_thread_before_syscall(pid_t tid)
+bool put_stopped_thread_before_syscall(pid_t tid, int* restarted_call)
 {
     if (!past_clone_event(tid))
         return false;
@@ -133,16 +133,20 @@ bool put_stopped_thread_before_syscall(pid_t tid)
         set_registers(tid, r);
         return true;
     }
-    out_of_syscall(tid, r);
+    int restarted = out_of_syscall(tid, r);
+    if (restarted_call)
+        *restarted_call = restarted;
     return true;
 }
 
 } // namespace
 
-bool put_before_syscall(pid_t tid)
+bool put_before_syscall(pid_t tid, int* restarted_call)
 {
+    if (restarted_call)
+        *restarted_call = -1;
     try {
-        return put_stopped_thread_before_syscall(tid);
+        return put_stopped_thread_before_syscall(tid, restarted_call);
     } catch (const std::system_error& e) {
         // ESRCH: it ended meanwhile (killed by another thread's exit_group
         // or execve); there is nothing of it to put back.
@@ -406,13 +410,38 @@ void Attachment::prepare()
     }
 }
 
-pid_t Attachment::fork_copy()
+ImagePoint Attachment::point_now(const std::vector<std::pair<pid_t, int>>& stopped)
 {
-    ThreadInjector leader(threads_.front().tid, insn_);
+    ImagePoint at{pid_, {}, find_syscall_instruction(pid_)};
+    if (!at.syscall_insn || stopped.empty())
+        throw std::runtime_error("no syscall instruction found in process " + std::to_string(pid_));
+    insn_ = at.syscall_insn; // (an exec since the attach moved it)
+    for (auto [tid, restarted] : stopped) {
+        AttachedThread t;
+        t.tid = tid;
+        t.restarted_call = restarted;
+        ThreadInjector in(tid, at.syscall_insn);
+        std::vector<uint8_t> word(sizeof(uint64_t));
+        if (in.call_with_output(SYS_prctl, 1, word, PR_GET_TID_ADDRESS) == 0)
+            std::memcpy(&t.clear_child_tid, word.data(), sizeof(uint64_t));
+        for (int sig : in.arrived())
+            hold(tid, sig);
+        t.regs = get_registers(tid);
+        at.threads.push_back(t);
+    }
+    std::stable_partition(at.threads.begin(), at.threads.end(), [&](const auto& t) { return t.tid == pid_; });
+    reap_copy(at.threads.front().tid);
+    return at;
+}
+
+pid_t Attachment::fork_copy(const ImagePoint& at)
+{
+    pid_t via = at.threads.front().tid;
+    ThreadInjector leader(via, at.syscall_insn);
     // No exit signal: the process is never told of its copy.
     int64_t r = leader.call(SYS_clone, 0, 0, 0, 0, 0);
     for (int sig : leader.arrived())
-        hold(threads_.front().tid, sig);
+        hold(via, sig);
     if (r <= 0)
         throw std::runtime_error("cannot fork a copy of process " + std::to_string(pid_) + ": " +
                                  strerror(static_cast<int>(-r)));
@@ -421,7 +450,7 @@ pid_t Attachment::fork_copy()
     int status = 0;
     if (waitpid(copy, &status, __WALL) != copy)
         throw std::runtime_error("the copy of process " + std::to_string(pid_) + " did not stop");
-    ThreadInjector in(copy, insn_);
+    ThreadInjector in(copy, at.syscall_insn);
     // Its descriptors are the process's sockets, pipes and terminals: the
     // copy lets go of them (the process keeps them), and the image has none.
     in.call(SYS_close_range, 0, ~0u, 0);
@@ -429,17 +458,17 @@ pid_t Attachment::fork_copy()
     // outside its pid namespace (as in most containers); the replay answers
     // the program's session calls from the log.
     in.call(SYS_setsid);
-    privatize_shared_mappings(copy);
+    privatize_shared_mappings(copy, at.syscall_insn);
     return copy;
 }
 
-void Attachment::privatize_shared_mappings(pid_t copy)
+void Attachment::privatize_shared_mappings(pid_t copy, uint64_t insn)
 {
     // Memory the process shares (a file mapped MAP_SHARED, shared anonymous
     // memory, a System V segment) would be restored as that same memory:
     // a replay would write into the live file. The copy's are replaced by
     // private memory with the same content.
-    ThreadInjector in(copy, insn_);
+    ThreadInjector in(copy, insn);
     TraceeMemory mem(copy);
     for (const auto& m : read_mappings(copy)) {
         if (m.perms.size() < 4 || m.perms[3] != 's' || m.path == "[vdso]" || m.path == "[vvar]" ||

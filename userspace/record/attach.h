@@ -37,11 +37,20 @@ struct AttachedThread {
     int restarted_call = -1;
 };
 
+// Where the threads of the process stand for a start image: the attach, or
+// a later point of the recording (the flight recorder's, record --window).
+struct ImagePoint {
+    pid_t pid = 0;
+    std::vector<AttachedThread> threads; // the leader (or the first thread) first
+    uint64_t syscall_insn = 0;
+};
+
 // Puts a ptrace-stopped thread that is inside a syscall (stopped at its
 // entry, at its exit, or interrupted in it) back before the instruction
-// that made it, out of the kernel, to make the call again when it runs.
-// Returns false if the thread is gone.
-bool put_before_syscall(pid_t tid);
+// that made it, out of the kernel, to make the call again when it runs;
+// `restarted_call`, if given, is set to the call a restart_syscall there
+// continues, or -1. Returns false if the thread is gone.
+bool put_before_syscall(pid_t tid, int* restarted_call = nullptr);
 
 // Why rewind may not attach to `pid` (a missing right, a tracer already
 // there, a process that is gone or stopped), or "".
@@ -68,10 +77,20 @@ public:
     void rseq_registered(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig);
     // Arranges the process for recording (see above). Throws std::runtime_error.
     void prepare();
-    // A copy of the process made by a fork injected in its first thread,
-    // stopped, with no descriptors and its shared mappings made private:
-    // what the start image is taken of. Throws std::runtime_error.
-    pid_t fork_copy();
+    // The attach point: every thread as seized.
+    ImagePoint image_point() const { return {pid_, threads_, insn_}; }
+    // A later point of the recording: `stopped` lists every thread of the
+    // process, ptrace-stopped outside any syscall by the recording, with
+    // the call a restart_syscall continues (or -1). A copy made earlier is
+    // reaped first. Throws std::runtime_error.
+    ImagePoint point_now(const std::vector<std::pair<pid_t, int>>& stopped);
+    // A copy of the process at `at` made by a fork injected in its first
+    // thread, stopped, with no descriptors and its shared mappings made
+    // private: what the start image is taken of. Throws std::runtime_error.
+    pid_t fork_copy(const ImagePoint& at);
+    // Signals that reached threads while calls were injected since the
+    // last call: (tid, signal), to be sent again.
+    std::vector<std::pair<pid_t, int>> take_held_signals() { return std::exchange(held_, {}); }
     // Lets the copy go untraced, asleep in pause(), for CRIU to dump: never
     // stopped by a signal, so the process (its parent) is told nothing.
     void park_copy(pid_t copy);
@@ -100,7 +119,7 @@ private:
     void wait_stopped(pid_t tid, std::vector<pid_t>& more);
     void step_out_of_vdso(AttachedThread& t);
     void hold(pid_t tid, int sig) { held_.push_back({tid, sig}); }
-    void privatize_shared_mappings(pid_t copy);
+    void privatize_shared_mappings(pid_t copy, uint64_t insn);
     void reap_copy(pid_t tid); // by a wait4 injected into `tid`, of the process
 
     pid_t pid_;

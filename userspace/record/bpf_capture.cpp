@@ -340,6 +340,14 @@ void BpfCapture::unrecorded(pid_t tid, const std::function<void()>& fn)
         close(pidfd);
 }
 
+void BpfCapture::unrecorded(std::span<const pid_t> tids, const std::function<void()>& fn)
+{
+    if (tids.empty())
+        fn();
+    else
+        unrecorded(tids.front(), [&] { unrecorded(tids.subspan(1), fn); });
+}
+
 int BpfCapture::ring_fd() const
 {
     return ring_buffer__epoll_fd(impl_->ready_ring());

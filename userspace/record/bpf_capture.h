@@ -52,6 +52,8 @@ public:
     // Runs `fn` (syscalls the supervisor injects into the thread) with the
     // thread out of the capture, its state kept.
     void unrecorded(pid_t tid, const std::function<void()>& fn);
+    // The same with all of `tids` out of the capture.
+    void unrecorded(std::span<const pid_t> tids, const std::function<void()>& fn);
 
     int ring_fd() const;
     // Hands every committed ring record to the handler; returns how many.

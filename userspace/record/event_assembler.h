@@ -72,6 +72,10 @@ public:
     // its whole process is gone.
     std::vector<std::pair<Tid, Tid>> take_exits() { return std::exchange(exits_, {}); }
 
+    // The thread's entries still expected are not coming (it was put back
+    // before its call: a start image): their places are given up.
+    void cancel_places(Tid tid);
+
     // seq of the thread's most recent syscall event.
     std::optional<uint64_t> last_syscall_seq(Tid tid) const;
 
@@ -94,7 +98,6 @@ private:
     void note_open(const SyscallEvent& e);
     // The output of a read recorded by reference (RW_SC_FILE_DATA).
     void add_file_output(SyscallEvent& e, const rw_rec_syscall& s);
-    void cancel_places(Tid tid);
 
     EventOrderer& sink_;
     std::unordered_map<Tid, std::deque<Expected>> expected_;

@@ -201,6 +201,18 @@ bool RandomSites::unplant(pid_t tgid, pid_t tid)
     return ok;
 }
 
+bool RandomSites::unplant_in_copy(pid_t tgid, pid_t copy) const
+{
+    auto it = replaced_.find(tgid);
+    if (it == replaced_.end())
+        return true;
+    bool ok = true;
+    TraceeMemory mem(copy);
+    for (auto [addr, byte] : it->second)
+        ok = mem.write(RemoteAddr(addr), std::span<const uint8_t>(&byte, 1)) && ok;
+    return ok;
+}
+
 std::optional<RandomInstruction> RandomSites::at(pid_t tgid, uint64_t addr)
 {
     auto it = by_process_.find(tgid);

@@ -40,6 +40,9 @@ public:
     // Takes the int3s out of process `tgid` again (a detach), through
     // stopped thread `tid`; false if one could not be.
     bool unplant(pid_t tgid, pid_t tid);
+    // Writes the bytes our int3s replaced into `copy`, a fork of process
+    // `tgid` (a start image's), whose int3s stay; false if one could not be.
+    bool unplant_in_copy(pid_t tgid, pid_t copy) const;
 
     // The process has a new image (exec) or is gone.
     void forget(pid_t tgid, bool execed);

@@ -31,6 +31,7 @@
 #include "event_assembler.h"
 #include "event_stream.h"
 #include "file_store.h"
+#include "flight_window.h"
 #include "launch_detach.h"
 #include "launcher.h"
 #include "mapped_files.h"
@@ -41,6 +42,8 @@
 #include "syscall_table.h"
 #include "system_info.h"
 #include "trace_dir.h"
+#include "trace.h"
+#include "trace_summary.h"
 #include "tsc.h"
 #include "version.h"
 
@@ -290,6 +293,70 @@ TraceMeta meta_of_running(pid_t pid, const RecordOptions& options)
     return m;
 }
 
+// What a start image in the middle of the recording works with.
+struct WindowImageParts {
+    Attachment& attachment;
+    BpfCapture& capture;
+    EventStreamWriter& writer;
+    RandomSites& random_sites;
+    MappedFiles& files;
+    FlightWindow& window;
+    const RecordOptions& options;
+    std::filesystem::path dir;
+};
+
+// A new start image of the flight recorder (Supervisor::Options::roll_over):
+// the copy is made while the threads are stopped, CRIU saves it once they
+// run again (the function returned).
+std::function<void(std::chrono::duration<double>)>
+take_window_image(Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped, WindowImageParts p)
+{
+    auto t0 = std::chrono::steady_clock::now();
+    p.writer.flush(); // the stretch starts with a chunk
+    auto stretch = std::make_shared<FlightWindow::Stretch>();
+    stretch->first_event = p.writer.events_on_disk();
+    stretch->offset = p.writer.file_bytes();
+    stretch->image = p.window.next_image();
+    stretch->started = t0;
+    stretch->maker = p.options.start_images();
+    std::vector<pid_t> tids;
+    for (auto [tid, restarted] : stopped)
+        tids.push_back(tid);
+    pid_t copy = 0;
+    p.capture.unrecorded(tids, [&] {
+        ImagePoint at = p.attachment.point_now(stopped);
+        copy = p.attachment.fork_copy(at);
+        try {
+            if (!p.random_sites.unplant_in_copy(tgid, copy))
+                throw std::runtime_error("rewind's int3s cannot be taken out of the copy");
+            p.attachment.park_copy(copy);
+            stretch->maker.describe(at);
+            stretch->meta = meta_of_running(tgid, p.options);
+            stretch->meta.thread_mode = "serialized";
+            stretch->mappings = read_mappings(tgid);
+            p.files.store_mappings(tgid, stretch->mappings);
+            stretch->meta.attached->threads = at.threads.size();
+            stretch->meta.attached->mappings = stretch->mappings;
+        } catch (...) {
+            p.attachment.discard_copy(copy);
+            throw;
+        }
+    });
+    for (auto [tid, sig] : p.attachment.take_held_signals())
+        ::syscall(SYS_tgkill, tgid, tid, sig);
+    return [p, stretch, copy](std::chrono::duration<double> paused) {
+        stretch->meta.attached->pause_seconds = paused.count();
+        try {
+            stretch->maker.dump(p.dir, stretch->image, copy);
+            p.attachment.discard_copy(copy);
+            p.window.add(std::move(*stretch));
+        } catch (const std::exception& e) {
+            p.attachment.discard_copy(copy);
+            p.window.missed(e.what());
+        }
+    };
+}
+
 } // namespace
 
 void check_record_prerequisites()
@@ -402,6 +469,8 @@ RecordResult record(const RecordOptions& options)
     std::unique_ptr<Launcher> launcher;
     std::unique_ptr<Attachment> attachment;
     std::vector<Mapping> start_mappings;
+    StartImageMaker first_image;
+    std::optional<FlightWindow> window;
     pid_t initial = 0;
     pid_t copy = 0; // the attached process's copy, for the start image
     if (attaching) {
@@ -412,10 +481,12 @@ RecordResult record(const RecordOptions& options)
         random_sites.on_plant(
             [g = &attachment->guardian()](pid_t tgid, uint64_t addr, uint8_t byte) { g->int3(tgid, addr, byte); });
         attachment->prepare();
-        copy = attachment->fork_copy();
+        ImagePoint at = attachment->image_point();
+        copy = attachment->fork_copy(at);
+        first_image = options.start_images();
         try {
             attachment->park_copy(copy);
-            options.start_image.describe(*attachment);
+            first_image.describe(at);
         } catch (...) {
             attachment->discard_copy(copy);
             std::error_code ec;
@@ -430,6 +501,8 @@ RecordResult record(const RecordOptions& options)
             if (t.restarted_call >= 0)
                 capture.note_restarted_call(t.tid, t.restarted_call);
         }
+        if (options.window)
+            window.emplace(dir, *options.window, writer);
         initial = options.attach_pid;
     } else {
         shield_from_program_signals();
@@ -480,6 +553,13 @@ RecordResult record(const RecordOptions& options)
         sup_options.rseq_answered = [&](pid_t tid, uint64_t addr, uint32_t len, uint32_t sig) {
             attachment->rseq_registered(tid, addr, len, sig);
         };
+        if (window) {
+            sup_options.roll_due = [&] { return window->due(); };
+            sup_options.roll_over = [&](Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped) {
+                return take_window_image(tgid, stopped,
+                                         {*attachment, capture, writer, random_sites, files, *window, options, dir});
+            };
+        }
     } else if (options.detach_after) {
         sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
         sup_options.undo_attach = undo_launch;
@@ -505,7 +585,11 @@ RecordResult record(const RecordOptions& options)
         // The process runs (recorded) while CRIU saves its copy: the pause
         // it sees does not grow with its memory.
         try {
-            options.start_image.dump(dir, trace_files::kStartImage, copy);
+            std::string image = window ? window->next_image() : trace_files::kStartImage;
+            first_image.dump(dir, image, copy);
+            if (window)
+                window->add({0, writer.file_bytes(), std::chrono::steady_clock::now(), image, 0, meta, start_mappings,
+                             first_image});
         } catch (...) {
             attachment->discard_copy(copy);
             supervisor.request_detach(); // at once: nothing of it can be replayed
@@ -613,7 +697,21 @@ RecordResult record(const RecordOptions& options)
         // Mapped shared and writable before the attach, unseen: unknown.
         end.files_mapped_shared_writable.reset();
         try {
-            options.start_image.finish(dir, trace_files::kStartImage, end.events, start_mappings);
+            if (window) {
+                const FlightWindow::Stretch& first = window->freeze(end);
+                for (const auto& [why, n] : supervisor.rollovers_missed())
+                    end.window->images_missed[why] += n;
+                TraceSummary kept = summarize(Trace(dir));
+                end.events = kept.events;
+                end.memory_bytes = kept.memory_bytes;
+                end.processes = kept.processes.size();
+                end.threads = kept.threads.size();
+                end.syscall_counts = kept.syscalls;
+                end.stream_bytes = std::filesystem::file_size(dir / trace_files::kEvents);
+                first.maker.finish(dir, trace_files::kStartImage, end.events, first.mappings);
+            } else {
+                first_image.finish(dir, trace_files::kStartImage, end.events, start_mappings);
+            }
         } catch (const std::exception& e) {
             end.problems.push_back(std::string("the start image cannot be completed: ") + e.what());
             end.complete = false;

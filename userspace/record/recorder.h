@@ -16,7 +16,7 @@
 
 namespace rw {
 
-class Attachment;
+struct ImagePoint;
 
 // The start image of a process rewind attaches to: what the replay starts
 // from. Made by the replay's side (replay/landmarks/start_image.h), which
@@ -24,7 +24,7 @@ class Attachment;
 struct StartImageMaker {
     // Describes the threads of the attached process, all stopped, as the
     // start image has them. Throws std::runtime_error.
-    std::function<void(const Attachment&)> describe;
+    std::function<void(const ImagePoint&)> describe;
     // Saves `copy` (the parked fork copy of the process, Attachment::park_copy)
     // into `trace`/`dir`, while the process runs on. Throws std::runtime_error.
     std::function<void(const std::filesystem::path& trace, const std::string& dir, pid_t copy)> dump;
@@ -33,6 +33,14 @@ struct StartImageMaker {
     std::function<void(const std::filesystem::path& trace, const std::string& dir, uint64_t events,
                        const std::vector<Mapping>& mappings)>
         finish;
+};
+
+// The flight recorder's window (record --window): how much of the end of
+// the recording to keep, as a span of time or a size on disk.
+struct RecordWindow {
+    std::string text; // as given
+    std::optional<std::chrono::milliseconds> span;
+    std::optional<uint64_t> bytes;
 };
 
 struct RecordOptions {
@@ -50,7 +58,8 @@ struct RecordOptions {
     pid_t attach_pid = 0;                                  // record this running process instead (rewind record --pid)
     // Then detach after this long (--for, --detach-after): the processes run on unrecorded.
     std::optional<std::chrono::milliseconds> detach_after;
-    StartImageMaker start_image;                           // for attach_pid
+    std::function<StartImageMaker()> start_images; // for attach_pid: a maker per image
+    std::optional<RecordWindow> window;            // with attach_pid: a flight recorder
 };
 
 struct RecordResult {

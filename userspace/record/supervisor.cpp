@@ -171,6 +171,9 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
         } else {
             check_deadlines();
             check_slices();
+            if (options_.roll_due && Clock::now() >= next_roll_try_ && options_.roll_due())
+                if (std::string why = roll_over(); !why.empty())
+                    rollovers_missed_[why]++;
         }
         if (uint64_t r = capture_.ring_refusals(); r != refusals_seen_) {
             problem("the kernel side could not record " + std::to_string(r - refusals_seen_) +

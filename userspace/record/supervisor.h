@@ -88,6 +88,17 @@ public:
         // A registration of rseq answered as made (owe_rseq): the area the
         // program believes registered, which the detach registers for real.
         std::function<void(pid_t tid, uint64_t addr, uint32_t len, uint32_t sig)> rseq_answered;
+        // The flight recorder (record --window): when `roll_due` says so,
+        // every thread of the attached process is stopped outside any
+        // syscall, with every event before that point emitted, and
+        // `roll_over` takes a start image there (`stopped`: each thread, with
+        // the call a restart_syscall continues, or -1; the one that had the
+        // CPU first). What it returns runs once the threads run again, told
+        // how long they were stopped.
+        std::function<bool()> roll_due;
+        std::function<std::function<void(std::chrono::duration<double> paused)>(
+            Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped)>
+            roll_over;
     };
 
     // The program did something rewind cannot record, and the recording
@@ -133,6 +144,8 @@ public:
     uint64_t yields() const { return yields_; }
     uint64_t stops() const { return stops_; } // ptrace stops handled (exits not counted)
     uint64_t syscall_handovers() const { return syscall_handovers_; }
+    // Start images roll_due asked for and could not be taken: why, how often.
+    const std::map<std::string, uint64_t>& rollovers_missed() const { return rollovers_missed_; }
 
 private:
     // A call the supervisor answers itself: the call runs and fails without
@@ -335,6 +348,25 @@ private:
     // Stops `t` for the detach; false if it is gone. Signals to deliver
     // after the detach are added to `later`.
     bool stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later);
+    // `t` stands at a stop for `signo` that is rewind's own trap (an rdtsc,
+    // an int3 of random_sites), set to run that instruction again: true.
+    bool own_trap(Thread& t, int signo);
+    // Every thread stopped (detaching_ set), as for the detach.
+    struct Stopped {
+        std::vector<pid_t> threads;             // in a ptrace stop, the newcomers too
+        std::vector<pid_t> newcomers;           // made while the others were being stopped
+        std::map<pid_t, Tid> tgid_of;           // of every one
+        std::set<Tid> processes;                // theirs
+        std::set<pid_t> vforked;                // newcomers a vfork made
+        std::vector<std::pair<Tid, int>> later; // signals held from them, to send again
+    };
+    Stopped stop_everything();
+    // A start image in the middle of the recording (supervisor_rollover.cpp):
+    // why there cannot be one now, or "" once it is taken.
+    std::string roll_over();
+    std::string why_no_rollover() const;
+    std::chrono::steady_clock::time_point next_roll_try_{};
+    std::map<std::string, uint64_t> rollovers_missed_;
     bool detach_requested_ = false;
     bool detached_ = false;
     // While detach_all stops the threads: no thread is given the CPU or

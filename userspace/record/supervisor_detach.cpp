@@ -26,6 +26,7 @@
 #include "thread_injector.h"
 #include "supervisor.h"
 #include "tracee.h"
+#include "tsc.h"
 
 namespace rw {
 
@@ -45,6 +46,25 @@ void Supervisor::adopt(Tid tgid, const std::vector<Tid>& tids)
         else
             want_cpu(t);
     }
+}
+
+bool Supervisor::own_trap(Thread& t, int signo)
+{
+    // An rdtsc the trap stopped: it runs again once let go (for real after
+    // a detach, trapped again after a start image). Not a signal to give.
+    if (signo == SIGSEGV)
+        return decode_tsc_instruction(TraceeMemory(t.tid), get_registers(t.tid)[Registers::RIP]).has_value();
+    // One of rewind's int3s: the thread goes back to the instruction it
+    // stands for, which runs again (once the int3 is out, or trapped again).
+    if (signo == SIGTRAP) {
+        Registers regs = get_registers(t.tid);
+        if (!random_sites_.at(t.tgid, regs[Registers::RIP] - 1))
+            return false;
+        regs[Registers::RIP] -= 1;
+        set_registers(t.tid, regs);
+        return true;
+    }
+    return false;
 }
 
 bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& later)
@@ -78,7 +98,7 @@ bool Supervisor::stop_for_detach(Thread& t, std::vector<std::pair<Tid, int>>& la
             break;
         }
         std::optional<rw_stall> stall = s.signal == RW_STALL_SIGNAL ? capture_.take_stall(t.tid) : std::nullopt;
-        if (!stall)
+        if (!stall && !own_trap(t, s.signal))
             later.push_back({t.tid, s.signal});
         else if (stall->reason != RW_STALL_TURN)
             // A call whose event the supervisor completes at such a stop (a
@@ -171,67 +191,74 @@ void Supervisor::let_go(std::vector<pid_t> stopped, const std::map<pid_t, Tid>& 
                                 " could not be taken out of its call, nor given back its rdtsc mode");
 }
 
-void Supervisor::detach_all()
+Supervisor::Stopped Supervisor::stop_everything()
 {
     detaching_ = true;
+    Stopped all;
     std::vector<Tid> tids;
     for (const auto& [tid, t] : threads_)
         tids.push_back(tid);
-    // Every thread is stopped while the capture still records it: a call
-    // it was in ends (interrupted, to be made again after the detach), and
-    // that end fills the place the stream reserved for it at its entry, so
-    // that replay runs the thread up to that call as the recording did.
-    std::vector<std::pair<Tid, int>> later;
-    std::vector<pid_t> stopped;
-    std::set<Tid> processes;
     for (Tid tid : tids) {
         Thread& t = threads_.at(tid);
         t.signal_probe.reset(); // its hardware breakpoints go with it
         t.probe.reset();
         for (const siginfo_t& si : t.deferred)
-            later.push_back({tid, si.si_signo});
+            all.later.push_back({tid, si.si_signo});
         if (t.parked_status) {
+            // (The thread still stands at that stop.)
             StopInfo s = decode_wait_status(*t.parked_status);
-            if (s.kind == StopInfo::Kind::SignalDelivery && s.signal != RW_STALL_SIGNAL)
-                later.push_back({tid, s.signal});
+            if (s.kind == StopInfo::Kind::SignalDelivery && s.signal != RW_STALL_SIGNAL && !own_trap(t, s.signal))
+                all.later.push_back({tid, s.signal});
         }
         if (t.parked_signal)
-            later.push_back({tid, t.parked_signal});
-        if (!stop_for_detach(t, later))
+            all.later.push_back({tid, t.parked_signal});
+        if (!stop_for_detach(t, all.later))
             continue;
-        stopped.push_back(tid);
-        processes.insert(t.tgid);
+        all.threads.push_back(tid);
+        all.tgid_of[tid] = t.tgid;
+        all.processes.insert(t.tgid);
     }
     // Threads and processes a clone or fork made while the others were
     // being stopped are in no list: ptrace holds them at their first stop,
-    // with the rdtsc trap they inherited. They are given back as the
-    // others are (else they would run on trapped, and die at their first
-    // clock_gettime).
-    std::map<pid_t, Tid> tgid_of;
-    for (pid_t tid : stopped)
-        tgid_of[tid] = threads_.at(tid).tgid;
+    // with the rdtsc trap they inherited.
     std::vector<pid_t> born;
-    std::set<pid_t> vforked;
-    for (pid_t tid : stopped) {
+    for (pid_t tid : all.threads) {
         bool vfork = false;
         if (auto child = child_at_clone_event(tid, &vfork)) {
             born.push_back(*child);
             if (vfork)
-                vforked.insert(*child);
+                all.vforked.insert(*child);
         }
     }
-    for (Tid tgid : processes)
+    for (Tid tgid : all.processes)
         for (pid_t tid : task_ids(tgid))
             born.push_back(tid);
     for (pid_t tid : born) {
-        if (tid <= 0 || tgid_of.count(tid) || threads_.count(tid) || !stop_newcomer(tid))
+        if (tid <= 0 || all.tgid_of.count(tid) || threads_.count(tid) || !stop_newcomer(tid))
             continue;
         auto tgid = static_cast<Tid>(proc_status_number(tid, "Tgid").value_or(tid));
-        stopped.push_back(tid);
-        tgid_of[tid] = tgid;
-        processes.insert(tgid);
-        tids.push_back(tid);
+        all.threads.push_back(tid);
+        all.newcomers.push_back(tid);
+        all.tgid_of[tid] = tgid;
+        all.processes.insert(tgid);
     }
+    return all;
+}
+
+void Supervisor::detach_all()
+{
+    // Every thread is stopped while the capture still records it: a call
+    // it was in ends (interrupted, to be made again after the detach), and
+    // that end fills the place the stream reserved for it at its entry, so
+    // that replay runs the thread up to that call as the recording did.
+    // Newcomers are given back as the others are (else they would run on
+    // trapped, and die at their first clock_gettime).
+    Stopped all = stop_everything();
+    std::vector<pid_t> stopped = all.threads;
+    std::vector<Tid> tids;
+    for (const auto& [tid, t] : threads_)
+        tids.push_back(tid);
+    tids.insert(tids.end(), all.newcomers.begin(), all.newcomers.end());
     drain_ring();
     for (Tid tid : tids)
         capture_.untrack(tid);
@@ -240,18 +267,18 @@ void Supervisor::detach_all()
     // waits there until the child has exec'd or exited.
     std::vector<pid_t> children;
     std::erase_if(stopped, [&](pid_t tid) {
-        if (!vforked.count(tid))
+        if (!all.vforked.count(tid))
             return false;
         children.push_back(tid);
         return true;
     });
-    let_go(children, tgid_of);
-    let_go(stopped, tgid_of);
-    for (auto [tid, sig] : later) {
+    let_go(children, all.tgid_of);
+    let_go(stopped, all.tgid_of);
+    for (auto [tid, sig] : all.later) {
         auto it = threads_.find(tid);
         ::syscall(SYS_tgkill, it != threads_.end() ? it->second.tgid : tid, tid, sig);
     }
-    for (Tid tgid : processes)
+    for (Tid tgid : all.processes)
         unserialize(groups_.key_of(tgid));
     threads_.clear();
     detached_ = true;

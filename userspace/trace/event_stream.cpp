@@ -1,6 +1,7 @@
 #include "event_stream.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -156,6 +157,57 @@ void EventStreamWriter::flush()
     first_event_ += pending_events_;
     pending_events_ = 0;
     raw_.clear();
+}
+
+void EventStreamWriter::release_before(uint64_t offset)
+{
+    // Whole blocks only, after the file header's.
+    constexpr uint64_t kBlock = 4096;
+    uint64_t end = std::min(offset, file_bytes_) / kBlock * kBlock;
+    if (end > kBlock &&
+        ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(kBlock),
+                    static_cast<off_t>(end - kBlock)) != 0 &&
+        errno != EOPNOTSUPP)
+        throw std::system_error(errno, std::generic_category(), "freeing the start of the event stream");
+}
+
+uint64_t write_stream_tail(const std::filesystem::path& from, uint64_t offset, uint64_t first_event,
+                           const std::filesystem::path& to)
+{
+    UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+    if (in.get() < 0)
+        throw std::system_error(errno, std::generic_category(), "opening " + from.string());
+    char header[kFileHeaderSize];
+    if (pread_full(in.get(), header, sizeof header, 0) != static_cast<ssize_t>(sizeof header) ||
+        std::memcmp(header, kMagic, 8) != 0)
+        throw FormatError(from.string() + " is not an event stream");
+    UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (out.get() < 0)
+        throw std::system_error(errno, std::generic_category(), "creating " + to.string());
+    struct iovec head = {header, sizeof header};
+    write_all(out.get(), &head, 1);
+    uint64_t events = 0;
+    std::vector<uint8_t> payload;
+    for (;;) {
+        ChunkHeader h{};
+        if (pread_full(in.get(), &h, sizeof h, offset) != static_cast<ssize_t>(sizeof h) || h.magic != kChunkMagic ||
+            header_hash(h) != h.header_hash || h.first_event != first_event + events)
+            break;
+        payload.resize(h.compressed_size);
+        if (pread_full(in.get(), payload.data(), payload.size(), offset + sizeof h) !=
+                static_cast<ssize_t>(payload.size()) ||
+            XXH64(payload.data(), payload.size(), 0) != h.payload_hash)
+            break;
+        offset += sizeof h + payload.size();
+        h.first_event = events;
+        h.header_hash = header_hash(h);
+        struct iovec iov[2] = {{&h, sizeof h}, {payload.data(), payload.size()}};
+        write_all(out.get(), iov, 2);
+        events += h.event_count;
+    }
+    if (::fsync(out.get()) != 0)
+        throw std::system_error(errno, std::generic_category(), "writing " + to.string());
+    return events;
 }
 
 std::string describe(const StreamEnd& end)

@@ -64,6 +64,11 @@ public:
     // its chunk out).
     uint64_t events_on_disk() const { return first_event_; }
     uint64_t file_bytes() const { return file_bytes_; }
+    // Frees the disk blocks of the stream before byte `offset` (a chunk's
+    // start; the header and the chunks from there on stay): the flight
+    // recorder drops what its window no longer holds. The file keeps its
+    // size; those bytes read as zeros.
+    void release_before(uint64_t offset);
 
 private:
     int fd_ = -1;
@@ -77,6 +82,14 @@ private:
     struct Compressor;
     std::unique_ptr<Compressor> zstd_;
 };
+
+// Writes to `to` (created, mode 0600) a stream of the chunks of `from`
+// from byte `offset` on (a chunk's start, whose first event is
+// `first_event`), renumbered from event 0; stops at the first chunk that
+// is incomplete or fails its checks. Returns the events written. Throws
+// std::system_error or FormatError.
+uint64_t write_stream_tail(const std::filesystem::path& from, uint64_t offset, uint64_t first_event,
+                           const std::filesystem::path& to);
 
 // Where and why reading stopped.
 struct StreamEnd {

@@ -280,6 +280,12 @@ void write_end(const std::filesystem::path& dir, const TraceEnd& e)
         j["killed_at_exit"] = e.killed_at_exit;
     if (e.detached)
         j["detached"] = {{"reason", e.detach_reason}};
+    if (e.window)
+        j["window"] = {{"size", e.window->size},
+                       {"recorded_ns", e.window->recorded_ns},
+                       {"events_dropped", e.window->events_dropped},
+                       {"images_taken", e.window->images_taken},
+                       {"images_missed", e.window->images_missed}};
     if (!e.files_written_while_mapped.empty()) {
         json files = json::array();
         for (const auto& f : e.files_written_while_mapped)
@@ -329,6 +335,16 @@ std::optional<TraceEnd> read_end(const std::filesystem::path& dir)
                                       r.at("why").get<std::string>()};
         }
         e.killed_at_exit = j.value("killed_at_exit", uint64_t(0));
+        if (j.contains("window") && j["window"].is_object()) {
+            const auto& w = j["window"];
+            TraceEnd::Window win;
+            win.size = w.value("size", "");
+            win.recorded_ns = w.value("recorded_ns", uint64_t{0});
+            win.events_dropped = w.value("events_dropped", uint64_t{0});
+            win.images_taken = w.value("images_taken", uint64_t{0});
+            win.images_missed = w.value("images_missed", std::map<std::string, uint64_t>{});
+            e.window = win;
+        }
         if (j.contains("detached")) {
             e.detached = true;
             e.detach_reason = j["detached"].value("reason", "");

@@ -136,6 +136,16 @@ struct TraceEnd {
     // (rewind record --pid): the trace ends there, complete.
     bool detached = false;
     std::string detach_reason;
+    // A flight recorder's trace (record --window): only the end of a longer
+    // recording is kept, from its start image on.
+    struct Window {
+        std::string size;                              // as asked: "10m", "2GiB"
+        uint64_t recorded_ns = 0;                      // how long the whole recording ran
+        uint64_t events_dropped = 0;                   // before the kept start image
+        uint64_t images_taken = 0;                     // start images, the attach's included
+        std::map<std::string, uint64_t> images_missed; // why one could not be taken: how often
+    };
+    std::optional<Window> window;
 };
 
 void write_meta(const std::filesystem::path& trace_dir, const TraceMeta& meta);

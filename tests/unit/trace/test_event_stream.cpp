@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -272,4 +273,40 @@ TEST_CASE("a chunk header's sizes are checked before anything is allocated for t
     reseal_header(bigger, at);
     spit(dir.path / "bigger", bigger, bigger.size());
     CHECK(read_with_little_memory(dir.path / "bigger").kind == StreamEnd::Kind::Corrupt);
+}
+
+TEST_CASE("a stream's tail from a chunk on reads as a stream of its own, after its start is released")
+{
+    TempDir dir;
+    auto events = testing::sample_events(2000);
+    std::vector<uint64_t> starts;
+    {
+        EventStreamWriter w(dir.path / "events", 3, SIZE_MAX);
+        for (size_t i = 0; i < events.size(); i++) {
+            if (i % 100 == 0) {
+                w.flush();
+                starts.push_back(w.file_bytes());
+            }
+            w.append(events[i]);
+        }
+        w.flush();
+        // The flight recorder keeps the events from chunk 12 on.
+        REQUIRE(starts[12] > 8192);
+        w.release_before(starts[12]);
+    }
+    struct stat st {};
+    REQUIRE(::stat((dir.path / "events").c_str(), &st) == 0);
+    CHECK(static_cast<uint64_t>(st.st_blocks) * 512 < static_cast<uint64_t>(st.st_size)); // the start is freed
+    StreamEnd end;
+    auto whole = read_all(dir.path / "events", end);
+    CHECK(whole.size() < 1200); // (the released start reads as zeros)
+
+    CHECK(write_stream_tail(dir.path / "events", starts[12], 1200, dir.path / "tail") == 800);
+    auto tail = read_all(dir.path / "tail", end);
+    CHECK(end.kind == StreamEnd::Kind::Clean);
+    REQUIRE(tail.size() == 800);
+    CHECK(std::equal(tail.begin(), tail.end(), events.begin() + 1200));
+
+    // A tail asked from the wrong event number is no stream at all.
+    CHECK(write_stream_tail(dir.path / "events", starts[12], 1100, dir.path / "wrong") == 0);
 }

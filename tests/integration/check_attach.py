@@ -255,7 +255,7 @@ def check_replay_and_gdb(rw, trace, breakpoint):
     gdb_at_breakpoint_and_back(rw, trace, breakpoint, "bt 1")
 
 
-def check_python_http_server(rw, work):
+def check_python_http_server(rw, work, seconds=2, options=()):
     python = "/usr/bin/python3"
     if not os.path.exists(python):
         raise Skipped("Debian's python3 is not installed")
@@ -270,7 +270,7 @@ def check_python_http_server(rw, work):
     fetch = lambda: urllib.request.urlopen(url, timeout=10).read() == page  # noqa: E731
     try:
         wait_for(fetch, "http.server")
-        _, results = record_under_load(rw, os.path.join(work, "http"), server.pid, fetch)
+        _, results = record_under_load(rw, os.path.join(work, "http"), server.pid, fetch, seconds, options)
         check(server.poll() is None and fetch(), "the server must still serve after the detach")
         check_replay_and_gdb(rw, os.path.join(work, "http"), "accept4")
         return f"{results['ok']} requests, none failed; the replay is exact; gdb at accept4 and back"
@@ -368,12 +368,12 @@ def check_redis(rw, work, seconds=2, options=()):
         server.wait()
 
 
-def check_recorder_killed(rw, work, program):
+def check_recorder_killed(rw, work, program, delays=(0.02, 0.1, 0.2, 0.3, 0.5, 1.0), options=()):
     said = []
-    for delay in [0.02, 0.1, 0.2, 0.3, 0.5, 1.0]:
+    for delay in delays:
         d = fresh_dir(os.path.join(work, f"kill-{delay}"))
         target = start_target(program, d, 40, 50)
-        rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target.pid), "-o", os.path.join(d, "t")],
+        rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target.pid), *options, "-o", os.path.join(d, "t")],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         rec.kill()

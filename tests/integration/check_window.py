@@ -92,6 +92,16 @@ def check_redis(rw, work):
     return f"{said}; {w['images_taken']} start images, {w['events_dropped']} events dropped"
 
 
+def check_python_http_server(rw, work):
+    said = attach.check_python_http_server(rw, work, 6, ["--window", "2s"])
+    _, w = check_window_account(os.path.join(work, "http"), 3)
+    return f"{said}; {w['images_taken']} start images, {w['events_dropped']} events dropped"
+
+
+def check_recorder_killed(rw, work, program):
+    return attach.check_recorder_killed(rw, work, program, (1.5, 2.3, 3.1), ["--window", "2s"])
+
+
 def disk_bytes(trace):
     """Disk blocks of the trace, its file copies left out (shared by every
     stretch, not part of what the window bounds)."""
@@ -149,6 +159,8 @@ def main():
         ("program_window", lambda: check_program_window(rw, fresh_dir(os.path.join(work, "program")), program)),
         ("crash", lambda: check_crash(rw, fresh_dir(os.path.join(work, "crash")), program)),
         ("redis_server", lambda: check_redis(rw, fresh_dir(os.path.join(work, "redis")))),
+        ("python_http_server", lambda: check_python_http_server(rw, fresh_dir(os.path.join(work, "http")))),
+        ("recorder_killed", lambda: check_recorder_killed(rw, fresh_dir(os.path.join(work, "killed")), program)),
         ("disk_bound", lambda: check_disk_bound(rw, fresh_dir(os.path.join(work, "disk")))),
     ], "the start images of a flight recorder")
 

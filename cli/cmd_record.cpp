@@ -1,5 +1,8 @@
 // rewind record [--output DIR] [--] PROGRAM [ARGS…]
 #include <chrono>
+#include <cctype>
+#include <cstring>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -76,6 +79,28 @@ RecordWindow parse_window(const std::string& text)
     return w;
 }
 
+// --freeze-on's signal: USR2, SIGUSR2 or 12. Not one the recorder keeps
+// for itself (the detach's, SIGCHLD) nor one that cannot be caught.
+int parse_freeze_signal(std::string text)
+{
+    for (auto& c : text)
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (text.starts_with("SIG"))
+        text = text.substr(3);
+    int sig = 0;
+    for (int s = 1; s < SIGRTMIN && !sig; s++)
+        if (const char* name = sigabbrev_np(s); name && text == name)
+            sig = s;
+    if (!sig && !text.empty() && text.find_first_not_of("0123456789") == std::string::npos)
+        sig = std::stoi(text);
+    if (sig <= 0 || sig >= SIGRTMIN || sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGINT ||
+        sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+        throw UsageError("--freeze-on takes a signal the recorder can give it (USR1, USR2, WINCH…: not INT, TERM, "
+                         "HUP, QUIT, which end the recording, nor CHLD, KILL, STOP), not '" +
+                         text + "'");
+    return sig;
+}
+
 // The start image is the replay's: made by replay/landmarks for the recorder.
 StartImageMaker start_image_maker()
 {
@@ -113,7 +138,7 @@ void strip_record_separator(std::vector<char*>& args)
         // Options that take a value (add_record's), so the value is not taken for the program.
         if ((a == "-o" || a == "--output" || a == "--ring-mib" || a == "--signal-delay-ms" || a == "--time-slice-ms" ||
              a == "--scrub-env" || a == "-p" || a == "--pid" || a == "--for" || a == "--detach-after" ||
-             a == "--window") &&
+             a == "--window" || a == "--freeze-on") &&
             i + 1 < args.size())
             i++;
     }
@@ -197,6 +222,11 @@ void add_record(CLI::App& app, Outcome& outcome)
                     "process's end or crash), keeping only the end of the recording: at least this span (10m, 1h) "
                     "or at most about this much disk (2GiB). Start images are taken again as it goes; the trace "
                     "starts at the oldest one kept");
+    auto freeze_text = std::make_shared<std::string>();
+    cmd->add_option("--freeze-on", *freeze_text,
+                    "With --window: this signal to rewind record (default USR1) writes the window so far out as a "
+                    "trace of its own (TRACE.1, TRACE.2, …) and the recording goes on")
+        ->needs("--window");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "       rewind record --pid PID [--for DURATION] [--window SPAN|SIZE] [OPTIONS]\n"
@@ -223,8 +253,11 @@ void add_record(CLI::App& app, Outcome& outcome)
         } else if (!window_text->empty()) {
             throw UsageError("--window goes with --pid (it records a running process)");
         }
-        if (!window_text->empty())
+        if (!window_text->empty()) {
             options->window = parse_window(*window_text);
+            if (!freeze_text->empty())
+                options->window->freeze_signal = parse_freeze_signal(*freeze_text);
+        }
         if (!for_text->empty())
             options->detach_after = parse_duration("--for", *for_text);
         if (!detach_text->empty()) {

@@ -6,11 +6,13 @@ Checked on a program of ours (threads blocked in read and in a futex, a
 pending timer, a blocked pending signal) whose window replays exactly (its
 output is the end of what the process printed while recorded) and under
 gdb back to the window's start; the same program crashing, whose window
-replays to the crash; redis-server (threads) under a load that runs
+replays to the crash; copies of the window written on a signal while the
+recording goes on; redis-server (threads) under a load that runs
 throughout; a time-compressed long run whose disk use stays within a
 window of a size; and the usage errors."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -43,7 +45,12 @@ def check_usage(rw, work, program):
     for bad in ["1", "1s", "lots", "100KiB"]:
         r = Run([rw, "record", "--pid", "1", "--window", bad])
         check(r.status != 0 and b"--window takes" in r.stderr, f"--window {bad}\n{r.describe()}")
-    return "refused: no --pid; 1 (seconds below 2), 1s, lots, 100KiB"
+    for bad in ["INT", "SIGKILL", "CHLD", "99", "nosuch"]:
+        r = Run([rw, "record", "--pid", "1", "--window", "10m", "--freeze-on", bad])
+        check(r.status != 0 and b"--freeze-on takes" in r.stderr, f"--freeze-on {bad}\n{r.describe()}")
+    alone = Run([rw, "record", "--pid", "1", "--freeze-on", "USR1"])
+    check(alone.status != 0 and b"--window" in alone.stderr, f"--freeze-on without --window\n{alone.describe()}")
+    return "refused: no --pid; 1 (seconds below 2), 1s, lots, 100KiB; --freeze-on INT, SIGKILL, CHLD, 99, nosuch, alone"
 
 
 def check_program_window(rw, work, program):
@@ -66,6 +73,34 @@ def check_program_window(rw, work, program):
     attach.gdb_at_breakpoint_and_back(rw, trace, "write", "bt 1")
     return (f"{w['images_taken']} start images in {w['recorded_ns'] / 1e9:.1f} s, {w['events_dropped']} events "
             f"dropped, {end['events']} kept (ticks {first}..); the replay exact; gdb back to the window's start")
+
+
+def check_freeze_on_signal(rw, work, program):
+    """--freeze-on USR2: each SIGUSR2 to rewind record writes the window so
+    far out as TRACE.1, TRACE.2 (each replays exactly, as far as it goes),
+    and the recording goes on to its own end."""
+    target = attach.start_target(program, work, 400, 20)
+    trace = os.path.join(work, "t")
+    rec = subprocess.Popen([rw, "record", "--pid", str(target.pid), "--for", "6s", "--window", "2s", "--freeze-on",
+                            "USR2", "-o", trace], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(3.5)
+    rec.send_signal(signal.SIGUSR2)
+    time.sleep(0.5)
+    rec.send_signal(signal.SIGUSR2)
+    _, err = rec.communicate(timeout=120)
+    check(rec.returncode == 0 and err.count(b"the recording goes on") == 2,
+          f"rewind record --freeze-on USR2 (two SIGUSR2)\n{err.decode(errors='replace')}")
+    target.wait(timeout=60)
+    whole = attach.target_output(work)
+    said = []
+    for t in [trace + ".1", trace + ".2", trace]:
+        end, w = check_window_account(t, 3)
+        rep = Run([rw, "replay", "--autopilot", t], timeout=300)
+        check(rep.status == 0, f"replay of {t}\n{rep.describe()}")
+        attach.check_slice(rep.stdout, whole, os.path.basename(t))
+        said.append(f"{os.path.basename(t)}: {end['events']} events, ticks {int(rep.stdout.split()[1])}.."
+                    f"{int(rep.stdout.split()[-3])}")
+    return "; ".join(said) + "; each replays exactly"
 
 
 def check_crash(rw, work, program):
@@ -158,6 +193,7 @@ def main():
         ("usage", lambda: check_usage(rw, fresh_dir(os.path.join(work, "usage")), program)),
         ("program_window", lambda: check_program_window(rw, fresh_dir(os.path.join(work, "program")), program)),
         ("crash", lambda: check_crash(rw, fresh_dir(os.path.join(work, "crash")), program)),
+        ("freeze_on_signal", lambda: check_freeze_on_signal(rw, fresh_dir(os.path.join(work, "freeze")), program)),
         ("redis_server", lambda: check_redis(rw, fresh_dir(os.path.join(work, "redis")))),
         ("python_http_server", lambda: check_python_http_server(rw, fresh_dir(os.path.join(work, "http")))),
         ("recorder_killed", lambda: check_recorder_killed(rw, fresh_dir(os.path.join(work, "killed")), program)),

@@ -3,6 +3,8 @@
 #include <system_error>
 
 #include "event_stream.h"
+#include "trace.h"
+#include "trace_summary.h"
 #include "trace_dir.h"
 
 namespace rw {
@@ -88,6 +90,22 @@ void FlightWindow::add(Stretch stretch)
     drop_before(oldest_needed());
 }
 
+void FlightWindow::account(const Stretch& first, TraceEnd& end) const
+{
+    auto now = std::chrono::steady_clock::now();
+    auto ns = [](std::chrono::steady_clock::duration d) {
+        return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    };
+    TraceEnd::Window w;
+    w.size = size_.text;
+    w.recorded_ns = ns(now - began_);
+    w.events_dropped = first.first_event;
+    w.images_taken = taken_;
+    w.images_missed = missed_;
+    end.window = w;
+    end.duration_ns = ns(now - first.started);
+}
+
 const FlightWindow::Stretch& FlightWindow::freeze(TraceEnd& end)
 {
     if (stretches_.empty())
@@ -108,17 +126,63 @@ const FlightWindow::Stretch& FlightWindow::freeze(TraceEnd& end)
     first.image = trace_files::kStartImage;
     first.meta.attached->start_image = trace_files::kStartImage;
     write_meta(trace_, first.meta);
-    TraceEnd::Window w;
-    w.size = size_.text;
-    w.recorded_ns = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began_).count());
-    w.events_dropped = first.first_event;
-    end.duration_ns = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - first.started).count());
-    w.images_taken = taken_;
-    w.images_missed = missed_;
-    end.window = w;
+    account(first, end);
     return first;
+}
+
+namespace {
+
+// `to` gets the files of `from`, linked (they are not written again once
+// there), or copied where a link cannot be made.
+void link_tree(const fs::path& from, const fs::path& to)
+{
+    fs::create_directory(to);
+    fs::permissions(to, fs::perms::owner_all);
+    for (const auto& entry : fs::directory_iterator(from)) {
+        fs::path target = to / entry.path().filename();
+        if (entry.is_directory()) {
+            link_tree(entry.path(), target);
+            continue;
+        }
+        std::error_code ec;
+        fs::create_hard_link(entry.path(), target, ec);
+        if (ec)
+            fs::copy_file(entry.path(), target);
+    }
+}
+
+} // namespace
+
+const FlightWindow::Stretch& FlightWindow::copy_to(const fs::path& dest, TraceEnd& end)
+{
+    if (stretches_.empty())
+        throw std::runtime_error("no start image was taken");
+    writer_.flush();
+    drop_before(oldest_needed());
+    const Stretch& first = stretches_.front();
+    if (!fs::create_directory(dest))
+        throw std::runtime_error(dest.string() + " exists already");
+    fs::permissions(dest, fs::perms::owner_all);
+    link_tree(trace_ / trace_files::kFiles, dest / trace_files::kFiles);
+    write_stream_tail(trace_ / trace_files::kEvents, first.offset, first.first_event, dest / trace_files::kEvents);
+    link_tree(partial_image(trace_, first.image), partial_image(dest, trace_files::kStartImage));
+    TraceMeta meta = first.meta;
+    meta.attached->start_image = trace_files::kStartImage;
+    write_meta(dest, meta);
+    account(first, end);
+    return first;
+}
+
+void FlightWindow::complete(const fs::path& dir, const Stretch& first, TraceEnd& end)
+{
+    TraceSummary kept = summarize(Trace(dir));
+    end.events = kept.events;
+    end.memory_bytes = kept.memory_bytes;
+    end.processes = kept.processes.size();
+    end.threads = kept.threads.size();
+    end.syscall_counts = kept.syscalls;
+    end.stream_bytes = fs::file_size(dir / trace_files::kEvents);
+    first.maker.finish(dir, trace_files::kStartImage, end.events, first.mappings);
 }
 
 } // namespace rw

@@ -55,11 +55,19 @@ public:
     // The end: the trace becomes the window (see above); returns the
     // stretch it starts with. `end` gets the window's account.
     const Stretch& freeze(TraceEnd& end);
+    // The window so far as a trace of its own in `dest` (new), while the
+    // recording goes on: its events up to the last written, the files
+    // linked; the same account in `end`.
+    const Stretch& copy_to(const std::filesystem::path& dest, TraceEnd& end);
+    // Completes a window's trace in `dir` (after freeze or copy_to): the
+    // counts of `end` from its events, its start image sealed.
+    static void complete(const std::filesystem::path& dir, const Stretch& first, TraceEnd& end);
 
 private:
     // The index in stretches_ of the oldest stretch the window needs now.
     size_t oldest_needed() const;
     void drop_before(size_t index);
+    void account(const Stretch& first, TraceEnd& end) const;
 
     std::filesystem::path trace_;
     RecordWindow size_;

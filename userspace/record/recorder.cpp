@@ -42,8 +42,6 @@
 #include "syscall_table.h"
 #include "system_info.h"
 #include "trace_dir.h"
-#include "trace.h"
-#include "trace_summary.h"
 #include "tsc.h"
 #include "version.h"
 
@@ -357,6 +355,31 @@ take_window_image(Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped, W
     };
 }
 
+// The flight recorder's window so far, as a trace of its own beside the
+// recording (TRACE.N), which goes on.
+void write_window_copy(const std::filesystem::path& dir, FlightWindow& window, uint32_t kernel_hz)
+{
+    std::filesystem::path dest;
+    for (int n = 1; dest.empty() || std::filesystem::exists(dest); n++)
+        dest = dir.string() + "." + std::to_string(n);
+    try {
+        TraceEnd end;
+        end.ended = iso_time_utc(unix_time_ns());
+        end.detached = true;
+        end.detach_reason = "a copy of the flight recorder's window; the recording went on";
+        end.kernel_hz = kernel_hz;
+        const FlightWindow::Stretch& first = window.copy_to(dest, end);
+        FlightWindow::complete(dest, first, end);
+        end.complete = true;
+        write_end(dest, end);
+        std::fprintf(stderr, "rewind: the window so far (%.1f s, %llu events) is in %s; the recording goes on\n",
+                     static_cast<double>(end.duration_ns) / 1e9, static_cast<unsigned long long>(end.events),
+                     dest.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rewind: the window so far cannot be written to %s: %s\n", dest.c_str(), e.what());
+    }
+}
+
 } // namespace
 
 void check_record_prerequisites()
@@ -559,6 +582,8 @@ RecordResult record(const RecordOptions& options)
                 return take_window_image(tgid, stopped,
                                          {*attachment, capture, writer, random_sites, files, *window, options, dir});
             };
+            sup_options.freeze_signal = options.window->freeze_signal;
+            sup_options.freeze = [&] { write_window_copy(dir, *window, capture.kernel_hz()); };
         }
     } else if (options.detach_after) {
         sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
@@ -701,14 +726,7 @@ RecordResult record(const RecordOptions& options)
                 const FlightWindow::Stretch& first = window->freeze(end);
                 for (const auto& [why, n] : supervisor.rollovers_missed())
                     end.window->images_missed[why] += n;
-                TraceSummary kept = summarize(Trace(dir));
-                end.events = kept.events;
-                end.memory_bytes = kept.memory_bytes;
-                end.processes = kept.processes.size();
-                end.threads = kept.threads.size();
-                end.syscall_counts = kept.syscalls;
-                end.stream_bytes = std::filesystem::file_size(dir / trace_files::kEvents);
-                first.maker.finish(dir, trace_files::kStartImage, end.events, first.mappings);
+                FlightWindow::complete(dir, first, end);
             } else {
                 first_image.finish(dir, trace_files::kStartImage, end.events, start_mappings);
             }

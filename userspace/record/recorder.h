@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -41,6 +42,9 @@ struct RecordWindow {
     std::string text; // as given
     std::optional<std::chrono::milliseconds> span;
     std::optional<uint64_t> bytes;
+    // This signal to rewind record writes the window so far out as a trace
+    // of its own (TRACE.1, TRACE.2, …) and the recording goes on.
+    int freeze_signal = SIGUSR1;
 };
 
 struct RecordOptions {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <utility>
 #include <system_error>
 
 #include "bpf_capture.h"
@@ -105,6 +106,9 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
         sigaddset(&mask, s);
     if (options_.attached)
         sigaddset(&mask, SIGINT); // Ctrl-C: the detach
+    if (options_.freeze_signal)
+        sigaddset(&mask, options_.freeze_signal);
+    bool freeze_requested = false;
     sigprocmask(SIG_BLOCK, &mask, nullptr);
     UniqueFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
     UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
@@ -138,7 +142,9 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
                 bool from_program = std::any_of(threads_.begin(), threads_.end(), [&](const auto& kv) {
                     return kv.second.tgid == static_cast<Tid>(si.ssi_pid);
                 });
-                if (options_.attached && si.ssi_signo != SIGCHLD)
+                if (options_.freeze_signal && static_cast<int>(si.ssi_signo) == options_.freeze_signal)
+                    freeze_requested = true;
+                else if (options_.attached && si.ssi_signo != SIGCHLD)
                     detach_requested_ = true;
                 else if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) && !from_program)
                     ::kill(initial_, static_cast<int>(si.ssi_signo));
@@ -174,6 +180,8 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
             if (options_.roll_due && Clock::now() >= next_roll_try_ && options_.roll_due())
                 if (std::string why = roll_over(); !why.empty())
                     rollovers_missed_[why]++;
+            if (std::exchange(freeze_requested, false))
+                options_.freeze();
         }
         if (uint64_t r = capture_.ring_refusals(); r != refusals_seen_) {
             problem("the kernel side could not record " + std::to_string(r - refusals_seen_) +

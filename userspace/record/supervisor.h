@@ -96,6 +96,10 @@ public:
         // CPU first). What it returns runs once the threads run again, told
         // how long they were stopped.
         std::function<bool()> roll_due;
+        // This signal to the recorder calls `freeze` (the flight recorder
+        // writes its window out as a trace of its own and goes on).
+        int freeze_signal = 0;
+        std::function<void()> freeze;
         std::function<std::function<void(std::chrono::duration<double> paused)>(
             Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped)>
             roll_over;

@@ -8,6 +8,10 @@ second before, while recorded and after the detach, their ratios, failed
 requests (errors, wrong answers, timeouts), and the attach pause.
 
   bench/attach_load.py --rewind build/cli/rewind [--servers nginx,redis,python] [--seconds 30]
+      [--window 10s]
+
+With --window, rewind records as a flight recorder (record --window): the
+start images it takes while recording are part of what the load sees.
 
 Servers are Debian's (scripts/install-deps.sh installs them): nginx with
 one worker (rewind attaches to the worker), redis-server (its main
@@ -186,8 +190,9 @@ def measure(rw, name, args, work):
         time.sleep(args.before)
         t1, n1, f1 = time.time(), done.value, failed.value
         trace = os.path.join(work, f"{name}-trace")
-        rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target), "--for", f"{args.seconds}s", "-o", trace],
-                               stderr=subprocess.PIPE)
+        window = ["--window", args.window] if args.window else []
+        rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target), "--for", f"{args.seconds}s", *window, "-o",
+                                trace], stderr=subprocess.PIPE)
         # While recorded: from the end of the attach (the trace's meta.json
         # is written then) to the detach.
         while not os.path.exists(os.path.join(trace, "meta.json")) and rec.poll() is None:
@@ -216,7 +221,8 @@ def measure(rw, name, args, work):
     after = (n4 - n3) / (t4 - t3)
     return {"server": name, "before": before, "during": during, "after": after,
             "failed": f4 - f0, "pause_ms": meta["attached"]["pause_seconds"] * 1e3,
-            "events": end.get("events", 0), "recorded_s": t3 - t2}
+            "events": end.get("events", 0), "recorded_s": t3 - t2,
+            "images": end.get("window", {}).get("images_taken", 1)}
 
 
 def main():
@@ -227,13 +233,16 @@ def main():
     ap.add_argument("--before", type=float, default=10)
     ap.add_argument("--after", type=float, default=10)
     ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--window", help="record as a flight recorder with this window (10s)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root (rewind record --pid, and nginx's listening as root here)")
     print(f"{args.clients} clients, closed loop on loopback; {args.before:.0f} s before, "
-          f"{args.seconds:.0f} s recorded, {args.after:.0f} s after the detach")
-    print("| server | req/s before | while recorded | after detach | recorded ÷ before | failed | attach pause | events |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"{args.seconds:.0f} s recorded{f' (--window {args.window})' if args.window else ''}, "
+          f"{args.after:.0f} s after the detach")
+    print("| server | req/s before | while recorded | after detach | recorded ÷ before | failed | pause (kept image) "
+          "| events kept | start images |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in args.servers.split(","):
         if name not in SERVERS:
             raise SystemExit(f"unknown server {name} (nginx, redis, python)")
@@ -246,7 +255,8 @@ def main():
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(f"| {r['server']} | {r['before']:.0f} | {r['during']:.0f} | {r['after']:.0f} | "
-              f"{r['during'] / r['before']:.2f} | {r['failed']} | {r['pause_ms']:.0f} ms | {r['events']} |")
+              f"{r['during'] / r['before']:.2f} | {r['failed']} | {r['pause_ms']:.0f} ms | {r['events']} | "
+              f"{r['images']} |")
         sys.stdout.flush()
 
 

@@ -439,6 +439,26 @@ RecordResult record(const RecordOptions& options)
     }
     meta.thread_mode = options.parallel ? "parallel" : "serialized";
     write_meta(dir, meta);
+    // The signals that end the recording (and the flight recorder's
+    // freeze) wait for the supervisor, which reads them once it runs: one
+    // that comes while rewind attaches or saves the start image (`rewind
+    // stop` as soon as the trace is there) must not kill it.
+    struct HeldSignals {
+        sigset_t before;
+        explicit HeldSignals(const RecordOptions& o)
+        {
+            sigset_t held;
+            sigemptyset(&held);
+            for (int s : {SIGTERM, SIGHUP})
+                sigaddset(&held, s);
+            if (o.attach_pid)
+                sigaddset(&held, SIGINT);
+            if (o.window)
+                sigaddset(&held, o.window->freeze_signal);
+            sigprocmask(SIG_BLOCK, &held, &before);
+        }
+        ~HeldSignals() { sigprocmask(SIG_SETMASK, &before, nullptr); }
+    } held_signals(options);
     note_recorder(dir); // for rewind stop
     struct Forget {
         std::filesystem::path dir;

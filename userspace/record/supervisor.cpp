@@ -109,7 +109,8 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
     if (options_.freeze_signal)
         sigaddset(&mask, options_.freeze_signal);
     bool freeze_requested = false;
-    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    sigset_t before;
+    sigprocmask(SIG_BLOCK, &mask, &before);
     UniqueFd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
     UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
     if (sigfd.get() < 0 || ep.get() < 0)
@@ -195,7 +196,7 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
         }
     }
     capture_.drain();
-    sigprocmask(SIG_UNBLOCK, &mask, nullptr);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
     return initial_status_;
 }
 
@@ -672,6 +673,17 @@ bool Supervisor::emulate_random(Thread& t)
 void Supervisor::on_stall(Thread& t, const rw_stall& stall_entry)
 {
     const rw_stall* stall = &stall_entry;
+    // An entry that is no stall of this thread's (seen at a detach, in a
+    // process that had just exec'd): nothing of it goes into the trace.
+    if (stall->reason < RW_STALL_RING_FULL || stall->reason > RW_STALL_PROCESS_MEMORY ||
+        stall->sc.h.tid != static_cast<uint32_t>(t.tid)) {
+        if (!detaching_) {
+            problem("thread " + std::to_string(t.tid) + " was stopped by the kernel side with no call to complete",
+                    t.tid);
+            resume(t, 0);
+        }
+        return;
+    }
     // Everything the kernel side emitted before the stall is in the ring,
     // the thread's own yield at this call's entry too: taken now, before
     // its turn is decided (a turn asked for with the yield unseen would

@@ -255,13 +255,6 @@ void Supervisor::detach_all()
     // trapped, and die at their first clock_gettime).
     Stopped all = stop_everything();
     std::vector<pid_t> stopped = all.threads;
-    std::vector<Tid> tids;
-    for (const auto& [tid, t] : threads_)
-        tids.push_back(tid);
-    tids.insert(tids.end(), all.newcomers.begin(), all.newcomers.end());
-    drain_ring();
-    for (Tid tid : tids)
-        capture_.untrack(tid);
     drain_ring();
     // A vfork's child goes first: its parent, taken to its call's exit,
     // waits there until the child has exec'd or exited.
@@ -272,7 +265,28 @@ void Supervisor::detach_all()
         children.push_back(tid);
         return true;
     });
+    for (pid_t tid : children)
+        capture_.untrack(tid);
     let_go(children, all.tgid_of);
+    // A thread at a clone's or fork's event is taken to the call's exit
+    // while it is still recorded: the new task's first events can be in
+    // the stream already, and the call that made it must end there too.
+    // (A vfork's end may have brought the kernel side's stall signal: taken
+    // as when the thread was first stopped.)
+    for (pid_t tid : stopped) {
+        if (!child_at_clone_event(tid) || !put_before_syscall(tid))
+            continue;
+        auto t = threads_.find(tid);
+        if (t != threads_.end() && (thread_signal_mask(tid, "SigPnd") & (1ull << (RW_STALL_SIGNAL - 1))) &&
+            ::ptrace(PTRACE_CONT, tid, nullptr, nullptr) == 0)
+            stop_for_detach(t->second, all.later);
+    }
+    drain_ring();
+    for (const auto& [tid, t] : threads_)
+        capture_.untrack(tid);
+    for (pid_t tid : stopped)
+        capture_.untrack(tid);
+    drain_ring();
     let_go(stopped, all.tgid_of);
     for (auto [tid, sig] : all.later) {
         auto it = threads_.find(tid);

@@ -185,8 +185,13 @@ std::string start_time_of(pid_t pid)
 
 void note_recorder(const fs::path& trace)
 {
-    std::ofstream out(trace / trace_files::kRecorder);
-    out << getpid() << " " << start_time_of(getpid()) << "\n";
+    // Whole or not at all: `rewind stop` may read it at once.
+    fs::path partial = trace / (std::string(trace_files::kRecorder) + ".partial");
+    {
+        std::ofstream out(partial);
+        out << getpid() << " " << start_time_of(getpid()) << "\n";
+    }
+    fs::rename(partial, trace / trace_files::kRecorder);
 }
 
 void forget_recorder(const fs::path& trace)

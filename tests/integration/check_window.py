@@ -71,8 +71,14 @@ def check_program_window(rw, work, program):
     attached_at = int([line for line in whole.splitlines() if line.startswith(b"tick")][0].split()[1])
     check(first > attached_at + 50, f"the window must start well after the attach (tick {first})")
     attach.gdb_at_breakpoint_and_back(rw, trace, "write", "bt 1")
+    # A reverse watch inside the window: the tick after its first one.
+    wakes_line = next(i + 1 for i, text in enumerate(open(attach.SOURCE)) if "wakes++" in text)
+    watch = Run([rw, "watch", trace, f"wakes >= {first + 5}"], timeout=300)
+    check(watch.status == 0 and b"attach_target.c:%d" % wakes_line in watch.stdout + watch.stderr,
+          f"rewind watch must name the line that changes wakes\n{watch.describe()}")
     return (f"{w['images_taken']} start images in {w['recorded_ns'] / 1e9:.1f} s, {w['events_dropped']} events "
-            f"dropped, {end['events']} kept (ticks {first}..); the replay exact; gdb back to the window's start")
+            f"dropped, {end['events']} kept (ticks {first}..); the replay exact; gdb back to the window's start; "
+            f"rewind watch names line {wakes_line}")
 
 
 def check_freeze_on_signal(rw, work, program):

@@ -106,6 +106,16 @@ bool past_clone_event(pid_t tid)
     return stops_within(tid, std::chrono::seconds(10));
 }
 
+// The address the kernel clears when the thread exits (set_tid_address).
+uint64_t clear_child_tid_of(ThreadInjector& in)
+{
+    uint64_t value = 0;
+    std::vector<uint8_t> word(sizeof value);
+    if (in.call_with_output(SYS_prctl, 1, word, PR_GET_TID_ADDRESS) == 0)
+        std::memcpy(&value, word.data(), sizeof value);
+    return value;
+}
+
 bool put_stopped_thread_before_syscall(pid_t tid, int* restarted_call)
 {
     if (!past_clone_event(tid))
@@ -382,9 +392,7 @@ void Attachment::prepare()
             t.rseq_sig = rseq.signature;
             guardian_->rseq(t.tid, t.rseq_addr, t.rseq_len, t.rseq_sig);
         }
-        std::vector<uint8_t> word(sizeof(uint64_t));
-        if (in.call_with_output(SYS_prctl, 1, word, PR_GET_TID_ADDRESS) == 0)
-            std::memcpy(&t.clear_child_tid, word.data(), sizeof(uint64_t));
+        t.clear_child_tid = clear_child_tid_of(in);
         std::vector<uint8_t> mode(sizeof(int));
         if (in.call_with_output(SYS_prctl, 1, mode, PR_GET_TSC) == 0)
             std::memcpy(&t.tsc_mode, mode.data(), sizeof(int));
@@ -413,7 +421,9 @@ void Attachment::prepare()
 ImagePoint Attachment::point_now(const std::vector<std::pair<pid_t, int>>& stopped)
 {
     ImagePoint at{pid_, {}, find_syscall_instruction(pid_)};
-    if (!at.syscall_insn || stopped.empty())
+    if (stopped.empty())
+        throw std::runtime_error("process " + std::to_string(pid_) + " has no thread left");
+    if (!at.syscall_insn)
         throw std::runtime_error("no syscall instruction found in process " + std::to_string(pid_));
     insn_ = at.syscall_insn; // (an exec since the attach moved it)
     for (auto [tid, restarted] : stopped) {
@@ -421,9 +431,7 @@ ImagePoint Attachment::point_now(const std::vector<std::pair<pid_t, int>>& stopp
         t.tid = tid;
         t.restarted_call = restarted;
         ThreadInjector in(tid, at.syscall_insn);
-        std::vector<uint8_t> word(sizeof(uint64_t));
-        if (in.call_with_output(SYS_prctl, 1, word, PR_GET_TID_ADDRESS) == 0)
-            std::memcpy(&t.clear_child_tid, word.data(), sizeof(uint64_t));
+        t.clear_child_tid = clear_child_tid_of(in);
         for (int sig : in.arrived())
             hold(tid, sig);
         t.regs = get_registers(tid);

@@ -190,12 +190,21 @@ std::string RandomSites::plant(pid_t tid, pid_t tgid, const std::string& hash, c
     return "";
 }
 
+bool RandomSites::write_replaced(pid_t tgid, pid_t into) const
+{
+    auto it = replaced_.find(tgid);
+    if (it == replaced_.end())
+        return true;
+    bool ok = true;
+    TraceeMemory mem(into);
+    for (auto [addr, byte] : it->second)
+        ok = mem.write(RemoteAddr(addr), std::span<const uint8_t>(&byte, 1)) && ok;
+    return ok;
+}
+
 bool RandomSites::unplant(pid_t tgid, pid_t tid)
 {
-    bool ok = true;
-    TraceeMemory mem(tid);
-    for (auto [addr, byte] : replaced_[tgid])
-        ok = mem.write(RemoteAddr(addr), std::span<const uint8_t>(&byte, 1)) && ok;
+    bool ok = write_replaced(tgid, tid);
     replaced_.erase(tgid);
     by_process_.erase(tgid);
     return ok;
@@ -203,14 +212,7 @@ bool RandomSites::unplant(pid_t tgid, pid_t tid)
 
 bool RandomSites::unplant_in_copy(pid_t tgid, pid_t copy) const
 {
-    auto it = replaced_.find(tgid);
-    if (it == replaced_.end())
-        return true;
-    bool ok = true;
-    TraceeMemory mem(copy);
-    for (auto [addr, byte] : it->second)
-        ok = mem.write(RemoteAddr(addr), std::span<const uint8_t>(&byte, 1)) && ok;
-    return ok;
+    return write_replaced(tgid, copy);
 }
 
 std::optional<RandomInstruction> RandomSites::at(pid_t tgid, uint64_t addr)

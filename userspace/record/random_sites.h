@@ -52,6 +52,9 @@ public:
     void on_plant(std::function<void(pid_t, uint64_t, uint8_t)> hook) { on_plant_ = std::move(hook); }
 
 private:
+    // Writes the bytes under process `tgid`'s int3s into `into` (it, or a copy).
+    bool write_replaced(pid_t tgid, pid_t into) const;
+
     std::map<std::string, std::vector<uint64_t>> by_content_;
     std::map<pid_t, std::map<uint64_t, RandomInstruction>> by_process_; // int3 address → instruction
     std::map<pid_t, std::map<uint64_t, uint8_t>> replaced_;             // int3 address → the byte it replaced

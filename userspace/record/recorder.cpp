@@ -602,6 +602,7 @@ RecordResult record(const RecordOptions& options)
                 return take_window_image(tgid, stopped,
                                          {*attachment, capture, writer, random_sites, files, *window, options, dir});
             };
+            sup_options.roll_missed = [&](const std::string& why) { window->missed(why); };
             sup_options.freeze_signal = options.window->freeze_signal;
             sup_options.freeze = [&] { write_window_copy(dir, *window, capture.kernel_hz()); };
         }
@@ -744,8 +745,6 @@ RecordResult record(const RecordOptions& options)
         try {
             if (window) {
                 const FlightWindow::Stretch& first = window->freeze(end);
-                for (const auto& [why, n] : supervisor.rollovers_missed())
-                    end.window->images_missed[why] += n;
                 FlightWindow::complete(dir, first, end);
             } else {
                 first_image.finish(dir, trace_files::kStartImage, end.events, start_mappings);

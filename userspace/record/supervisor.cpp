@@ -179,8 +179,8 @@ int Supervisor::run(pid_t initial, const std::function<void()>& periodic)
             check_deadlines();
             check_slices();
             if (options_.roll_due && Clock::now() >= next_roll_try_ && options_.roll_due())
-                if (std::string why = roll_over(); !why.empty())
-                    rollovers_missed_[why]++;
+                if (std::string why = roll_over(); !why.empty() && options_.roll_missed)
+                    options_.roll_missed(why);
             if (std::exchange(freeze_requested, false))
                 options_.freeze();
         }

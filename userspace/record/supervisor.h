@@ -95,14 +95,16 @@ public:
         // the call a restart_syscall continues, or -1; the one that had the
         // CPU first). What it returns runs once the threads run again, told
         // how long they were stopped.
+        // `roll_missed` is told why one could not be taken then.
         std::function<bool()> roll_due;
+        std::function<std::function<void(std::chrono::duration<double> paused)>(
+            Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped)>
+            roll_over;
+        std::function<void(const std::string& why)> roll_missed;
         // This signal to the recorder calls `freeze` (the flight recorder
         // writes its window out as a trace of its own and goes on).
         int freeze_signal = 0;
         std::function<void()> freeze;
-        std::function<std::function<void(std::chrono::duration<double> paused)>(
-            Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped)>
-            roll_over;
     };
 
     // The program did something rewind cannot record, and the recording
@@ -148,8 +150,6 @@ public:
     uint64_t yields() const { return yields_; }
     uint64_t stops() const { return stops_; } // ptrace stops handled (exits not counted)
     uint64_t syscall_handovers() const { return syscall_handovers_; }
-    // Start images roll_due asked for and could not be taken: why, how often.
-    const std::map<std::string, uint64_t>& rollovers_missed() const { return rollovers_missed_; }
 
 private:
     // A call the supervisor answers itself: the call runs and fails without
@@ -370,7 +370,6 @@ private:
     std::string roll_over();
     std::string why_no_rollover() const;
     std::chrono::steady_clock::time_point next_roll_try_{};
-    std::map<std::string, uint64_t> rollovers_missed_;
     bool detach_requested_ = false;
     bool detached_ = false;
     // While detach_all stops the threads: no thread is given the CPU or

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "tracee.h"
+#include "tsc.h"
 
 namespace rw {
 namespace {
@@ -64,7 +65,7 @@ uint64_t find_syscall_instruction(pid_t pid)
     return 0;
 }
 
-void ThreadInjector::run_to_syscall_stop(const char* what)
+void ThreadInjector::run_to_syscall_stop(const char* what, bool entry)
 {
     for (;;) {
         if (ptrace(PTRACE_SYSCALL, tid_, nullptr, nullptr) != 0)
@@ -81,6 +82,12 @@ void ThreadInjector::run_to_syscall_stop(const char* what)
             // A fault of the thread itself (the injected call could not
             // run there): going on would fault again forever.
             siginfo_t si = get_siginfo(tid_);
+            // The rdtsc trap (PR_TSC_SIGSEGV) of the instruction the thread
+            // stands at, pending when the call was injected: that rdtsc runs
+            // again when the thread does (and traps again if it must).
+            if (entry && s.signal == SIGSEGV && si.si_code == SI_KERNEL &&
+                decode_tsc_instruction(TraceeMemory(tid_), own_rip_))
+                continue;
             bool fault = (s.signal == SIGSEGV || s.signal == SIGBUS || s.signal == SIGILL || s.signal == SIGFPE ||
                           s.signal == SIGTRAP) &&
                          si.si_code > 0;
@@ -106,6 +113,7 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
     if (!insn_)
         throw std::runtime_error("no syscall instruction found in process of thread " + std::to_string(tid_));
     Registers saved = get_registers(tid_);
+    own_rip_ = saved[Registers::RIP];
     if (injection_hook())
         injection_hook()(tid_, &saved, insn_);
     Registers r = saved;
@@ -121,8 +129,8 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
     set_registers(tid_, r);
     std::string what = "injected syscall " + std::to_string(nr);
     try {
-        run_to_syscall_stop(what.c_str()); // entry
-        run_to_syscall_stop(what.c_str()); // exit
+        run_to_syscall_stop(what.c_str(), true);
+        run_to_syscall_stop(what.c_str(), false);
     } catch (...) {
         set_registers(tid_, saved);
         if (injection_hook())

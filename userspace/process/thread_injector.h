@@ -47,9 +47,11 @@ public:
     const std::vector<int>& arrived() const { return arrived_; }
 
 private:
-    void run_to_syscall_stop(const char* what);
+    // To the call's entry stop (`entry`) or its exit stop.
+    void run_to_syscall_stop(const char* what, bool entry);
     pid_t tid_;
     uint64_t insn_;
+    uint64_t own_rip_ = 0; // where the thread stands, which the call is injected before
     std::vector<int> arrived_;
 };
 

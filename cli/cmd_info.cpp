@@ -162,11 +162,18 @@ void add_info(CLI::App& app, Outcome& outcome)
             };
             if (std::string limit = parallel_replay_limit(t.meta().thread_mode); !limit.empty())
                 j["replay_limit"] = limit;
-            if (const auto& a = t.meta().attached)
+            if (const auto& a = t.meta().attached) {
                 j["attached"] = {{"pid", a->pid},
                                  {"threads", a->threads},
                                  {"pause_seconds", a->pause_seconds},
                                  {"start_image", a->start_image}};
+                if (!a->descendants.empty()) {
+                    j["attached"]["descendants"] = nlohmann::json::array();
+                    for (const auto& d : a->descendants)
+                        j["attached"]["descendants"].push_back(
+                            {{"pid", d.pid}, {"parent", d.parent}, {"threads", d.threads}});
+                }
+            }
             if (t.end()) {
                 j["exit"] = {{"signaled", t.end()->exit.signaled},
                              {"code", t.end()->exit.code},
@@ -219,11 +226,16 @@ void add_info(CLI::App& app, Outcome& outcome)
                            join(m.scrubbed_env));
             fmt::print("recorded   {} on {} (Linux {}, {})\n", m.created, m.hostname, m.kernel_release, m.cpu_model);
             fmt::print("duration   {:.3f} s\n", static_cast<double>(duration) / 1e9);
-            if (const auto& a = m.attached)
-                fmt::print("attached   to running process {} ({} thread{}), stopped {:.0f} ms {}; the "
+            if (const auto& a = m.attached) {
+                size_t below = a->descendants.size();
+                fmt::print("attached   to running process {} ({} thread{}){}, stopped {:.0f} ms {}; the "
                            "replay starts from its start image ({}/)\n",
-                           a->pid, a->threads, a->threads == 1 ? "" : "s", a->pause_seconds * 1000,
-                           t.end() && t.end()->window ? "for this start image" : "to attach", a->start_image);
+                           a->pid, a->threads, a->threads == 1 ? "" : "s",
+                           below ? fmt::format(" and the {} process{} below it (--tree)", below, below == 1 ? "" : "es")
+                                 : "",
+                           a->pause_seconds * 1000, t.end() && t.end()->window ? "for this start image" : "to attach",
+                           a->start_image);
+            }
             if (const auto& w = t.end() ? t.end()->window : std::nullopt) {
                 uint64_t missed = 0;
                 for (const auto& [why, n] : w->images_missed)

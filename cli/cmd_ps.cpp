@@ -34,6 +34,7 @@ void print_json(const std::vector<RecordedProcess>& tree)
                             {"last_event", p.last_event},
                             {"events", p.events},
                             {"threads", p.threads},
+                            {"attached", p.attached},
                             {"command", p.command()},
                             {"execs", execs},
                             {"exit", p.describe_exit()}};
@@ -54,7 +55,7 @@ void print_table(const std::vector<RecordedProcess>& tree)
         std::string range = std::to_string(p.first_event) + "-" + std::to_string(p.last_event);
         std::string command = joined(p.command());
         if (p.execs.empty())
-            command = (p.parent ? "(fork of " + std::to_string(p.parent) + ") " : "(attached) ") + command;
+            command = (p.attached ? "(attached) " : "(fork of " + std::to_string(p.parent) + ") ") + command;
         fmt::print("{:>7} {:>7} {:>15} {:>7} {:<18} {}{}\n", p.pid, p.parent ? std::to_string(p.parent) : "-", range,
                    p.threads, p.describe_exit(), std::string(2 * d, ' '), command);
     }

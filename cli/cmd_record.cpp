@@ -10,6 +10,7 @@
 #include <set>
 
 #include "attach.h"
+#include "attached_tree.h"
 #include "commands.h"
 #include "exit_like.h"
 #include "launch_detach.h"
@@ -106,14 +107,21 @@ StartImageMaker start_image_maker()
 {
     auto writer = std::make_shared<replay::StartImageWriter>();
     StartImageMaker m;
-    m.describe = [writer](const ImagePoint& at) {
-        std::vector<replay::StartThread> threads;
-        for (const auto& t : at.threads)
-            threads.push_back({t.tid, t.regs, t.clear_child_tid});
-        writer->describe(at.pid, threads, at.syscall_insn);
+    m.describe = [writer](const std::vector<ImagePoint>& points, const std::vector<SharedRegion>& shared) {
+        std::vector<replay::StartProcess> processes;
+        for (const auto& at : points) {
+            replay::StartProcess p{at.pid, {}, at.syscall_insn};
+            for (const auto& t : at.threads)
+                p.threads.push_back({t.tid, t.regs, t.clear_child_tid});
+            processes.push_back(std::move(p));
+        }
+        std::vector<replay::StartSharedMemory> memory;
+        for (const auto& r : shared)
+            memory.push_back({r.length, r.perms.size() > 1 && r.perms[1] == 'w', r.mapped_at});
+        writer->describe(processes, memory);
     };
-    m.dump = [writer](const std::filesystem::path& trace, const std::string& dir, pid_t copy) {
-        writer->dump(trace, dir, copy);
+    m.dump = [writer](const std::filesystem::path& trace, const std::string& dir, const std::vector<pid_t>& copies) {
+        writer->dump(trace, dir, copies);
     };
     m.finish = [writer](const std::filesystem::path& trace, const std::string& dir, uint64_t events,
                         const std::vector<Mapping>& mappings) { writer->finish(trace, dir, events, mappings); };
@@ -207,6 +215,10 @@ void add_record(CLI::App& app, Outcome& outcome)
                     "Record this running process (every thread) from now on instead of starting a program; the "
                     "recording ends with a detach (Ctrl-C, --for, or the process's end), after which it runs on "
                     "as if rewind had never been there");
+    auto tree = std::make_shared<bool>(false);
+    cmd->add_flag("--tree", *tree,
+                  "With --pid: record the processes below it too (its children, theirs…), attached at the same "
+                  "moment; the start image has them all");
     auto for_text = std::make_shared<std::string>();
     cmd->add_option("--for", *for_text, "With --pid: detach after this long (30s, 5m, 1h, 250ms)");
     auto detach_text = std::make_shared<std::string>();
@@ -229,7 +241,7 @@ void add_record(CLI::App& app, Outcome& outcome)
         ->needs("--window");
     cmd->prefix_command(); // everything from the program name on is the program's
     cmd->footer("Usage: rewind record [OPTIONS] [--] PROGRAM [ARGS...]\n"
-                "       rewind record --pid PID [--for DURATION] [--window SPAN|SIZE] [OPTIONS]\n"
+                "       rewind record --pid PID [--tree] [--for DURATION] [--window SPAN|SIZE] [OPTIONS]\n"
                 "       rewind record --detach-after DURATION [OPTIONS] [--] PROGRAM [ARGS...]\n"
                 "rewind's exit status is the program's; 91 when rewind refused to record on (the program "
                 "traces processes itself: ptrace), 1 when the disk filled. Examples:\n  rewind record -- ls -l /tmp\n"
@@ -247,7 +259,13 @@ void add_record(CLI::App& app, Outcome& outcome)
             if (options->parallel)
                 throw UsageError("--pid records threads one at a time; --parallel is for programs rewind starts");
             options->attach_pid = *pid;
+            options->attach_tree = *tree;
             options->start_images = start_image_maker;
+            if (*tree && !window_text->empty())
+                throw UsageError("--window records one process (its start images are taken again as it goes); "
+                                 "it cannot go with --tree");
+        } else if (*tree) {
+            throw UsageError("--tree goes with --pid (it records the processes below a running one)");
         } else if (!for_text->empty()) {
             throw UsageError("--for goes with --pid (for a program rewind starts: --detach-after)");
         } else if (!window_text->empty()) {
@@ -310,11 +328,16 @@ void add_record(CLI::App& app, Outcome& outcome)
                          options->command[0].c_str(), static_cast<unsigned long long>(r.end.killed_at_exit),
                          r.end.killed_at_exit == 1 ? "" : "es");
         if (!*quiet && *pid) {
-            std::fprintf(stderr, "rewind: recorded %llu events of process %d to %s%s\n",
-                         static_cast<unsigned long long>(r.end.events), *pid, r.trace.c_str(),
+            std::string below;
+            if (*tree)
+                if (auto n = read_meta(r.trace).attached->descendants.size(); n)
+                    below = " and the " + std::to_string(n) + " process" + (n == 1 ? "" : "es") + " below it";
+            std::fprintf(stderr, "rewind: recorded %llu events of process %d%s to %s%s\n",
+                         static_cast<unsigned long long>(r.end.events), *pid, below.c_str(), r.trace.c_str(),
                          r.end.complete ? "" : " (INCOMPLETE: see `rewind info`)");
             if (r.end.detached)
-                std::fprintf(stderr, "rewind: detached (%s); the process runs on\n", r.end.detach_reason.c_str());
+                std::fprintf(stderr, "rewind: detached (%s); the process%s run%s on\n", r.end.detach_reason.c_str(),
+                             below.empty() ? "" : "es", below.empty() ? "s" : "");
         } else if (!*quiet) {
             std::fprintf(stderr, "rewind: recorded %llu events of %s to %s%s\n",
                          static_cast<unsigned long long>(r.end.events), options->command[0].c_str(), r.trace.c_str(),

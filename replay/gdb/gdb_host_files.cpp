@@ -181,14 +181,19 @@ void HostFiles::index() const
                     {e.path().string(), (std::filesystem::path("/") / std::filesystem::read_symlink(e.path(), ec))
                                             .lexically_normal()
                                             .string()});
-        for (const auto& m : attached->mappings) {
-            add(m.path, m.content_hash);
-            for (const auto& [link, target] : root_links)
-                if (!m.content_hash.empty() && m.path.rfind(target + "/", 0) == 0)
-                    aliases.push_back(link + m.path.substr(target.size()));
-        }
-        if (std::string copy = copy_of(attached->executable); !copy.empty())
-            aliases.push_back(elf_interpreter(open_copy(copy)));
+        auto add_process = [&](const std::vector<Mapping>& mappings, const std::string& executable) {
+            for (const auto& m : mappings) {
+                add(m.path, m.content_hash);
+                for (const auto& [link, target] : root_links)
+                    if (!m.content_hash.empty() && m.path.rfind(target + "/", 0) == 0)
+                        aliases.push_back(link + m.path.substr(target.size()));
+            }
+            if (std::string copy = copy_of(executable); !copy.empty())
+                aliases.push_back(elf_interpreter(open_copy(copy)));
+        };
+        add_process(attached->mappings, attached->executable);
+        for (const auto& d : attached->descendants)
+            add_process(d.mappings, d.executable);
     }
     EventStreamReader reader = trace.events_as_stored();
     Event e;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "process_image.h"
 #include "start_image.h"
@@ -120,6 +121,32 @@ void seal_landmark(const fs::path& partial, const fs::path& dir, LandmarkManifes
     fs::rename(partial, dir);
 }
 
+namespace {
+
+// Whether another copy maps the shared memory object (not a file) that
+// `mapping` of `pid` maps.
+bool shared_with_another(const std::vector<ReplaySnapshot::TaskCopy>& tasks, pid_t pid, const Mapping& mapping)
+{
+    auto objects = [](pid_t p, const Mapping* only) {
+        std::set<std::pair<uint64_t, uint64_t>> found;
+        for (const auto& s : read_shared_writable_mappings(p))
+            if ((s.mapping.path.find("/dev/zero (deleted)") != std::string::npos ||
+                 s.mapping.path.rfind("/SYSV", 0) == 0) &&
+                (!only || s.mapping.start == only->start))
+                found.insert({s.dev, s.ino});
+        return found;
+    };
+    auto mine = objects(pid, &mapping);
+    for (const auto& t : tasks)
+        if (t.pid && t.pid != pid)
+            for (const auto& o : objects(t.pid, nullptr))
+                if (mine.contains(o))
+                    return true;
+    return false;
+}
+
+} // namespace
+
 LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const std::string& criu)
 {
     if (fs::exists(dir))
@@ -149,6 +176,13 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
                 if (mapping.path.rfind("/tmp/rewind-shared-", 0) == 0)
                     throw std::runtime_error("process " + std::to_string(snap->groups[t.group].recorded_tgid) +
                                              " has a shared writable mapping of a file, which a landmark cannot keep");
+            // Memory it shares with another copy would come back as two.
+            for (const auto& mapping : read_mappings(t.pid))
+                if (mapping.perms.size() >= 4 && mapping.perms[3] == 's' && mapping.path != "[vdso]" &&
+                    mapping.path.rfind("[vvar", 0) != 0 && shared_with_another(snap->tasks, t.pid, mapping))
+                    throw std::runtime_error("process " + std::to_string(snap->groups[t.group].recorded_tgid) +
+                                             " shares memory with another process (" + mapping.path +
+                                             "), which a landmark cannot keep");
             // CRIU refuses a thread stopped in a syscall; the copy is not
             // (it stands in the fork's return), but its registers still say
             // which call the original was in. Nothing reads that here.
@@ -203,8 +237,11 @@ LoadedLandmark load_landmark(Replayer& replayer, const LandmarkEntry& entry, con
         if (std::string why = patch_vdso_of(pids.back()); !why.empty())
             throw std::runtime_error("its process " + p + ": " + why);
     }
+    share_again(m.state, pids);
     out.snapshot = std::make_unique<ReplaySnapshot>(replayer.waiter());
     snapshot_state_from_json(m.state, pids, *out.snapshot);
+    if (m.state.contains("shared_memory"))
+        out.snapshot->shared_memory = SharedMemory::save(pids);
     out.snapshot->mounts = m.mounts;
     out.snapshot->restored_by_criu = true;
     if (out.snapshot->next_event() != m.position.event)

@@ -29,24 +29,38 @@ struct StartThread {
     uint64_t clear_child_tid = 0;
 };
 
+struct StartProcess {
+    pid_t tgid = 0;
+    std::vector<StartThread> threads; // ptrace-stopped outside any syscall, the leader first
+    uint64_t syscall_insn = 0;        // a syscall instruction of the process
+};
+
+// Writable memory the processes shared (their copies have it private):
+// `length` bytes at each (process, address), made one again at restore.
+struct StartSharedMemory {
+    uint64_t length = 0;
+    bool writable = true;
+    std::vector<std::pair<pid_t, uint64_t>> mapped_at;
+};
+
 class StartImageWriter {
 public:
-    // Describes the threads of process `tgid` (ptrace-stopped outside any
-    // syscall, the leader first) as the start image has them; `syscall_insn`:
-    // a syscall instruction of the process. Throws std::runtime_error.
-    void describe(pid_t tgid, const std::vector<StartThread>& threads, uint64_t syscall_insn);
-    // Saves the parked fork copy `copy` (Attachment::park_copy) into a
-    // partial image beside `trace`/`dir`; the process itself may run
-    // meanwhile. Throws std::runtime_error.
-    void dump(const std::filesystem::path& trace, const std::string& dir, pid_t copy);
+    // Describes the processes (the attached one first, parents before
+    // children) as the start image has them. Throws std::runtime_error.
+    void describe(const std::vector<StartProcess>& processes, const std::vector<StartSharedMemory>& shared);
+    // Saves the parked fork copies (Attachment::park_copy), one per process
+    // in the order described, into a partial image beside `trace`/`dir`;
+    // the processes themselves may run meanwhile. Throws std::runtime_error.
+    void dump(const std::filesystem::path& trace, const std::string& dir, const std::vector<pid_t>& copies);
     // Completes it once the recording has `events` events; `mappings`:
-    // the process's mappings at the attach, with the trace copies of
+    // the processes' mappings at the attach, with the trace copies of
     // their files (mounted for the restore).
     void finish(const std::filesystem::path& trace, const std::string& dir, uint64_t events,
                 const std::vector<Mapping>& mappings);
 
 private:
     LandmarkManifest manifest_;
+    size_t processes_ = 0;
     bool described_ = false;
     bool taken_ = false;
 };
@@ -54,6 +68,11 @@ private:
 // The start image of an attached trace, as a landmark entry (with the
 // problem that makes it unusable, if any).
 LandmarkEntry start_image_entry(const Trace& trace);
+
+// Makes the memory a start image's processes shared (the manifest's
+// state, "shared_memory") shared again between the restored `copies`.
+// Throws std::runtime_error.
+void share_again(const nlohmann::json& state, const std::vector<pid_t>& copies);
 
 // For a trace recorded by attaching to a process: restores its start image
 // (kept by `set`) into `replayer`, as the beginning of `timeline`, and

@@ -148,11 +148,25 @@ StopReport DebugSession::start_attached(const TraceMeta::Attached& attached)
         throw ReplayError(ReplayErrorKind::Refused, 0, attached.pid, e.what());
     }
     engine_.restore(*begin->snapshot);
+    // The process to debug is one of those attached (--tree: any of them).
+    Tid pid = process_to_debug_ ? process_to_debug_ : attached.pid;
+    const std::string* executable = pid == attached.pid ? &attached.executable : nullptr;
+    const std::vector<uint64_t>* auxv = &attached.auxv;
+    for (const auto& d : attached.descendants)
+        if (d.pid == pid) {
+            executable = &d.executable;
+            auxv = &d.auxv;
+        }
+    if (!executable)
+        throw ReplayError(ReplayErrorKind::Refused, 0, pid,
+                          "process " + std::to_string(pid) +
+                              " started after rewind attached: gdb debugs the processes that ran then "
+                              "(rewind ps marks them attached)");
     program_ = ExecEvent{};
-    program_.tid = program_.tgid = attached.pid;
-    program_.executable = program_.filename = attached.executable;
-    program_.auxv = attached.auxv;
-    debugged_tgid_ = current_tid_ = attached.pid;
+    program_.tid = program_.tgid = pid;
+    program_.executable = program_.filename = *executable;
+    program_.auxv = *auxv;
+    debugged_tgid_ = current_tid_ = pid;
     position_ = begin_ = begin->pos;
     last_boundary_snapshot_ = steady_now();
     return stop(StopReport::Kind::Signal);

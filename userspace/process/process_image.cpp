@@ -1,5 +1,7 @@
 #include "process_image.h"
 
+#include <sys/sysmacros.h>
+
 #include <elf.h>
 
 #include <algorithm>
@@ -76,9 +78,11 @@ std::optional<InitialStack> read_initial_stack(const TraceeMemory& mem, uint64_t
     return std::nullopt;
 }
 
-std::vector<Mapping> read_mappings(pid_t pid)
+namespace {
+
+// Each line of /proc/PID/maps, with the device and inode of what it maps.
+template <typename Visit> void each_mapping(pid_t pid, Visit visit)
 {
-    std::vector<Mapping> out;
     std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
     std::string line;
     while (std::getline(in, line)) {
@@ -87,7 +91,8 @@ std::vector<Mapping> read_mappings(pid_t pid)
         ls >> range >> perms >> offset >> dev >> inode;
         Mapping m;
         auto dash = range.find('-');
-        if (dash == std::string::npos)
+        auto colon = dev.find(':');
+        if (dash == std::string::npos || colon == std::string::npos)
             continue;
         m.start = std::stoull(range.substr(0, dash), nullptr, 16);
         m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
@@ -96,8 +101,28 @@ std::vector<Mapping> read_mappings(pid_t pid)
         std::getline(ls, m.path);
         auto first = m.path.find_first_not_of(' ');
         m.path = first == std::string::npos ? "" : m.path.substr(first);
-        out.push_back(std::move(m));
+        uint64_t device =
+            makedev(std::stoul(dev.substr(0, colon), nullptr, 16), std::stoul(dev.substr(colon + 1), nullptr, 16));
+        visit(std::move(m), device, std::stoull(inode));
     }
+}
+
+} // namespace
+
+std::vector<Mapping> read_mappings(pid_t pid)
+{
+    std::vector<Mapping> out;
+    each_mapping(pid, [&](Mapping m, uint64_t, uint64_t) { out.push_back(std::move(m)); });
+    return out;
+}
+
+std::vector<SharedMapping> read_shared_writable_mappings(pid_t pid)
+{
+    std::vector<SharedMapping> out;
+    each_mapping(pid, [&](Mapping m, uint64_t dev, uint64_t ino) {
+        if (m.perms.size() >= 4 && m.perms[1] == 'w' && m.perms[3] == 's')
+            out.push_back({std::move(m), dev, ino});
+    });
     return out;
 }
 

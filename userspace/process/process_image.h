@@ -29,6 +29,15 @@ std::optional<InitialStack> read_initial_stack(const TraceeMemory& mem, uint64_t
 
 // /proc/PID/maps, parsed.
 std::vector<Mapping> read_mappings(pid_t pid);
+// A writable mapping shared with whatever else maps its object (a file
+// mapped MAP_SHARED, shared anonymous memory, a System V segment), known by
+// the device and inode of that object.
+struct SharedMapping {
+    Mapping mapping;
+    uint64_t dev = 0;
+    uint64_t ino = 0;
+};
+std::vector<SharedMapping> read_shared_writable_mappings(pid_t pid);
 // Readable, writable and private ("rw?p"): written, its pages are the
 // process's own copies (not the file's, not shared with another process).
 inline bool private_writable(const Mapping& m)

@@ -149,6 +149,53 @@ bool put_stopped_thread_before_syscall(pid_t tid, int* restarted_call)
     return true;
 }
 
+// Each attached process's guardian hears of the calls injected into its
+// threads (a process of the tree, or one it forked while recorded, which
+// the guardian of the process it was attached with looks after).
+std::map<pid_t, AttachGuardian*>& guardians()
+{
+    static std::map<pid_t, AttachGuardian*> by_process;
+    return by_process;
+}
+
+AttachGuardian* guardian_of_thread(pid_t tid)
+{
+    auto& all = guardians();
+    if (all.empty())
+        return nullptr;
+    for (pid_t p = tid; p > 1;) {
+        auto tgid = static_cast<pid_t>(proc_status_number(p, "Tgid").value_or(0));
+        if (auto it = all.find(tgid); it != all.end())
+            return it->second;
+        auto parent = static_cast<pid_t>(proc_status_number(tgid, "PPid").value_or(0));
+        if (tgid <= 0 || parent == p)
+            break;
+        p = parent;
+    }
+    return all.begin()->second;
+}
+
+void guard_injections(pid_t process, AttachGuardian* guardian)
+{
+    if (guardian)
+        guardians()[process] = guardian;
+    else
+        guardians().erase(process);
+    if (guardians().empty()) {
+        set_injection_hook({});
+        return;
+    }
+    set_injection_hook([](pid_t tid, const Registers* saved, uint64_t at) {
+        AttachGuardian* g = guardian_of_thread(tid);
+        if (!g)
+            return;
+        if (saved)
+            g->injecting(tid, *saved, at);
+        else
+            g->injected(tid);
+    });
+}
+
 } // namespace
 
 bool put_before_syscall(pid_t tid, int* restarted_call)
@@ -229,12 +276,7 @@ Attachment::Attachment(pid_t pid, long ptrace_options) : pid_(pid)
     if (std::string why = attach_refusal(pid); !why.empty())
         throw UsageError("cannot attach: " + why, 1);
     guardian_ = std::make_unique<AttachGuardian>(pid);
-    set_injection_hook([g = guardian_.get()](pid_t tid, const Registers* saved, uint64_t at) {
-        if (saved)
-            g->injecting(tid, *saved, at);
-        else
-            g->injected(tid);
-    });
+    guard_injections(pid, guardian_.get());
     stopped_at_ = std::chrono::steady_clock::now();
     seize_all(ptrace_options);
     if (threads_.empty())
@@ -583,7 +625,7 @@ std::vector<std::string> Attachment::undo(const std::vector<pid_t>& tids)
 
 Attachment::~Attachment()
 {
-    set_injection_hook({});
+    guard_injections(pid_, nullptr);
     if (released_)
         return;
     std::vector<pid_t> tids;

@@ -27,6 +27,8 @@
 #include <set>
 
 #include "attach.h"
+#include "record_meta.h"
+#include "attached_tree.h"
 #include "bpf_capture.h"
 #include "event_assembler.h"
 #include "event_stream.h"
@@ -43,6 +45,7 @@
 #include "system_info.h"
 #include "trace_dir.h"
 #include "tsc.h"
+#include "window_images.h"
 #include "version.h"
 
 extern char** environ;
@@ -162,47 +165,6 @@ private:
     std::set<FileIdentity> mapped_shared_writable_;
 };
 
-TraceMeta make_meta(const std::string& program, const std::vector<std::string>& argv,
-                    const std::vector<std::string>& envp, uint32_t ring_bytes)
-{
-    TraceMeta m;
-    m.format_version = kTraceFormatVersion;
-    m.rewind_version = kRewindVersion;
-    m.created_unix_ns = unix_time_ns();
-    m.created = iso_time_utc(m.created_unix_ns);
-    m.program = program;
-    m.argv = argv;
-    m.envp = envp;
-    std::error_code ec;
-    m.cwd = std::filesystem::current_path(ec).string();
-    m.uid = getuid();
-    m.gid = getgid();
-    m.euid = geteuid();
-    m.egid = getegid();
-    m.hostname = host_name();
-    KernelInfo k = kernel_info();
-    m.kernel_release = k.release;
-    m.kernel_version = k.version;
-    CpuInfo c = cpu_info();
-    m.cpu_vendor = c.vendor;
-    m.cpu_model = c.model_name;
-    m.cpu_family = c.family;
-    m.cpu_model_id = c.model;
-    m.cpu_stepping = c.stepping;
-    m.cpu_flags = c.flags;
-    m.clock_kind = "software";
-    m.clock_detail = "event index + hardware-breakpoint counters + single-step";
-    m.ring_bytes = ring_bytes;
-    m.rlimits = current_rlimits();
-    m.signals = SignalState::initial();
-    m.notes = {"address space randomisation disabled",
-               tsc_trap_works() ? "rdtsc/rdtscp trapped and recorded"
-                                : "rdtsc/rdtscp NOT trapped (this machine ignores PR_SET_TSC): values the program "
-                                  "read from the TSC are not in the trace",
-               "vDSO time calls patched into real syscalls", "rseq refused with ENOSYS"};
-    return m;
-}
-
 // Nothing once the thread has exited (the ring's records are read after
 // the fact).
 std::optional<pid_t> tgid_of(pid_t tid)
@@ -226,158 +188,6 @@ std::vector<std::string> current_environment()
     for (char** e = environ; *e; e++)
         env.emplace_back(*e);
     return env;
-}
-
-std::string read_proc_file(pid_t pid, const char* name)
-{
-    std::ifstream in("/proc/" + std::to_string(pid) + "/" + name, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::vector<std::string> split_nuls(const std::string& s)
-{
-    std::vector<std::string> out;
-    size_t at = 0;
-    while (at < s.size()) {
-        size_t end = s.find('\0', at);
-        if (end == std::string::npos)
-            end = s.size();
-        out.push_back(s.substr(at, end - at));
-        at = end + 1;
-    }
-    return out;
-}
-
-// What a launched recording knows from its command line, as a running
-// process shows it.
-TraceMeta meta_of_running(pid_t pid, const RecordOptions& options)
-{
-    std::error_code ec;
-    std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
-    TraceMeta m = make_meta(exe, split_nuls(read_proc_file(pid, "cmdline")), split_nuls(read_proc_file(pid, "environ")),
-                            options.ring_bytes);
-    options.scrub_env.apply(m.envp);
-    m.scrubbed_env.assign(options.scrub_env.names().begin(), options.scrub_env.names().end());
-    m.cwd = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec).string();
-    auto ids = [&](const char* field, uint32_t& real, uint32_t& effective) {
-        if (auto v = proc_status_number(pid, field))
-            real = effective = static_cast<uint32_t>(*v);
-        std::istringstream in(read_proc_file(pid, "status"));
-        std::string line;
-        while (std::getline(in, line))
-            if (line.rfind(std::string(field) + ":", 0) == 0) {
-                std::istringstream f(line.substr(std::strlen(field) + 1));
-                f >> real >> effective;
-            }
-    };
-    ids("Uid", m.uid, m.euid);
-    ids("Gid", m.gid, m.egid);
-    m.rlimits.clear();
-    for (int r = 0; r < RLIM_NLIMITS; r++) {
-        struct rlimit l {};
-        if (prlimit(pid, static_cast<__rlimit_resource>(r), nullptr, &l) == 0)
-            m.rlimits.push_back({r, l.rlim_cur, l.rlim_max});
-    }
-    m.notes.back() = "rseq registrations undone while recorded, refused with ENOSYS";
-    m.notes.push_back("attached to running process " + std::to_string(pid));
-    TraceMeta::Attached a;
-    a.pid = pid;
-    a.executable = exe;
-    std::string auxv = read_proc_file(pid, "auxv");
-    a.auxv.resize(auxv.size() / sizeof(uint64_t));
-    std::memcpy(a.auxv.data(), auxv.data(), a.auxv.size() * sizeof(uint64_t));
-    a.start_image = trace_files::kStartImage;
-    m.attached = a;
-    return m;
-}
-
-// What a start image in the middle of the recording works with.
-struct WindowImageParts {
-    Attachment& attachment;
-    BpfCapture& capture;
-    EventStreamWriter& writer;
-    RandomSites& random_sites;
-    MappedFiles& files;
-    FlightWindow& window;
-    const RecordOptions& options;
-    std::filesystem::path dir;
-};
-
-// A new start image of the flight recorder (Supervisor::Options::roll_over):
-// the copy is made while the threads are stopped, CRIU saves it once they
-// run again (the function returned).
-std::function<void(std::chrono::duration<double>)>
-take_window_image(Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped, WindowImageParts p)
-{
-    auto t0 = std::chrono::steady_clock::now();
-    p.writer.flush(); // the stretch starts with a chunk
-    auto stretch = std::make_shared<FlightWindow::Stretch>();
-    stretch->first_event = p.writer.events_on_disk();
-    stretch->offset = p.writer.file_bytes();
-    stretch->image = p.window.next_image();
-    stretch->started = t0;
-    stretch->maker = p.options.start_images();
-    std::vector<pid_t> tids;
-    for (auto [tid, restarted] : stopped)
-        tids.push_back(tid);
-    pid_t copy = 0;
-    p.capture.unrecorded(tids, [&] {
-        ImagePoint at = p.attachment.point_now(stopped);
-        copy = p.attachment.fork_copy(at);
-        try {
-            if (!p.random_sites.unplant_in_copy(tgid, copy))
-                throw std::runtime_error("rewind's int3s cannot be taken out of the copy");
-            p.attachment.park_copy(copy);
-            stretch->maker.describe(at);
-            stretch->meta = meta_of_running(tgid, p.options);
-            stretch->meta.thread_mode = "serialized";
-            stretch->mappings = read_mappings(tgid);
-            p.files.store_mappings(tgid, stretch->mappings);
-            stretch->meta.attached->threads = at.threads.size();
-            stretch->meta.attached->mappings = stretch->mappings;
-        } catch (...) {
-            p.attachment.discard_copy(copy);
-            throw;
-        }
-    });
-    for (auto [tid, sig] : p.attachment.take_held_signals())
-        ::syscall(SYS_tgkill, tgid, tid, sig);
-    return [p, stretch, copy](std::chrono::duration<double> paused) {
-        stretch->meta.attached->pause_seconds = paused.count();
-        try {
-            stretch->maker.dump(p.dir, stretch->image, copy);
-            p.attachment.discard_copy(copy);
-            p.window.add(std::move(*stretch));
-        } catch (const std::exception& e) {
-            p.attachment.discard_copy(copy);
-            p.window.missed(e.what());
-        }
-    };
-}
-
-// The flight recorder's window so far, as a trace of its own beside the
-// recording (TRACE.N), which goes on.
-void write_window_copy(const std::filesystem::path& dir, FlightWindow& window, uint32_t kernel_hz)
-{
-    std::filesystem::path dest;
-    for (int n = 1; dest.empty() || std::filesystem::exists(dest); n++)
-        dest = dir.string() + "." + std::to_string(n);
-    try {
-        TraceEnd end;
-        end.ended = iso_time_utc(unix_time_ns());
-        end.detached = true;
-        end.detach_reason = "a copy of the flight recorder's window; the recording went on";
-        end.kernel_hz = kernel_hz;
-        const FlightWindow::Stretch& first = window.copy_to(dest, end);
-        FlightWindow::complete(dest, first, end);
-        end.complete = true;
-        write_end(dest, end);
-        std::fprintf(stderr, "rewind: the window so far (%.1f s, %llu events) is in %s; the recording goes on\n",
-                     static_cast<double>(end.duration_ns) / 1e9, static_cast<unsigned long long>(end.events),
-                     dest.c_str());
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "rewind: the window so far cannot be written to %s: %s\n", dest.c_str(), e.what());
-    }
 }
 
 } // namespace
@@ -410,6 +220,12 @@ RecordResult record(const RecordOptions& options)
     if (attaching) {
         if (std::string why = attach_refusal(options.attach_pid); !why.empty())
             throw UsageError("cannot attach: " + why, 1);
+        if (options.attach_tree)
+            for (pid_t below : descendants_of(options.attach_pid))
+                if (std::string why = attach_refusal(below); !why.empty() && !ending(below))
+                    throw UsageError("cannot attach to process " + std::to_string(below) + " below process " +
+                                         std::to_string(options.attach_pid) + " (--tree): " + why,
+                                     1);
         meta = meta_of_running(options.attach_pid, options);
         program = meta.program;
         dir = create_trace_dir(options.output, std::filesystem::path(program).filename());
@@ -510,39 +326,62 @@ RecordResult record(const RecordOptions& options)
 
     uint64_t started = unix_time_ns();
     std::unique_ptr<Launcher> launcher;
-    std::unique_ptr<Attachment> attachment;
-    std::vector<Mapping> start_mappings;
+    std::unique_ptr<AttachedTree> tree;
+    std::vector<Mapping> start_mappings; // every attached process's (the start image mounts their files)
     StartImageMaker first_image;
     std::optional<FlightWindow> window;
     pid_t initial = 0;
-    pid_t copy = 0; // the attached process's copy, for the start image
+    std::vector<pid_t> copies; // the attached processes' copies, for the start image
     if (attaching) {
         // The program is not in rewind's process group: the recorder's
         // signals are its own (Ctrl-C ends the recording with a detach).
         // No PTRACE_O_EXITKILL: if rewind dies, the process goes on.
-        attachment = std::make_unique<Attachment>(options.attach_pid, kRecordingPtraceOptions & ~PTRACE_O_EXITKILL);
-        random_sites.on_plant(
-            [g = &attachment->guardian()](pid_t tgid, uint64_t addr, uint8_t byte) { g->int3(tgid, addr, byte); });
-        attachment->prepare();
-        ImagePoint at = attachment->image_point();
-        copy = attachment->fork_copy(at);
-        first_image = options.start_images();
         try {
-            attachment->park_copy(copy);
-            first_image.describe(at);
+            tree = std::make_unique<AttachedTree>(options.attach_pid, options.attach_tree,
+                                                  kRecordingPtraceOptions & ~PTRACE_O_EXITKILL);
         } catch (...) {
-            attachment->discard_copy(copy);
             std::error_code ec;
             std::filesystem::remove_all(dir, ec);
             throw;
         }
-        start_mappings = read_mappings(options.attach_pid);
-        // After the copy: its image has none of rewind's int3s.
-        files.store_mappings(options.attach_pid, start_mappings);
-        for (const auto& t : attachment->threads()) {
-            capture.track_running(t.tid);
-            if (t.restarted_call >= 0)
-                capture.note_restarted_call(t.tid, t.restarted_call);
+        random_sites.on_plant(
+            [t = tree.get()](pid_t tgid, uint64_t addr, uint8_t byte) { t->guardian_of(tgid).int3(tgid, addr, byte); });
+        try {
+            tree->prepare();
+            std::vector<ImagePoint> points = tree->image_points();
+            std::vector<SharedRegion> shared;
+            try {
+                shared = tree->shared_regions();
+            } catch (const std::runtime_error& e) {
+                throw UsageError(std::string("cannot attach: ") + e.what(), 1);
+            }
+            copies = tree->park_copies(points);
+            first_image = options.start_images();
+            first_image.describe(points, shared);
+        } catch (...) {
+            tree->discard_copies(copies);
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+            throw;
+        }
+        for (const auto& a : tree->processes()) {
+            std::vector<Mapping> mappings = read_mappings(a->pid());
+            // After the copy: its image has none of rewind's int3s.
+            files.store_mappings(a->pid(), mappings);
+            if (a->pid() == options.attach_pid) {
+                meta.attached->mappings = mappings;
+                meta.attached->threads = a->threads().size();
+            } else {
+                meta.attached->descendants.push_back(running_process(a->pid(), tree->parent_of(a->pid())));
+                meta.attached->descendants.back().mappings = mappings;
+                meta.attached->descendants.back().threads = a->threads().size();
+            }
+            start_mappings.insert(start_mappings.end(), mappings.begin(), mappings.end());
+            for (const auto& t : a->threads()) {
+                capture.track_running(t.tid);
+                if (t.restarted_call >= 0)
+                    capture.note_restarted_call(t.tid, t.restarted_call);
+            }
         }
         if (options.window)
             window.emplace(dir, *options.window, writer);
@@ -592,15 +431,15 @@ RecordResult record(const RecordOptions& options)
         sup_options.wait_all = false;
         if (options.detach_after)
             sup_options.detach_at = std::chrono::steady_clock::now() + *options.detach_after;
-        sup_options.undo_attach = [&](const std::vector<pid_t>& tids) { return attachment->undo(tids); };
+        sup_options.undo_attach = [&](const std::vector<pid_t>& tids) { return tree->undo(tids); };
         sup_options.rseq_answered = [&](pid_t tid, uint64_t addr, uint32_t len, uint32_t sig) {
-            attachment->rseq_registered(tid, addr, len, sig);
+            tree->rseq_registered(tid, addr, len, sig);
         };
         if (window) {
             sup_options.roll_due = [&] { return window->due(); };
             sup_options.roll_over = [&](Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped) {
                 return take_window_image(tgid, stopped,
-                                         {*attachment, capture, writer, random_sites, files, *window, options, dir});
+                                         {tree->root(), capture, writer, random_sites, files, *window, options, dir});
             };
             sup_options.roll_missed = [&](const std::string& why) { window->missed(why); };
             sup_options.freeze_signal = options.window->freeze_signal;
@@ -612,39 +451,40 @@ RecordResult record(const RecordOptions& options)
     }
     Supervisor supervisor(capture, assembler, sink, files, random_sites, sup_options);
     if (attaching) {
-        std::vector<Tid> tids;
-        for (const auto& t : attachment->threads())
-            tids.push_back(t.tid);
-        supervisor.adopt(options.attach_pid, tids);
-        const auto& threads = attachment->threads();
-        if (std::any_of(threads.begin(), threads.end(), [](const auto& t) { return t.rseq_addr != 0; }))
+        std::vector<std::pair<Tid, std::vector<Tid>>> processes;
+        for (const auto& a : tree->processes()) {
+            processes.push_back({a->pid(), {}});
+            const auto& threads = a->threads();
             for (const auto& t : threads)
-                if (!t.rseq_addr)
-                    supervisor.owe_rseq(t.tid);
-        meta.attached->pause_seconds = attachment->paused().count();
-        meta.attached->threads = tids.size();
-        meta.attached->mappings = start_mappings;
-        attachment->release();
-        for (auto [tid, sig] : attachment->held_signals())
-            ::syscall(SYS_tgkill, options.attach_pid, tid, sig);
+                processes.back().second.push_back(t.tid);
+            if (std::any_of(threads.begin(), threads.end(), [](const auto& t) { return t.rseq_addr != 0; }))
+                for (const auto& t : threads)
+                    if (!t.rseq_addr)
+                        supervisor.owe_rseq(t.tid);
+        }
+        supervisor.adopt_tree(processes, tree->shared_objects());
+        meta.attached->pause_seconds = tree->paused().count();
+        tree->release();
+        for (auto [tgid, tid, sig] : tree->held_signals())
+            ::syscall(SYS_tgkill, tgid, tid, sig);
         write_meta(dir, meta);
         // The process runs (recorded) while CRIU saves its copy: the pause
         // it sees does not grow with its memory.
         try {
             std::string image = window ? window->next_image() : trace_files::kStartImage;
-            first_image.dump(dir, image, copy);
+            first_image.dump(dir, image, copies);
             if (window)
                 window->add({0, writer.file_bytes(), std::chrono::steady_clock::now(), image, 0, meta, start_mappings,
                              first_image});
         } catch (...) {
-            attachment->discard_copy(copy);
+            tree->discard_copies(copies);
             supervisor.request_detach(); // at once: nothing of it can be replayed
             supervisor.run(initial, [] {});
             std::error_code ec;
             std::filesystem::remove_all(dir, ec);
             throw;
         }
-        attachment->discard_copy(copy);
+        tree->discard_copies(copies);
     }
     // Room for end.json when the disk fills: freed just before it is written.
     EndReserve reserve(dir);

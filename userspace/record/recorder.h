@@ -18,19 +18,23 @@
 namespace rw {
 
 struct ImagePoint;
+struct SharedRegion;
 
 // The start image of a process rewind attaches to: what the replay starts
 // from. Made by the replay's side (replay/landmarks/start_image.h), which
 // the recorder does not link.
 struct StartImageMaker {
-    // Describes the threads of the attached process, all stopped, as the
-    // start image has them. Throws std::runtime_error.
-    std::function<void(const ImagePoint&)> describe;
-    // Saves `copy` (the parked fork copy of the process, Attachment::park_copy)
-    // into `trace`/`dir`, while the process runs on. Throws std::runtime_error.
-    std::function<void(const std::filesystem::path& trace, const std::string& dir, pid_t copy)> dump;
+    // Describes the threads of the attached processes (the first one's
+    // first, parents before children), all stopped, as the start image has
+    // them, and the memory they share. Throws std::runtime_error.
+    std::function<void(const std::vector<ImagePoint>&, const std::vector<SharedRegion>&)> describe;
+    // Saves the parked fork copies of the processes (Attachment::park_copy),
+    // in the same order, into `trace`/`dir`, while the processes run on.
+    // Throws std::runtime_error.
+    std::function<void(const std::filesystem::path& trace, const std::string& dir, const std::vector<pid_t>& copies)>
+        dump;
     // Completes it once the recording's events are counted; `mappings`:
-    // the process's mappings at the attach, with their files' trace copies.
+    // the processes' mappings at the attach, with their files' trace copies.
     std::function<void(const std::filesystem::path& trace, const std::string& dir, uint64_t events,
                        const std::vector<Mapping>& mappings)>
         finish;
@@ -60,6 +64,7 @@ struct RecordOptions {
     std::function<void()> started;                         // called once the program runs (it was found and exec'd)
     EnvScrub scrub_env;                                    // kept in the trace as placeholders
     pid_t attach_pid = 0;                                  // record this running process instead (rewind record --pid)
+    bool attach_tree = false;                              // … and every process below it (--tree)
     // Then detach after this long (--for, --detach-after): the processes run on unrecorded.
     std::optional<std::chrono::milliseconds> detach_after;
     std::function<StartImageMaker()> start_images; // for attach_pid: a maker per image

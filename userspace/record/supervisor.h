@@ -121,7 +121,13 @@ public:
     // Threads of a running process, recorded from now on (rewind record
     // --pid): every one ptrace-stopped outside any syscall, the leader
     // first. Before run(initial = tgid).
-    void adopt(Tid tgid, const std::vector<Tid>& tids);
+    void adopt(Tid tgid, const std::vector<Tid>& tids) { adopt_tree({{tgid, tids}}, {}); }
+    // The same for processes attached together (--tree), the first one
+    // the one run() is given; `shared`: the writable objects each maps
+    // shared, by which processes that share memory are scheduled as one
+    // (memory_groups.h).
+    void adopt_tree(const std::vector<std::pair<Tid, std::vector<Tid>>>& processes,
+                    const std::vector<std::pair<Tid, FileIdentity>>& shared);
     // A thread of the attached process that was starting when rewind
     // attached, made by a thread that had rseq then: glibc's thread start
     // treats a failed registration as fatal (it inherits "rseq works" from

@@ -30,21 +30,36 @@
 
 namespace rw {
 
-void Supervisor::adopt(Tid tgid, const std::vector<Tid>& tids)
+void Supervisor::adopt_tree(const std::vector<std::pair<Tid, std::vector<Tid>>>& processes,
+                            const std::vector<std::pair<Tid, FileIdentity>>& shared)
 {
-    initial_ = tgid;
-    for (Tid tid : tids)
-        thread(tid).started = true;
+    initial_ = processes.front().first;
+    // Nothing runs yet: the groups are made, not merged.
+    for (const auto& [tgid, object] : shared)
+        groups_.mapped_shared(tgid, object);
+    std::map<Tid, std::vector<Tid>> by_key;
+    std::vector<Tid> keys;
+    for (const auto& [tgid, tids] : processes) {
+        Tid k = groups_.key_of(tgid);
+        if (!by_key.contains(k))
+            keys.push_back(k);
+        by_key[k].insert(by_key[k].end(), tids.begin(), tids.end());
+        for (Tid tid : tids)
+            thread(tid).started = true;
+    }
     // Like a process whose second thread has just started: one runs, the
     // others wait for their turn where they stand.
-    if (tids.size() > 1)
-        serialize(tgid, tids.front());
-    for (Tid tid : tids) {
-        Thread& t = thread(tid);
-        if (tid == tids.front() || !serialized(t))
-            resume(t, 0);
-        else
-            want_cpu(t);
+    for (Tid k : keys) {
+        const auto& tids = by_key[k];
+        if (tids.size() > 1)
+            serialize(k, tids.front());
+        for (Tid tid : tids) {
+            Thread& t = thread(tid);
+            if (tid == tids.front() || !serialized(t))
+                resume(t, 0);
+            else
+                want_cpu(t);
+        }
     }
 }
 

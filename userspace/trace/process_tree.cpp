@@ -40,8 +40,19 @@ std::vector<RecordedProcess> process_tree(const Trace& trace)
         p.pid = a->pid;
         p.inherited_argv = trace.meta().argv;
         p.threads = a->threads;
+        p.attached = true;
         by_pid[p.pid] = tree.size();
         tree.push_back(std::move(p));
+        for (const auto& d : a->descendants) {
+            RecordedProcess c;
+            c.pid = d.pid;
+            c.parent = d.parent;
+            c.inherited_argv = d.argv;
+            c.threads = d.threads;
+            c.attached = true;
+            by_pid[c.pid] = tree.size();
+            tree.push_back(std::move(c));
+        }
     }
     // As stored: who ran what needs no bytes of reads recorded by
     // reference to a file copy (a pread each).

@@ -28,6 +28,7 @@ struct RecordedProcess {
     std::vector<Exec> execs;
     std::vector<std::string> inherited_argv; // the parent's command line at the fork (no exec yet)
     size_t threads = 1;
+    bool attached = false;          // running when rewind attached (record --pid): there from event 0
     std::optional<int> exit_status; // wait-status form; absent if the trace ends first
 
     // The command line it ran last (or inherited).

@@ -163,23 +163,34 @@ void write_meta(const std::filesystem::path& dir, const TraceMeta& m)
     if (!m.scrubbed_env.empty())
         j["scrubbed_env"] = m.scrubbed_env;
     j["thread_mode"] = m.thread_mode;
-    if (m.attached)
-        j["attached"] = {{"pid", m.attached->pid},
-                         {"executable", m.attached->executable},
-                         {"auxv", m.attached->auxv},
-                         {"threads", m.attached->threads},
-                         {"pause_seconds", m.attached->pause_seconds},
-                         {"start_image", m.attached->start_image}};
     if (m.attached) {
-        json maps = json::array();
-        for (const auto& x : m.attached->mappings)
-            maps.push_back({{"start", x.start},
-                            {"end", x.end},
-                            {"perms", x.perms},
-                            {"offset", x.offset},
-                            {"path", bytes_to_json(x.path)},
-                            {"content_hash", x.content_hash}});
-        j["attached"]["mappings"] = maps;
+        auto process = [](const auto& p) {
+            json maps = json::array();
+            for (const auto& x : p.mappings)
+                maps.push_back({{"start", x.start},
+                                {"end", x.end},
+                                {"perms", x.perms},
+                                {"offset", x.offset},
+                                {"path", bytes_to_json(x.path)},
+                                {"content_hash", x.content_hash}});
+            return json{{"pid", p.pid},
+                        {"executable", p.executable},
+                        {"auxv", p.auxv},
+                        {"threads", p.threads},
+                        {"mappings", maps}};
+        };
+        json a = process(*m.attached);
+        a["pause_seconds"] = m.attached->pause_seconds;
+        a["start_image"] = m.attached->start_image;
+        if (!m.attached->descendants.empty()) {
+            a["descendants"] = json::array();
+            for (const auto& d : m.attached->descendants) {
+                a["descendants"].push_back(process(d));
+                a["descendants"].back()["parent"] = d.parent;
+                a["descendants"].back()["argv"] = bytes_list_to_json(d.argv);
+            }
+        }
+        j["attached"] = a;
     }
     write_file_atomically(dir / "meta.json", dump_for_display(j, 2) + "\n");
 }
@@ -228,16 +239,26 @@ TraceMeta read_meta(const std::filesystem::path& dir)
         if (j.contains("attached")) {
             const auto& a = j["attached"];
             TraceMeta::Attached at;
-            at.pid = a.at("pid").get<int>();
-            at.executable = a.value("executable", "");
-            at.auxv = a.value("auxv", std::vector<uint64_t>{});
-            at.threads = a.value("threads", uint64_t(0));
+            auto process = [](const json& x, auto& p) {
+                p.pid = x.at("pid").get<int>();
+                p.executable = x.value("executable", "");
+                p.auxv = x.value("auxv", std::vector<uint64_t>{});
+                p.threads = x.value("threads", uint64_t(0));
+                for (const auto& y : x.value("mappings", json::array()))
+                    p.mappings.push_back({y.at("start").get<uint64_t>(), y.at("end").get<uint64_t>(),
+                                          y.at("perms").get<std::string>(), y.at("offset").get<uint64_t>(),
+                                          bytes_from_json(y.at("path")), y.value("content_hash", "")});
+            };
+            process(a, at);
             at.pause_seconds = a.value("pause_seconds", 0.0);
             at.start_image = a.value("start_image", "");
-            for (const auto& x : a.value("mappings", json::array()))
-                at.mappings.push_back({x.at("start").get<uint64_t>(), x.at("end").get<uint64_t>(),
-                                       x.at("perms").get<std::string>(), x.at("offset").get<uint64_t>(),
-                                       bytes_from_json(x.at("path")), x.value("content_hash", "")});
+            for (const auto& x : a.value("descendants", json::array())) {
+                TraceMeta::Attached::Process d;
+                process(x, d);
+                d.parent = x.at("parent").get<int>();
+                d.argv = x.contains("argv") ? bytes_list_from_json(x["argv"]) : std::vector<std::string>{};
+                at.descendants.push_back(std::move(d));
+            }
             m.attached = at;
         }
         if (j.contains("signals")) {

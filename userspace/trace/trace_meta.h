@@ -55,13 +55,24 @@ struct TraceMeta {
     // --pid): the replay starts from the start image (trace-format.md,
     // start/) instead of an execve.
     struct Attached {
+        // A process below it attached with it (--tree).
+        struct Process {
+            int pid = 0;
+            int parent = 0;
+            std::vector<std::string> argv; // its command line then
+            std::string executable;
+            std::vector<uint64_t> auxv;
+            uint64_t threads = 0;
+            std::vector<Mapping> mappings;
+        };
         int pid = 0; // the process, and its leader thread
         std::string executable;
         std::vector<uint64_t> auxv; // as /proc/PID/auxv had it (gdb reads it)
         uint64_t threads = 0;
-        double pause_seconds = 0;      // how long the process was stopped while rewind attached
+        double pause_seconds = 0;      // how long the process(es) were stopped while rewind attached
         std::string start_image;       // the start image's directory in the trace
         std::vector<Mapping> mappings; // its mappings then (files: their trace copies)
+        std::vector<Process> descendants; // parents before their children
     };
     std::optional<Attached> attached;
 };

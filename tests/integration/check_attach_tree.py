@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""rewind record --pid PID --tree: a running process and every process
+below it, attached at one moment, recorded together, and let go together.
+Checked on a shell whose background subshell and foreground loop both
+print and start processes; on two python3 processes that share a page of
+anonymous memory (MAP_SHARED before a fork) and count in it, which the
+start image must share again for the replay to see each other's counts;
+and on nginx's master with two workers under a load that runs
+throughout (they share a page too). For each: every process goes on after
+the detach, untraced; the replay from the start image is exact; gdb
+debugs a process below the attached one, at a breakpoint and back to the
+attach point."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rwtest import Run, Skipped, check, fresh_dir
+from check_attach import check_slice, free_port, gdb_at_breakpoint_and_back, record_under_load, run_main, wait_for
+
+
+def children_of(pid):
+    out = subprocess.run(["pgrep", "-P", str(pid)], stdout=subprocess.PIPE).stdout.split()
+    return [int(p) for p in out]
+
+
+def untraced(pids):
+    for pid in pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                tracer = next(line.split()[1] for line in f if line.startswith("TracerPid:"))
+            check(tracer == "0", f"thread {tid} of process {pid} is still traced by {tracer}")
+
+
+def attached_in_ps(rw, trace, pids):
+    ps = Run([rw, "ps", trace])
+    for pid in pids:
+        check(re.search(rb"^\s*%d\s.*\(attached\)" % pid, ps.stdout, re.M),
+              f"rewind ps must list process {pid} as attached\n{ps.describe()}")
+
+
+def check_usage(rw, work):
+    alone = Run([rw, "record", "--tree", "--", "/bin/true"])
+    check(alone.status != 0 and b"--tree goes with --pid" in alone.stderr, f"--tree without --pid\n{alone.describe()}")
+    window = Run([rw, "record", "--pid", str(os.getpid()), "--tree", "--window", "1m", "-o",
+                  os.path.join(work, "w")])
+    check(window.status != 0 and b"cannot go with --tree" in window.stderr and not os.path.exists(
+        os.path.join(work, "w")), f"--window with --tree\n{window.describe()}")
+    return "--tree alone and with --window refused"
+
+
+def check_shell_tree(rw, work):
+    script = os.path.join(work, "tree.sh")
+    with open(script, "w") as f:
+        f.write("( j=0; while [ $j -lt 80 ]; do j=$((j+1)); echo \"below $j $(ls / | wc -l)\"; sleep 0.03; done ) &\n"
+                "i=0; while [ $i -lt 50 ]; do i=$((i+1)); echo \"above $i\"; sleep 0.05; done; wait\n")
+    out_path = os.path.join(work, "tree.out")
+    shell = subprocess.Popen(["/bin/bash", script], stdout=open(out_path, "wb"))
+    time.sleep(0.4)
+    below = [p for p in children_of(shell.pid) if b"bash" in open(f"/proc/{p}/cmdline", "rb").read()]
+    trace = os.path.join(work, "tree")
+    rec = Run([rw, "record", "--pid", str(shell.pid), "--tree", "--for", "1s", "-o", trace], timeout=120)
+    status = shell.wait(timeout=60)
+    whole = open(out_path, "rb").read()
+    check(rec.status == 0 and status == 0 and whole.count(b"below ") == 80 and whole.count(b"above ") == 50,
+          f"both loops must run all their rounds\n{rec.describe()}\n{whole.decode()}")
+    check(b"processes below it" in rec.stderr or b"process below it" in rec.stderr,
+          f"rewind record must say it recorded the processes below\n{rec.describe()}")
+    rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+    check(rep.status == 0, f"replay\n{rep.describe()}")
+    check_slice(rep.stdout, whole, "the shell and its subshell")
+    check(b"below " in rep.stdout and b"above " in rep.stdout,
+          f"the replay must print both processes' lines\n{rep.stdout.decode()}")
+    check(len(below) == 1, f"the subshell was not found: {below}")
+    subshell = below[0]
+    attached_in_ps(rw, trace, [shell.pid, subshell])
+    gdb_at_breakpoint_and_back(rw, trace, "write", "bt 1", ["--pid", str(subshell)])
+    return (f"{len(rep.stdout.splitlines())} lines replayed from 2 shells; gdb in the subshell ({subshell}) at "
+            f"write and back")
+
+
+COUNTER = r"""
+import mmap, os, struct, sys, time
+page = mmap.mmap(-1, 4096)  # MAP_SHARED | MAP_ANONYMOUS: shared with the child
+child = os.fork()
+me = "child" if child == 0 else "parent"
+for i in range(150):
+    seen = struct.unpack_from("Q", page, 0)[0]
+    struct.pack_into("Q", page, 0, seen + 1)
+    print(me, i, seen, flush=True)
+    time.sleep(0.02)
+if child:
+    os.waitpid(child, 0)
+"""
+
+
+def check_shared_page(rw, work):
+    out_path = os.path.join(work, "counter.out")
+    parent = subprocess.Popen([sys.executable, "-c", COUNTER], stdout=open(out_path, "wb"))
+    time.sleep(0.6)
+    kids = children_of(parent.pid)
+    check(len(kids) == 1, f"the python child did not start: {kids}")
+    trace = os.path.join(work, "counter")
+    rec = Run([rw, "record", "--pid", str(parent.pid), "--tree", "--for", "1s", "-o", trace], timeout=120)
+    check(rec.status == 0, f"record\n{rec.describe()}")
+    check(parent.wait(timeout=60) == 0, "the python processes must finish")
+    whole = open(out_path, "rb").read()
+    check(whole.count(b"\n") == 300, f"both must count to the end\n{whole.decode()}")
+    import json
+    with open(os.path.join(trace, "start", "manifest.json")) as f:
+        shared = json.load(f)["state"].get("shared_memory", [])
+    check(any(len(r["mapped_at"]) == 2 for r in shared),
+          f"the start image must know the page the two share: {shared}")
+    rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+    check(rep.status == 0, f"replay (each count printed checked against the recording's)\n{rep.describe()}")
+    # The replay's lines are the recording's, which interleave as the two
+    # processes ran: the counts one saw include the other's increments.
+    lines = rep.stdout.splitlines()
+    check(lines and all(line in whole.splitlines() for line in lines), "the replay printed other counts")
+    check(any(l.startswith(b"parent") for l in lines) and any(l.startswith(b"child") for l in lines),
+          f"both processes must print in the replay\n{rep.stdout.decode()}")
+    return f"{len(lines)} counts replayed from 2 processes sharing a page"
+
+
+def check_nginx_tree(rw, work):
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        raise Skipped("nginx is not installed (scripts/install-deps.sh installs nginx-light)")
+    root = fresh_dir(os.path.join(work, "www"))
+    page = b"nginx tree under rewind\n" * 40
+    with open(os.path.join(root, "index.html"), "wb") as f:
+        f.write(page)
+    port = free_port()
+    temp = fresh_dir(os.path.join(work, "temp"))
+    conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"user root;\nworker_processes 2;\ndaemon off;\npid {work}/nginx.pid;\nerror_log {work}/error.log;\n"
+                f"events {{ worker_connections 64; }}\nhttp {{ access_log {work}/access.log;\n"
+                + "".join(f"{k}_temp_path {temp};\n" for k in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"])
+                + f"server {{ listen 127.0.0.1:{port}; root {root}; }} }}\n")
+    master = subprocess.Popen([nginx, "-c", conf, "-p", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/index.html"
+        fetch = lambda: urllib.request.urlopen(url, timeout=10).read() == page  # noqa: E731
+        wait_for(fetch, "nginx")
+        workers = children_of(master.pid)
+        check(len(workers) == 2, f"nginx must have 2 workers: {workers}")
+        trace = os.path.join(work, "nginx")
+        rec, results = record_under_load(rw, trace, master.pid, fetch, options=("--tree",), children=workers)
+        check(master.poll() is None and fetch() and sorted(children_of(master.pid)) == sorted(workers),
+              "nginx and its workers must still serve after the detach")
+        untraced([master.pid, *workers])
+        attached_in_ps(rw, trace, [master.pid, *workers])
+        rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+        check(rep.status == 0, f"replay (each write checked against the recorded bytes)\n{rep.describe()}")
+        dump = Run([rw, "dump", trace]).stdout
+        busy = max(workers, key=lambda w: dump.count(b"[%d] accept4(" % w))
+        gdb_at_breakpoint_and_back(rw, trace, "ngx_http_process_request", "bt 1", ["--pid", str(busy)])
+        return (f"master and 2 workers: {results['ok']} requests, none failed; the replay exact; gdb in worker "
+                f"{busy}'s request handler and back")
+    finally:
+        master.terminate()
+        master.wait()
+
+
+def main():
+    return run_main(lambda rw, program, work: [
+        ("usage", lambda: check_usage(rw, fresh_dir(os.path.join(work, "usage")))),
+        ("shell_tree", lambda: check_shell_tree(rw, fresh_dir(os.path.join(work, "shell")))),
+        ("shared_page", lambda: check_shared_page(rw, fresh_dir(os.path.join(work, "shared")))),
+        ("nginx_tree", lambda: check_nginx_tree(rw, fresh_dir(os.path.join(work, "nginx")))),
+    ], "the start image of attached processes")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,10 +7,12 @@ time. Each size is run --runs times; medians are printed with the range.
 With --window SPAN, a flight recorder (record --window SPAN, recording for
 four spans): the longest gap is then the longest of every start image's
 pause, and rewind's measure and the dump are those of the image the trace
-kept (one taken while recording).
+kept (one taken while recording). With --tree N, rewind record --pid
+--tree attaches to a shell whose N children are tickers sharing the
+resident size between them: the longest gap is the longest any child saw.
 
   bench/attach_pause.py --rewind build/cli/rewind --ticker build/bench/bench_resident_ticker [--sizes 10,100,1000]
-      [--window 2s]
+      [--window 2s | --tree 4]
 """
 import argparse
 import json
@@ -24,22 +26,28 @@ import tempfile
 import time
 
 
-def one(rewind, ticker, mib, work, window):
+def one(rewind, ticker, mib, work, window, tree):
     trace = os.path.join(work, f"t{mib}")
     shutil.rmtree(trace, ignore_errors=True)
     seconds = 4 * float(window.rstrip("s")) if window else 1
-    p = subprocess.Popen([ticker, str(mib), str(seconds + 5)], stdout=subprocess.PIPE)
-    if p.stdout.readline().strip() != b"ready":
-        raise SystemExit("the ticker did not start")
+    if tree:
+        each = f"{ticker} {max(1, mib // tree)} {seconds + 5}"
+        command = ["/bin/bash", "-c", " & ".join([each] * tree) + " & wait"]
+    else:
+        command = [ticker, str(mib), str(seconds + 5)]
+    p = subprocess.Popen(command, stdout=subprocess.PIPE)
+    for _ in range(tree or 1):
+        if p.stdout.readline().strip() != b"ready":
+            raise SystemExit("the ticker did not start")
     time.sleep(1)
-    options = ["--window", window] if window else []
+    options = ["--window", window] if window else ["--tree"] if tree else []
     rec = subprocess.run([rewind, "record", "-q", "--pid", str(p.pid), "--for", f"{seconds}s", *options, "-o", trace],
                          stderr=subprocess.PIPE)
     out = p.stdout.read().decode()
     p.wait()
     if rec.returncode != 0:
         raise SystemExit(f"rewind record failed: {rec.stderr.decode()}")
-    gap = float(re.search(r"longest gap ([\d.]+) ms", out).group(1))
+    gap = max(float(g) for g in re.findall(r"longest gap ([\d.]+) ms", out))
     meta = json.load(open(os.path.join(trace, "meta.json")))
     manifest = json.load(open(os.path.join(trace, "start", "manifest.json")))
     return {"gap_ms": gap, "pause_ms": meta["attached"]["pause_seconds"] * 1e3,
@@ -52,14 +60,16 @@ def main():
     ap.add_argument("--ticker", required=True)
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--window", help="a flight recorder's span, in seconds (2s)")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--window", help="a flight recorder's span, in seconds (2s)")
+    group.add_argument("--tree", type=int, default=0, help="attach to a shell with this many ticker children")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="rewind-attach-bench-")
     try:
         print("| resident | pause the process saw (longest tick gap) | rewind's measure | CRIU dump of the copy | image |")
         print("|---|---|---|---|---|")
         for mib in [int(s) for s in args.sizes.split(",")]:
-            runs = [one(args.rewind, args.ticker, mib, work, args.window) for _ in range(args.runs)]
+            runs = [one(args.rewind, args.ticker, mib, work, args.window, args.tree) for _ in range(args.runs)]
 
             def show(key, unit, digits=0):
                 values = sorted(r[key] for r in runs)

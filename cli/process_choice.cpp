@@ -22,6 +22,12 @@ Tid ProcessChoice::resolve(const Trace& trace) const
         throw UsageError(
             (pid ? "the recording has no process " + std::to_string(pid) : "no process of the recording ran " + exec) +
             "; it has " + list_processes(tree) + " (rewind ps)");
+    // A recording that started at an attach begins from its start image,
+    // which has only the processes that ran then.
+    if (trace.meta().attached && !p->attached)
+        throw UsageError("process " + std::to_string(p->pid) +
+                         " started after rewind attached: gdb debugs the processes that ran then (rewind ps marks "
+                         "them attached)");
     return p->pid;
 }
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """rewind record --pid PID --tree: a running process and every process
 below it, attached at one moment, recorded together, and let go together.
-Checked on a shell whose background subshell and foreground loop both
+Checked on a program of ours whose child ticks on its own (gdb and rewind
+watch in the child); on a shell whose background subshell and foreground loop both
 print and start processes; on two python3 processes that share a page of
 anonymous memory (MAP_SHARED before a fork) and count in it, which the
 start image must share again for the replay to see each other's counts;
 and on nginx's master with two workers under a load that runs
-throughout (they share a page too). For each: every process goes on after
+throughout (they share a page too); and a recorder killed with SIGKILL
+at several moments, after which both processes of ours run on unharmed. For each: every process goes on after
 the detach, untraced; the replay from the start image is exact; gdb
 debugs a process below the attached one, at a breakpoint and back to the
 attach point."""
@@ -20,7 +22,8 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rwtest import Run, Skipped, check, fresh_dir
-from check_attach import check_slice, free_port, gdb_at_breakpoint_and_back, record_under_load, run_main, wait_for
+from check_attach import (SOURCE, check_recorder_killed, check_slice, free_port, gdb_at_breakpoint_and_back,
+                          record_under_load, run_main, target_output, wait_for)
 
 
 def children_of(pid):
@@ -50,7 +53,27 @@ def check_usage(rw, work):
                   os.path.join(work, "w")])
     check(window.status != 0 and b"cannot go with --tree" in window.stderr and not os.path.exists(
         os.path.join(work, "w")), f"--window with --tree\n{window.describe()}")
-    return "--tree alone and with --window refused"
+    # A process below of another user: refused as --pid refuses it (CRIU
+    # needs CAP_SYS_RESOURCE to read its limits), naming it, and no trace.
+    if shutil.which("setpriv"):
+        parent = subprocess.Popen(["/bin/bash", "-c", "setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & "
+                                   "wait"])
+        try:
+            time.sleep(0.5)
+            other = children_of(parent.pid)
+            trace = os.path.join(work, "other")
+            rec = Run([rw, "record", "--pid", str(parent.pid), "--tree", "--for", "1s", "-o", trace], timeout=60)
+            if rec.status == 1:
+                check(other and b"cannot attach to process %d below process %d" % (other[0], parent.pid) in rec.stderr
+                      and not os.path.exists(trace), f"another user's process below\n{rec.describe()}")
+            else:
+                check(rec.status == 0, f"another user's process below\n{rec.describe()}")
+        finally:
+            for pid in children_of(parent.pid):
+                os.kill(pid, 9)
+            parent.kill()
+            parent.wait()
+    return "--tree alone, with --window, and over another user's process refused"
 
 
 def check_shell_tree(rw, work):
@@ -79,8 +102,48 @@ def check_shell_tree(rw, work):
     subshell = below[0]
     attached_in_ps(rw, trace, [shell.pid, subshell])
     gdb_at_breakpoint_and_back(rw, trace, "write", "bt 1", ["--pid", str(subshell)])
+    # A process that started while recorded is not one gdb can start with.
+    later = next(int(line.split()[0]) for line in Run([rw, "ps", trace]).stdout.splitlines()[1:]
+                 if b"(attached)" not in line)
+    refused = Run([rw, "replay", "--pid", str(later), trace, "--", "-batch", "-ex", "info threads"], timeout=120)
+    check(refused.status != 0 and b"started after rewind attached" in refused.stdout + refused.stderr,
+          f"--pid of a process started while recorded\n{refused.describe()}")
     return (f"{len(rep.stdout.splitlines())} lines replayed from 2 shells; gdb in the subshell ({subshell}) at "
             f"write and back")
+
+
+def check_program_tree(rw, work, program):
+    out = open(os.path.join(work, "target.out"), "wb")
+    target = subprocess.Popen([program, "70", "50", os.path.join(work, "target.file"), "tree"], stdout=out,
+                              stderr=subprocess.STDOUT)
+    time.sleep(0.5)
+    kids = children_of(target.pid)
+    check(len(kids) == 1, f"attach_target's child did not start: {kids}")
+    child = kids[0]
+    trace = os.path.join(work, "tree")
+    rec = Run([rw, "record", "--pid", str(target.pid), "--tree", "--for", "1.5s", "-o", trace], timeout=120)
+    status = target.wait(timeout=60)
+    whole = target_output(work)
+    check(rec.status == 0 and b"and the 1 process below it" in rec.stderr, f"record --tree\n{rec.describe()}")
+    check(status == 0 and whole.strip().splitlines()[-1].startswith(b"done 70: value ok, bytes ok, usr1 pending"),
+          f"both must go on correctly after the detach (status {status})\n{whole.decode(errors='replace')}")
+    rep = Run([rw, "replay", "--autopilot", trace], timeout=300)
+    check(rep.status == 0, f"replay from the start image\n{rep.describe()}")
+    check_slice(rep.stdout, whole, "attach_target and its child")
+    counts = [int(c) for c in re.findall(rb"child tick \d+ count (\d+)", rep.stdout)]
+    check(len(counts) > 5 and b"\ntick " in rep.stdout, f"both processes' ticks must be replayed\n{rep.stdout.decode()}")
+    info = Run([rw, "info", trace])
+    check(b"and the 1 process below it (--tree)" in info.stdout, f"rewind info\n{info.describe()}")
+    line = next(i + 1 for i, text in enumerate(open(SOURCE)) if 'printf("child tick' in text)
+    out = gdb_at_breakpoint_and_back(rw, trace, f"attach_target.c:{line}", "print child_count", ["--pid", str(child)])
+    check(re.search(rb"\$1 = %d\b" % counts[0], out),
+          f"gdb must see the child's first count recorded ({counts[0]})\n{out.decode()}")
+    count_line = next(i + 1 for i, text in enumerate(open(SOURCE)) if "child_count +=" in text)
+    watch = Run([rw, "watch", trace, "--pid", str(child), f"child_count >= {counts[4]}"], timeout=300)
+    check(watch.status == 0 and b"attach_target.c:%d" % count_line in watch.stdout + watch.stderr,
+          f"rewind watch in the child must name the line that changes child_count\n{watch.describe()}")
+    return (f"{len(rep.stdout.splitlines())} lines replayed from 2 processes; gdb in the child at its count "
+            f"{counts[0]} and back; rewind watch in the child names line {count_line}")
 
 
 COUNTER = r"""
@@ -170,9 +233,12 @@ def check_nginx_tree(rw, work):
 def main():
     return run_main(lambda rw, program, work: [
         ("usage", lambda: check_usage(rw, fresh_dir(os.path.join(work, "usage")))),
+        ("program_tree", lambda: check_program_tree(rw, fresh_dir(os.path.join(work, "program")), program)),
         ("shell_tree", lambda: check_shell_tree(rw, fresh_dir(os.path.join(work, "shell")))),
         ("shared_page", lambda: check_shared_page(rw, fresh_dir(os.path.join(work, "shared")))),
         ("nginx_tree", lambda: check_nginx_tree(rw, fresh_dir(os.path.join(work, "nginx")))),
+        ("recorder_killed", lambda: check_recorder_killed(rw, fresh_dir(os.path.join(work, "killed")), program,
+                                                          options=("--tree",), mode=("tree",))),
     ], "the start image of attached processes")
 
 

@@ -5,9 +5,10 @@
  * tick it wakes both threads and prints one line that depends on all it
  * did so far; at the end it checks its own arithmetic and says so. With
  * `crash`, it dies of SIGSEGV after its last tick instead (a flight
- * recorder's window ends there).
+ * recorder's window ends there). With `tree`, it forks a child first that
+ * ticks on its own (rewind record --pid --tree), and waits for it.
  *
- *   attach_target TICKS TICK_MS FILE [crash]
+ *   attach_target TICKS TICK_MS FILE [crash|tree]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,10 +66,25 @@ static void* waiter(void* arg)
     return NULL;
 }
 
+static unsigned long child_count;
+
+static void child_ticks(int ticks, int tick_ms)
+{
+    for (int i = 1; i <= ticks; i++) {
+        struct timespec pause = {tick_ms / 1000, (long)(tick_ms % 1000) * 1000000};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+        }
+        child_count += (unsigned long)i * 3;
+        printf("child tick %d count %lu\n", i, child_count);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char** argv)
 {
-    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "crash") == 0)) {
-        fprintf(stderr, "usage: attach_target TICKS TICK_MS FILE [crash]\n");
+    int crash = argc == 5 && strcmp(argv[4], "crash") == 0, tree = argc == 5 && strcmp(argv[4], "tree") == 0;
+    if (argc != 4 && !crash && !tree) {
+        fprintf(stderr, "usage: attach_target TICKS TICK_MS FILE [crash|tree]\n");
         return 2;
     }
     int ticks = atoi(argv[1]), tick_ms = atoi(argv[2]);
@@ -87,6 +104,11 @@ int main(int argc, char** argv)
     pthread_create(&w, NULL, waiter, NULL);
     printf("pid %d\n", getpid());
     fflush(stdout);
+    pid_t child = tree ? fork() : -1;
+    if (child == 0) {
+        child_ticks(ticks, tick_ms);
+        _exit(0);
+    }
     uint64_t value = 1469598103934665603ull, expect = value;
     unsigned long sum = 0;
     for (int i = 1; i <= ticks; i++) {
@@ -107,7 +129,7 @@ int main(int argc, char** argv)
         printf("tick %d value %llu\n", i, (unsigned long long)value);
         fflush(stdout);
     }
-    if (argc == 5)
+    if (crash)
         *(volatile uint64_t*)(uintptr_t)(value & 0xfff) = value; /* the first page is never mapped */
     pthread_mutex_lock(&lock);
     round_wanted = (unsigned long)-1;
@@ -118,6 +140,9 @@ int main(int argc, char** argv)
     pthread_join(w, NULL);
     for (int i = 1; i <= ticks; i++)
         expect = (expect ^ (uint64_t)(char)('a' + i % 26)) * 1099511628211ull;
+    int child_status = 0;
+    if (child > 0 && (waitpid(child, &child_status, 0) != child || child_status != 0))
+        printf("child %d: status %d\n", child, child_status);
     sigset_t pending;
     sigpending(&pending);
     printf("done %d: value %s, bytes %s, usr1 %s, wakes %lu, alarms %s\n", ticks, value == expect ? "ok" : "WRONG",

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -79,6 +80,19 @@ AttachedTree::AttachedTree(pid_t root, bool descendants, long ptrace_options)
             added = true;
         }
     }
+    // Each process followed by the processes below it, as a tree is shown.
+    std::vector<std::unique_ptr<Attachment>> ordered;
+    std::function<void(pid_t)> visit = [&](pid_t parent) {
+        for (auto& a : processes_)
+            if (a && parents_.at(a->pid()) == parent && a->pid() != root) {
+                pid_t pid = a->pid();
+                ordered.push_back(std::move(a));
+                visit(pid);
+            }
+    };
+    ordered.push_back(std::move(processes_.front()));
+    visit(root);
+    processes_ = std::move(ordered);
 }
 
 AttachedTree::~AttachedTree()

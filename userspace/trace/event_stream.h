@@ -30,7 +30,7 @@ class FileCopies;
 // An older trace is a newer one without them, so all are read; a rewind
 // that reads only older versions refuses a newer trace up front instead of
 // stopping at the first event it cannot read.
-inline constexpr uint32_t kTraceFormatVersion = 3;
+inline constexpr uint32_t kTraceFormatVersion = 4;
 inline constexpr uint32_t kOldestTraceFormatVersion = 1;
 
 // A trace of a format version this rewind does not read: not corrupt, but

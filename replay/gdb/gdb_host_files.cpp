@@ -2,6 +2,8 @@
 #include "gdb_host_files.h"
 
 #include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -87,6 +90,35 @@ std::string elf_interpreter(const UniqueFd& fd)
         return path.substr(0, path.find('\0'));
     }
     return "";
+}
+
+// The name a shared library gives itself (DT_SONAME), by which the dynamic
+// loader found it: usually a link to the file (libz.so.1 -> libz.so.1.2.13).
+std::string elf_soname(const UniqueFd& fd)
+{
+    if (!fd || elf_version(EV_CURRENT) == EV_NONE)
+        return "";
+    Elf* elf = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
+    if (!elf)
+        return "";
+    std::string soname;
+    for (Elf_Scn* scn = nullptr; soname.empty() && (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || sh.sh_entsize == 0)
+            continue;
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Dyn dyn;
+            if (gelf_getdyn(data, static_cast<int>(i), &dyn) && dyn.d_tag == DT_SONAME) {
+                const char* name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+                soname = name ? name : "";
+                break;
+            }
+        }
+    }
+    elf_end(elf);
+    // A name, not a path.
+    return soname.find('/') == std::string::npos ? soname : "";
 }
 
 // The GNU build ID of an ELF file, in hex ("" if it has none).
@@ -182,11 +214,29 @@ void HostFiles::index() const
                                             .lexically_normal()
                                             .string()});
         auto add_process = [&](const std::vector<Mapping>& mappings, const std::string& executable) {
+            std::set<std::string> seen;
             for (const auto& m : mappings) {
                 add(m.path, m.content_hash);
-                for (const auto& [link, target] : root_links)
-                    if (!m.content_hash.empty() && m.path.rfind(target + "/", 0) == 0)
-                        aliases.push_back(link + m.path.substr(target.size()));
+                if (m.content_hash.empty() || !seen.insert(m.path).second)
+                    continue;
+                std::vector<std::string> names{m.path};
+                // The loader's name for a library is its soname in the
+                // same directory (the link ld.so.cache lists).
+                auto copy = copies_.find(strip_deleted(m.path));
+                if (std::string soname = copy == copies_.end() ? "" : elf_soname(open_copy(copy->second));
+                    !soname.empty())
+                    names.push_back((std::filesystem::path(m.path).parent_path() / soname).string());
+                // (Named for the copy itself: the host may not have these links.)
+                auto alias = [&](const std::string& name) {
+                    if (copy != copies_.end())
+                        copies_.emplace(name, copy->second);
+                };
+                for (const auto& name : names) {
+                    alias(name);
+                    for (const auto& [link, target] : root_links)
+                        if (name.rfind(target + "/", 0) == 0)
+                            alias(link + name.substr(target.size()));
+                }
             }
             if (std::string copy = copy_of(executable); !copy.empty())
                 aliases.push_back(elf_interpreter(open_copy(copy)));

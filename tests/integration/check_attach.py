@@ -98,6 +98,9 @@ def gdb_at_breakpoint_and_back(rw, trace, breakpoint, show, replay_options=()):
              "-ex", "reverse-stepi", "-ex", "delete", "-ex", "reverse-continue", "-ex", "monitor when"], timeout=300)
     out = g.stdout + g.stderr
     check(b"Breakpoint 1," in out, f"gdb must stop at the breakpoint\n{g.describe()}")
+    # The libraries the process had loaded, by the names its loader gave
+    # them (a soname link, as libz.so.1 for libz.so.1.2.13).
+    check(b"Could not load shared library symbols" not in out, f"gdb must find every library\n{g.describe()}")
     check(b"No more reverse-execution history" in out and b"At event 0 of" in out,
           f"reverse-continue must stop at the attach point (event 0)\n{g.describe()}")
     return out

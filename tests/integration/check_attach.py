@@ -9,7 +9,9 @@ http.server, an nginx worker and redis-server (threads) under a load that
 runs throughout. For each: the process goes
 on correctly after the detach; the replay from the start image is exact
 (its output is the slice the process printed while recorded); gdb stops
-at a breakpoint and goes back to the attach point. Also the refusals, and
+at a breakpoint and goes back to the attach point; rewind watch finds
+where a value of the server changes (nginx's request counter, redis's
+key count through a call of its function). Also the refusals, and
 a recorder killed with SIGKILL at several moments."""
 import argparse
 import os
@@ -320,6 +322,21 @@ def check_python_http_server(rw, work, seconds=2, options=()):
         server.wait()
 
 
+def watch_server_value(rw, trace, value, more, where):
+    """rewind watch on a value of a server built without debug info (a cast
+    of its exported symbol, or a call of its function): the value at the
+    attach point, then the instruction where it first reaches `more` above
+    that, which must be in (or called from) function `where`."""
+    g = Run([rw, "replay", trace, "--", "-batch", "-ex", f"print {value}"], timeout=300)
+    start = re.search(rb"^\$1 = (\d+)", g.stdout, re.M)
+    check(start, f"gdb must print {value} at the attach point\n{g.describe()}")
+    target = int(start.group(1)) + more
+    w = Run([rw, "watch", trace, f"{value} >= {target}"], timeout=300)
+    check(w.status == 0 and b" in %s" % where.encode() in w.stdout + w.stderr,
+          f"rewind watch must find where {value} reaches {target}, in {where}\n{w.describe()}")
+    return f"rewind watch: {value} reaches {target} in {where}"
+
+
 def check_nginx_worker(rw, work):
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
@@ -369,8 +386,11 @@ def check_nginx_worker(rw, work):
         _, results = record_under_load(rw, trace, worker, fetch)
         check(master.poll() is None and fetch(), "nginx must still serve after the detach")
         check_replay_and_gdb(rw, trace, "ngx_http_process_request")
+        # The request counter of its status page, in the memory the master
+        # shares with its workers (private in the start image).
+        watched = watch_server_value(rw, trace, "**(unsigned long**)&ngx_stat_requests", 3, "ngx_http_create_request")
         said.append(f"a worker: {results['ok']} requests, none failed, the replay exact, gdb in the request handler "
-                    f"and back")
+                    f"and back; {watched}")
         return "; ".join(said)
     finally:
         master.terminate()
@@ -403,7 +423,9 @@ def check_redis(rw, work, seconds=2, options=()):
         _, results = record_under_load(rw, trace, server.pid, request, seconds, options)
         check(server.poll() is None and request(), "redis must still answer after the detach")
         check_replay_and_gdb(rw, trace, "accept4")
-        return f"{threads} threads, {results['ok']} SET+GET pairs, none failed; the replay exact; gdb back"
+        # Each request sets a new key.
+        watched = watch_server_value(rw, trace, "(long long)dbTotalServerKeyCount()", 3, "setKey")
+        return f"{threads} threads, {results['ok']} SET+GET pairs, none failed; the replay exact; gdb back; {watched}"
     finally:
         server.kill()
         server.wait()

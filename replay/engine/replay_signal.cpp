@@ -234,6 +234,41 @@ bool Replayer::at_signal_point(Task& t, const SignalEvent& e)
     return same_registers(t.regs(), e.regs) && (e.pages.empty() || page_digest(t.tid(), e.pages) == e.pages_hash);
 }
 
+bool Replayer::reach_position_in_self_loop(Task& t, const SignalEvent& e)
+{
+    // `loop .` (e2 fe) does nothing but take one from rcx, and goes on
+    // while it is not 0: from its first execution with rcx at or above the
+    // recorded count, the executions the search would judge one by one
+    // differ in rcx alone, down to the recorded one. (A delay loop takes
+    // millions: a stop, or a filter's run in the kernel, for each.)
+    uint64_t rip = e.regs[Registers::RIP];
+    std::vector<uint8_t> code(2);
+    if (!perfclock::breakpoints_work() || e.regs[Registers::RCX] == 0 || !t.memory().read(RemoteAddr(rip), code) ||
+        code[0] != 0xe2 || code[1] != 0xfe)
+        return false;
+    {
+        perfclock::BreakpointCounter bp(t.tid(), perfclock::BreakpointKind::Execute, rip, 8, 1, kTagEngine);
+        resume(t, Resume::Emulate);
+        StopInfo s = wait_stop(t, "the loop where " + signal_name(e.signo) + " was delivered (rip " + hex(rip) + ")");
+        if (s.kind != StopInfo::Kind::SignalDelivery || s.signal != SIGTRAP ||
+            get_siginfo(t.tid()).si_code != kTrapPerf)
+            diverge(t, "the thread never reached the loop where the recording delivered " + signal_name(e.signo) +
+                           " (rip " + hex(rip) + "); instead: " + describe_stop(t, s));
+    }
+    Registers now = t.regs();
+    if (now[Registers::RCX] < e.regs[Registers::RCX])
+        return false; // past it in this run of the loop
+    Registers there = now;
+    there[Registers::RCX] = e.regs[Registers::RCX];
+    if (!same_registers(there, e.regs))
+        return false;
+    t.set_regs(there);
+    if (e.pages.empty() || page_digest(t.tid(), e.pages) == e.pages_hash)
+        return true;
+    t.set_regs(now);
+    return false;
+}
+
 void Replayer::reach_position(Task& t, const SignalEvent& e)
 {
     // The recording interrupted the thread in user code: find the same
@@ -242,6 +277,8 @@ void Replayer::reach_position(Task& t, const SignalEvent& e)
     // the breakpoint's filter judges the executions in the kernel (where
     // the recording kept the pages' sum, or had no pages).
     uint64_t rip = e.regs[Registers::RIP];
+    if (reach_position_in_self_loop(t, e))
+        return;
     if (!perfclock::breakpoints_work()) {
         reach_position_by_int3(t, e);
         return;

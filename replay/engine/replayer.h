@@ -377,6 +377,10 @@ private:
     void enter_handler_under_wait_mask(Task& t, int signo, uint64_t own_mask);
     void reach_position(Task& t, const SignalEvent& e);
     bool at_signal_point(Task& t, const SignalEvent& e);
+    // The point is a `loop` to itself: the thread is taken to its first
+    // execution and its count set to the recorded one, if that is where
+    // the search would stop. Returns whether the thread stands at the point.
+    bool reach_position_in_self_loop(Task& t, const SignalEvent& e);
     void reach_position_by_int3(Task& t, const SignalEvent& e);
     [[noreturn]] void position_search_stuck(Task& t, const SignalEvent& e, uint64_t executions);
     // Where the debug registers do not work, the engine finds its positions

@@ -24,7 +24,7 @@ VDSO_SYSCALLS = {"clock_gettime", "gettimeofday", "time", "getcpu", "clock_getre
 # Programs whose output differs on every run: compared with digits masked.
 # (memcpy_overflow prints addresses, which ASLR moves in native runs; hw_random
 # and random_device print the CPU's random numbers.)
-NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "entropy", "memcpy_overflow",
+NONDETERMINISTIC = {"clocks", "random_getrandom", "random_urandom", "rdtsc", "sigalrm_loop", "sigalrm_spin", "entropy", "memcpy_overflow",
                     "hw_random", "random_device", "signal_rounds", "nested_rounds",
                     "vdso_present"}
 

@@ -203,6 +203,8 @@ def measure(rw, name, args, work):
         if rec.returncode != 0:
             raise SystemExit(f"rewind record --pid failed on {name} (status {rec.returncode}): "
                              f"{err.decode(errors='replace')}")
+        if os.environ.get("REWIND_RECORD_STATS"):
+            sys.stderr.write(err.decode(errors="replace"))
         time.sleep(args.after)
         t4, n4, f4 = time.time(), done.value, failed.value
     finally:

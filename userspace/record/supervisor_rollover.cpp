@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "attach.h"
 #include "event_assembler.h"
+#include "phase_times.h"
 #include "supervisor.h"
 
 namespace rw {
@@ -41,8 +44,12 @@ std::string Supervisor::roll_over()
         return why;
     const Tid tgid = initial_;
     auto stopped_at = std::chrono::steady_clock::now();
+    // Where the pause goes (REWIND_RECORD_STATS): stopping, taking the
+    // threads out of their calls, the events so far, the copy, resuming.
+    PhaseTimes times(stopped_at);
     std::optional<Tid> runner = scheduler_.running(groups_.key_of(tgid));
     Stopped all = stop_everything();
+    times.ended("stop");
     std::vector<std::pair<pid_t, int>> stopped;
     bool regular = all.newcomers.empty() && all.processes.size() == 1;
     for (pid_t tid : all.threads) {
@@ -52,9 +59,11 @@ std::string Supervisor::roll_over()
         else
             regular = false; // gone: its end is still to be reported
     }
+    times.ended("out of calls");
     // Every call the threads were in has ended in the stream now; a place
     // still reserved is a call that was skipped at its entry (no exit).
     drain_ring();
+    times.ended("events");
     for (auto [tid, restarted] : stopped)
         assembler_.cancel_places(tid);
     std::stable_partition(stopped.begin(), stopped.end(), [&](const auto& s) { return runner && s.first == *runner; });
@@ -70,6 +79,7 @@ std::string Supervisor::roll_over()
             why = e.what();
         }
     }
+    times.ended("copy");
     // Fresh bookkeeping, as after an attach.
     for (Tid p : all.processes)
         unserialize(groups_.key_of(p));
@@ -90,6 +100,9 @@ std::string Supervisor::roll_over()
         }
     for (auto [tid, sig] : all.later)
         ::syscall(SYS_tgkill, all.tgid_of.count(tid) ? all.tgid_of.at(tid) : tid, tid, sig);
+    times.ended("resume");
+    if (std::getenv("REWIND_RECORD_STATS"))
+        std::fprintf(stderr, "rewind: start image of %zu threads: %s\n", stopped.size(), times.describe().c_str());
     if (after)
         after(std::chrono::steady_clock::now() - stopped_at);
     return why;

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
+#include "phase_times.h"
 #include "record_meta.h"
 #include "process_image.h"
 #include "trace_dir.h"
@@ -30,18 +32,26 @@ take_window_image(Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped, W
     for (auto [tid, restarted] : stopped)
         tids.push_back(tid);
     pid_t copy = 0;
+    PhaseTimes times(t0);
     p.capture.unrecorded(tids, [&] {
+        times.ended("flush");
         ImagePoint at = p.attachment.point_now(stopped);
+        times.ended("threads");
         copy = p.attachment.fork_copy(at);
+        times.ended("fork");
         try {
             if (!p.random_sites.unplant_in_copy(tgid, copy))
                 throw std::runtime_error("rewind's int3s cannot be taken out of the copy");
             p.attachment.park_copy(copy);
+            times.ended("park");
             stretch->maker.describe({at}, {});
+            times.ended("describe");
             stretch->meta = meta_of_running(tgid, p.options);
             stretch->meta.thread_mode = "serialized";
+            times.ended("meta");
             stretch->mappings = read_mappings(tgid);
             p.files.store_mappings(tgid, stretch->mappings);
+            times.ended("mappings");
             stretch->meta.attached->threads = at.threads.size();
             stretch->meta.attached->mappings = stretch->mappings;
         } catch (...) {
@@ -51,6 +61,8 @@ take_window_image(Tid tgid, const std::vector<std::pair<pid_t, int>>& stopped, W
     });
     for (auto [tid, sig] : p.attachment.take_held_signals())
         ::syscall(SYS_tgkill, tgid, tid, sig);
+    if (std::getenv("REWIND_RECORD_STATS"))
+        std::fprintf(stderr, "rewind: the start image's copy: %s\n", times.describe().c_str());
     return [p, stretch, copy](std::chrono::duration<double> paused) {
         stretch->meta.attached->pause_seconds = paused.count();
         try {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "syscall_restart.h"
 #include "tracee.h"
 #include "tsc.h"
 
@@ -126,18 +127,26 @@ int64_t ThreadInjector::call(long nr, uint64_t a0, uint64_t a1, uint64_t a2, uin
     r[Registers::R10] = a3;
     r[Registers::R8] = a4;
     r[Registers::R9] = a5;
-    set_registers(tid_, r);
     std::string what = "injected syscall " + std::to_string(nr);
+    int64_t result = 0;
     try {
-        run_to_syscall_stop(what.c_str(), true);
-        run_to_syscall_stop(what.c_str(), false);
+        // A signal that comes meanwhile is held (arrived()), so a call it
+        // interrupted before it did anything is made again, as the kernel
+        // would once no handler runs (a fork among exiting children).
+        for (int attempt = 0;; attempt++) {
+            set_registers(tid_, r);
+            run_to_syscall_stop(what.c_str(), true);
+            run_to_syscall_stop(what.c_str(), false);
+            result = static_cast<int64_t>(get_registers(tid_)[Registers::RAX]);
+            if (!restarts(result) || result == kErestartRestartBlock || attempt == 100)
+                break;
+        }
     } catch (...) {
         set_registers(tid_, saved);
         if (injection_hook())
             injection_hook()(tid_, nullptr, 0);
         throw;
     }
-    int64_t result = static_cast<int64_t>(get_registers(tid_)[Registers::RAX]);
     set_registers(tid_, saved);
     if (injection_hook())
         injection_hook()(tid_, nullptr, 0);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 
+#include "private_copy.h"
 #include "process_image.h"
 #include "start_image.h"
 #include "tracee.h"
@@ -123,26 +124,55 @@ void seal_landmark(const fs::path& partial, const fs::path& dir, LandmarkManifes
 
 namespace {
 
-// Whether another copy maps the shared memory object (not a file) that
-// `mapping` of `pid` maps.
-bool shared_with_another(const std::vector<ReplaySnapshot::TaskCopy>& tasks, pid_t pid, const Mapping& mapping)
+// The memory the copies share with each other (not files: the kernel's
+// shared memory, MAP_SHARED anonymous or System V), as the state's
+// "shared_memory" lists it for share_again: each part of an object that
+// two or more copies map, with the copies' indices and addresses. CRIU
+// restores each copy alone; share_again makes it one again. Throws
+// std::runtime_error for parts that overlap without being the same.
+nlohmann::json shared_between(const std::vector<pid_t>& copies)
 {
-    auto objects = [](pid_t p, const Mapping* only) {
-        std::set<std::pair<uint64_t, uint64_t>> found;
-        for (const auto& s : read_shared_writable_mappings(p))
-            if ((s.mapping.path.find("/dev/zero (deleted)") != std::string::npos ||
-                 s.mapping.path.rfind("/SYSV", 0) == 0) &&
-                (!only || s.mapping.start == only->start))
-                found.insert({s.dev, s.ino});
-        return found;
+    struct Part {
+        uint64_t dev, ino, offset, length;
+        bool writable;
+        std::string path;
+        std::vector<std::pair<size_t, uint64_t>> at;
     };
-    auto mine = objects(pid, &mapping);
-    for (const auto& t : tasks)
-        if (t.pid && t.pid != pid)
-            for (const auto& o : objects(t.pid, nullptr))
-                if (mine.contains(o))
-                    return true;
-    return false;
+    std::vector<Part> parts;
+    for (size_t i = 0; i < copies.size(); i++)
+        for (const auto& s : read_shared_writable_mappings(copies[i])) {
+            const Mapping& m = s.mapping;
+            if (m.path.find("/dev/zero (deleted)") == std::string::npos && m.path.rfind("/SYSV", 0) != 0)
+                continue;
+            uint64_t length = m.end - m.start;
+            auto same = std::find_if(parts.begin(), parts.end(), [&](const Part& p) {
+                return p.dev == s.dev && p.ino == s.ino && p.offset == m.offset && p.length == length;
+            });
+            if (same != parts.end()) {
+                same->at.push_back({i, m.start});
+                continue;
+            }
+            parts.push_back({s.dev, s.ino, m.offset, length, m.perms.size() > 1 && m.perms[1] == 'w', m.path, {}});
+            parts.back().at.push_back({i, m.start});
+        }
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& p : parts) {
+        std::set<size_t> by;
+        for (auto [i, addr] : p.at)
+            by.insert(i);
+        if (by.size() < 2)
+            continue;
+        for (const auto& o : parts)
+            if (&o != &p && o.dev == p.dev && o.ino == p.ino && o.offset < p.offset + p.length &&
+                p.offset < o.offset + o.length)
+                throw std::runtime_error("its processes map overlapping parts of " + p.path +
+                                         " shared, which a landmark cannot share again");
+        nlohmann::json at = nlohmann::json::array();
+        for (auto [i, addr] : p.at)
+            at.push_back({i, addr});
+        out.push_back({{"length", p.length}, {"writable", p.writable}, {"mapped_at", at}});
+    }
+    return out;
 }
 
 } // namespace
@@ -166,6 +196,26 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
         m.trace_id = trace_identity(replayer.trace());
         m.mounts = snap->mounts;
         m.state = snapshot_state_to_json(*snap);
+        std::vector<pid_t> copies;
+        std::vector<uint64_t> syscall_insns;
+        for (const auto& t : snap->tasks)
+            if (t.pid) {
+                copies.push_back(t.pid);
+                syscall_insns.push_back(snap->vms[t.vm].syscall_insn);
+            }
+        if (auto shared = shared_between(copies); !shared.empty()) {
+            m.state["shared_memory"] = shared;
+            // CRIU dumps a System V segment only with its IPC namespace:
+            // each copy keeps the content as its own, shared again at restore.
+            for (const auto& part : shared)
+                for (const auto& at : part["mapped_at"]) {
+                    auto i = at[0].get<size_t>();
+                    auto addr = at[1].get<uint64_t>();
+                    make_private(copies[i], syscall_insns[i],
+                                 Mapping{addr, addr + part["length"].get<uint64_t>(),
+                                         part["writable"].get<bool>() ? "rw-s" : "r--s", 0, "shared memory", ""});
+                }
+        }
         auto t0 = Clock::now();
         for (const auto& t : snap->tasks) {
             if (!t.pid)
@@ -176,13 +226,6 @@ LandmarkManifest write_landmark(Replayer& replayer, const fs::path& dir, const s
                 if (mapping.path.rfind("/tmp/rewind-shared-", 0) == 0)
                     throw std::runtime_error("process " + std::to_string(snap->groups[t.group].recorded_tgid) +
                                              " has a shared writable mapping of a file, which a landmark cannot keep");
-            // Memory it shares with another copy would come back as two.
-            for (const auto& mapping : read_mappings(t.pid))
-                if (mapping.perms.size() >= 4 && mapping.perms[3] == 's' && mapping.path != "[vdso]" &&
-                    mapping.path.rfind("[vvar", 0) != 0 && shared_with_another(snap->tasks, t.pid, mapping))
-                    throw std::runtime_error("process " + std::to_string(snap->groups[t.group].recorded_tgid) +
-                                             " shares memory with another process (" + mapping.path +
-                                             "), which a landmark cannot keep");
             // CRIU refuses a thread stopped in a syscall; the copy is not
             // (it stands in the fork's return), but its registers still say
             // which call the original was in. Nothing reads that here.

@@ -2,13 +2,14 @@
 """rewind record --pid PID --tree: a running process and every process
 below it, attached at one moment, recorded together, and let go together.
 Checked on a program of ours whose child ticks on its own (gdb and rewind
-watch in the child); on a shell whose background subshell and foreground loop both
-print and start processes; on two python3 processes that share a page of
-anonymous memory (MAP_SHARED before a fork) and count in it, which the
-start image must share again for the replay to see each other's counts;
-and on nginx's master with two workers under a load that runs
-throughout (they share a page too); and a recorder killed with SIGKILL
-at several moments, after which both processes of ours run on unharmed. For each: every process goes on after
+watch in the child); on a shell whose background subshell and foreground
+loop both print and start processes; on two python3 processes that share
+a page of anonymous memory (MAP_SHARED before a fork) and count in it,
+which the start image, and a landmark of the replay, must share again
+for the replay to see each other's counts; on nginx's master with two
+workers under a load that runs throughout (they share a page too); and a
+recorder killed with SIGKILL at several moments, after which both
+processes of ours run on unharmed. For each: every process goes on after
 the detach, untraced; the replay from the start image is exact; gdb
 debugs a process below the attached one, at a breakpoint and back to the
 attach point."""
@@ -186,7 +187,15 @@ def check_shared_page(rw, work):
     check(lines and all(line in whole.splitlines() for line in lines), "the replay printed other counts")
     check(any(l.startswith(b"parent") for l in lines) and any(l.startswith(b"child") for l in lines),
           f"both processes must print in the replay\n{rep.stdout.decode()}")
-    return f"{len(lines)} counts replayed from 2 processes sharing a page"
+    # A landmark of the replay: CRIU saves each process alone, the page is
+    # shared again when it is restored (the counts after it are both's).
+    lm = Run([rw, "landmark", trace, "--every", "50%"], timeout=300)
+    check(lm.status == 0 and b"2 processes" in lm.stdout, f"rewind landmark\n{lm.describe()}")
+    half = Run([rw, "replay", "--autopilot", "--from", "50%", trace], timeout=300)
+    check(half.status == 0 and b"using landmark 1" in half.stderr and half.stdout and
+          rep.stdout.endswith(half.stdout), f"replay from the landmark\n{half.describe()}")
+    return (f"{len(lines)} counts replayed from 2 processes sharing a page; {len(half.stdout.splitlines())} from a "
+            f"landmark at 50%")
 
 
 def check_nginx_tree(rw, work):

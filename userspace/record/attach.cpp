@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "private_copy.h"
 #include "process_image.h"
 #include "syscall_restart.h"
 #include "system_info.h"
@@ -518,24 +519,10 @@ void Attachment::privatize_shared_mappings(pid_t copy, uint64_t insn)
     // memory, a System V segment) would be restored as that same memory:
     // a replay would write into the live file. The copy's are replaced by
     // private memory with the same content.
-    ThreadInjector in(copy, insn);
-    TraceeMemory mem(copy);
-    for (const auto& m : read_mappings(copy)) {
-        if (m.perms.size() < 4 || m.perms[3] != 's' || m.path == "[vdso]" || m.path == "[vvar]" ||
-            m.path == "[vvar_vclock]")
-            continue;
-        std::vector<uint8_t> content(m.end - m.start);
-        size_t got = mem.read_partial(RemoteAddr(m.start), content);
-        int prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
-                   (m.perms[2] == 'x' ? PROT_EXEC : 0);
-        int64_t r = in.call(SYS_mmap, m.start, m.end - m.start, static_cast<uint64_t>(prot),
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, static_cast<uint64_t>(-1), 0);
-        if (r != static_cast<int64_t>(m.start))
-            throw std::runtime_error("cannot copy the shared mapping " + m.path + " of process " +
-                                     std::to_string(pid_));
-        if (got && !mem.write(RemoteAddr(m.start), std::span(content.data(), got)))
-            throw std::runtime_error("cannot fill the copy of the shared mapping " + m.path);
-    }
+    for (const auto& m : read_mappings(copy))
+        if (m.perms.size() >= 4 && m.perms[3] == 's' && m.path != "[vdso]" && m.path != "[vvar]" &&
+            m.path != "[vvar_vclock]")
+            make_private(copy, insn, m);
 }
 
 void Attachment::park_copy(pid_t copy)

@@ -14,7 +14,8 @@ With --window, rewind records as a flight recorder (record --window): the
 start images it takes while recording are part of what the load sees.
 
 Servers are Debian's (scripts/install-deps.sh installs them): nginx with
-one worker (rewind attaches to the worker), redis-server (its main
+one worker (rewind attaches to the worker), nginx-tree (a master and two
+workers, rewind record --pid MASTER --tree), redis-server (its main
 thread serves; rewind records all its threads), python3 -m http.server.
 """
 import argparse
@@ -141,19 +142,25 @@ def served_directory(work):
     return root, free_port()
 
 
-def start_nginx(work):
+def start_nginx(work, workers=1):
     root, port = served_directory(work)
     conf = os.path.join(work, "nginx.conf")
     with open(conf, "w") as f:
-        f.write(f"""daemon off; worker_processes 1; pid {work}/nginx.pid; error_log {work}/error.log;
+        f.write(f"""daemon off; worker_processes {workers}; pid {work}/nginx.pid; error_log {work}/error.log;
 user root;
 events {{ worker_connections 256; }}
 http {{ access_log off; server {{ listen 127.0.0.1:{port}; root {root}; keepalive_requests 1000000; }} }}
 """)
     p = subprocess.Popen(["nginx", "-c", conf, "-p", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port)
+    time.sleep(0.3)  # (its workers started)
     worker = int(subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()[0])
-    return p, worker, lambda i: Http(port, "/f.txt")
+    # With several workers, rewind attaches to the master and every worker (--tree).
+    return p, worker if workers == 1 else p.pid, lambda i: Http(port, "/f.txt")
+
+
+def start_nginx_tree(work):
+    return start_nginx(work, workers=2)
 
 
 def start_redis(work):
@@ -172,7 +179,7 @@ def start_python(work):
     return p, p.pid, lambda i: Http(port, "/f.txt")
 
 
-SERVERS = {"nginx": start_nginx, "redis": start_redis, "python": start_python}
+SERVERS = {"nginx": start_nginx, "nginx-tree": start_nginx_tree, "redis": start_redis, "python": start_python}
 
 
 def measure(rw, name, args, work):
@@ -190,7 +197,7 @@ def measure(rw, name, args, work):
         time.sleep(args.before)
         t1, n1, f1 = time.time(), done.value, failed.value
         trace = os.path.join(work, f"{name}-trace")
-        window = ["--window", args.window] if args.window else []
+        window = ["--window", args.window] if args.window else ["--tree"] if name.endswith("-tree") else []
         rec = subprocess.Popen([rw, "record", "-q", "--pid", str(target), "--for", f"{args.seconds}s", *window, "-o",
                                 trace], stderr=subprocess.PIPE)
         # While recorded: from the end of the attach (the trace's meta.json
@@ -247,8 +254,9 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.servers.split(","):
         if name not in SERVERS:
-            raise SystemExit(f"unknown server {name} (nginx, redis, python)")
-        if not shutil.which({"nginx": "nginx", "redis": "redis-server", "python": "python3"}[name]):
+            raise SystemExit(f"unknown server {name} ({', '.join(SERVERS)})")
+        if not shutil.which({"nginx": "nginx", "nginx-tree": "nginx", "redis": "redis-server",
+                             "python": "python3"}[name]):
             print(f"| {name} | not installed (scripts/install-deps.sh) |")
             continue
         work = tempfile.mkdtemp(prefix=f"rewind-attach-load-{name}-")

@@ -337,30 +337,43 @@ def watch_server_value(rw, trace, value, more, where):
     return f"rewind watch: {value} reaches {target} in {where}"
 
 
-def check_nginx_worker(rw, work):
+def start_nginx(work, page, user="", workers=1):
+    """Debian's nginx serving `page` from `work` on a free loopback port, in
+    the foreground (its master is the Popen), with `workers` workers run as
+    `user` (its default, nobody, if ""). Returns (master, fetch): fetch()
+    is True when a request gets the page. Skipped without nginx."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.path.exists(nginx):
         raise Skipped("nginx is not installed (scripts/install-deps.sh installs nginx-light)")
     root = fresh_dir(os.path.join(work, "www"))
-    page = b"nginx under rewind\n" * 40
     with open(os.path.join(root, "index.html"), "wb") as f:
         f.write(page)
     port = free_port()
     temp = fresh_dir(os.path.join(work, "temp"))
     conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write((f"user {user};\n" if user else "")
+                + f"worker_processes {workers};\ndaemon off;\npid {work}/nginx.pid;\nerror_log {work}/error.log;\n"
+                f"events {{ worker_connections 64; }}\nhttp {{ access_log {work}/access.log;\n"
+                + "".join(f"{k}_temp_path {temp};\n" for k in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"])
+                + f"server {{ listen 127.0.0.1:{port}; root {root}; }} }}\n")
+    master = subprocess.Popen([nginx, "-c", conf, "-p", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/index.html"
+    fetch = lambda: urllib.request.urlopen(url, timeout=10).read() == page  # noqa: E731
+    try:
+        wait_for(fetch, "nginx")
+    except BaseException:
+        master.terminate()
+        master.wait()
+        raise
+    return master, fetch
+
+
+def check_nginx_worker(rw, work):
+    page = b"nginx under rewind\n" * 40
 
     def start(user):
-        with open(conf, "w") as f:
-            f.write(f"{user}worker_processes 1;\ndaemon off;\npid {work}/nginx.pid;\nerror_log {work}/error.log;\n"
-                    f"events {{ worker_connections 64; }}\nhttp {{ access_log {work}/access.log;\n"
-                    + "".join(f"{k}_temp_path {temp};\n" for k in
-                              ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"])
-                    + f"server {{ listen 127.0.0.1:{port}; root {root}; }} }}\n")
-        master = subprocess.Popen([nginx, "-c", conf, "-p", work], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}/index.html"
-        fetch = lambda: urllib.request.urlopen(url, timeout=10).read() == page  # noqa: E731
-        wait_for(fetch, "nginx")
+        master, fetch = start_nginx(work, page, user)
         worker = int(subprocess.run(["pgrep", "-P", str(master.pid)], stdout=subprocess.PIPE).stdout.split()[0])
         return master, worker, fetch
 
@@ -380,7 +393,7 @@ def check_nginx_worker(rw, work):
     finally:
         master.terminate()
         master.wait()
-    master, worker, fetch = start("user root;\n")
+    master, worker, fetch = start("root")
     try:
         trace = os.path.join(work, "worker")
         _, results = record_under_load(rw, trace, worker, fetch)

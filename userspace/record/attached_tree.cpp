@@ -19,17 +19,17 @@ namespace rw {
 std::vector<pid_t> descendants_of(pid_t pid)
 {
     std::vector<pid_t> out;
-    std::vector<pid_t> todo{pid};
+    std::vector<pid_t> pending{pid};
     std::set<pid_t> seen{pid};
-    while (!todo.empty()) {
-        pid_t p = todo.back();
-        todo.pop_back();
+    while (!pending.empty()) {
+        pid_t p = pending.back();
+        pending.pop_back();
         for (pid_t tid : task_ids(p)) {
             std::ifstream in("/proc/" + std::to_string(p) + "/task/" + std::to_string(tid) + "/children");
             for (pid_t child; in >> child;)
                 if (seen.insert(child).second) {
                     out.push_back(child);
-                    todo.push_back(child);
+                    pending.push_back(child);
                 }
         }
     }

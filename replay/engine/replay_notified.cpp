@@ -41,14 +41,14 @@ constexpr size_t kLeastRun = 4;
 // Deadlines here are read from the coarse clock (a few ms behind).
 constexpr std::chrono::milliseconds kLeastInterrupt{20};
 
+} // namespace
+
 bool notified_call(const SyscallEvent& e)
 {
     // (A write to a mapped file changes the replay's copy of it too:
     // replay_syscall.cpp, apply_mapped_write.)
     return SyscallNotifier::notifies(e.nr, e.args) && !(e.flags & (kSyscallChildReturn | kSyscallMappedWrite));
 }
-
-} // namespace
 
 bool Replayer::step_through(uint64_t last, std::chrono::steady_clock::time_point deadline, bool untrapped)
 {
@@ -105,6 +105,13 @@ bool Replayer::may_serve_by_notification(Task& t, const SyscallEvent& e, bool be
 
 bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
 {
+    if (notified_task_ == &t && current_ < agent_until_) {
+        // The syscall agent answered it inside the program (syscall_agent.h).
+        t.at = Task::At::Running;
+        agent_calls_++;
+        after_syscall(t, e);
+        return true;
+    }
     if (notified_task_ != &t) {
         if (!options_.notify_syscalls || !stepping_through_ || parallel_)
             return false;
@@ -124,11 +131,14 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
             return false;
         notifier_->claim(t.tid());
         notified_task_ = &t;
+        prepare_agent(t, e);
         if (interrupt_delay_ && !interrupt_deadline_ && t.tid() == interrupt_tid_)
             interrupt_deadline_ = steady_now() + *interrupt_delay_; // running from now (as Replayer::resume)
         t.resume(Resume::Notified);
     }
-    auto arrival = wait_call_or_stop(t);
+    auto arrival = run_arrival(t);
+    if (current_ < agent_until_)
+        return serve_by_notification(t, e); // (the agent answered calls before this arrival)
     if (arrival.stop) {
         // A breakpoint, a signal, the end of a program that diverged: the
         // ptrace path takes the stop as if it had resumed the thread.
@@ -146,6 +156,7 @@ bool Replayer::serve_by_notification(Task& t, const SyscallEvent& e)
         hand_over(t);
         return false;
     }
+    load_agent(t); // the calls after this one
     if (!notifier_->answer(call.id, e.ret)) {
         // A signal interrupted the wait: the thread stops for it, and the
         // call starts again when it resumes (its output, already written,
@@ -216,10 +227,13 @@ void Replayer::forget_notified_run()
     notified_task_ = nullptr;
     notifier_->release();
     waiter_.forget_call();
+    agent_until_ = 0;
+    agent_arrival_.reset();
 }
 
 void Replayer::leave_notified_run(Task& t)
 {
+    retire_agent(t);
     forget_notified_run();
     t.last_resume = Resume::Emulate; // resumed again by the ptrace path, the next syscall stops at its entry
     t.at = Task::At::Running;
@@ -262,7 +276,7 @@ void Replayer::settle_notified_run()
     if (!notified_task_)
         return;
     Task& t = *notified_task_;
-    auto arrival = wait_call_or_stop(t);
+    auto arrival = run_arrival(t);
     if (arrival.call) {
         hand_over(t);
         return;

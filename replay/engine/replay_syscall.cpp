@@ -448,6 +448,7 @@ void Replayer::execute(Task& t, const SyscallEvent& e, ReplayAction action)
 {
     collect_fresh(t);
     run_to_syscall_entry(t, e, Resume::Syscall);
+    keep_agent_clear(t, e);
     if (action == ReplayAction::Mmap || action == ReplayAction::AttachSegment) {
         if (action == ReplayAction::Mmap)
             replay_mmap(t, e);

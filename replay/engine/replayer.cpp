@@ -42,6 +42,8 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
     }
     if (const char* v = std::getenv("REWIND_NOTIFY_SYSCALLS"); v && std::string(v) == "0")
         options_.notify_syscalls = false; // every syscall a ptrace stop (for comparisons)
+    if (const char* v = std::getenv("REWIND_SYSCALL_AGENT"); v && std::string(v) == "0")
+        options_.syscall_agent = false; // runs of calls served by notification alone
     // Copies of replayed processes outlive their parents: keep them ours.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     // Before any tracee exists: they inherit it.
@@ -59,9 +61,11 @@ Replayer::Replayer(const Trace& trace, ReplayOptions options)
 Replayer::~Replayer()
 {
     if (std::getenv("REWIND_DEBUG"))
-        std::fprintf(stderr, "[replay] %llu of %llu emulated syscalls served by seccomp notification\n",
-                     static_cast<unsigned long long>(notified_calls_),
-                     static_cast<unsigned long long>(emulated_calls_));
+        std::fprintf(stderr,
+                     "[replay] %llu of %llu emulated syscalls served by seccomp notification, %llu of them by the "
+                     "syscall agent\n",
+                     static_cast<unsigned long long>(notified_calls_), static_cast<unsigned long long>(emulated_calls_),
+                     static_cast<unsigned long long>(agent_calls_));
     if (own_rdtsc_trap_ && std::getenv("REWIND_DEBUG"))
         std::fprintf(stderr, "[replay] %llu rdtsc of the tracer emulated\n",
                      static_cast<unsigned long long>(own_rdtsc_emulated()));

@@ -64,10 +64,17 @@ struct ReplayOptions {
     // processes are dumped with CRIU (a landmark image would keep a filter
     // whose listener is gone).
     bool notify_syscalls = true;
+    // Within those runs, answer calls inside the program with the syscall
+    // agent (syscall_agent.h); REWIND_SYSCALL_AGENT=0 turns it off.
+    bool syscall_agent = true;
 };
 
 // The clone flags of a fork-like syscall event.
 uint64_t clone_flags(const SyscallEvent& call);
+
+// Whether a run of calls served by notification may take this event
+// (replay_notified.cpp).
+bool notified_call(const SyscallEvent& e);
 
 // How every replayed thread is traced.
 inline constexpr unsigned long kReplayPtraceOptions = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
@@ -341,6 +348,17 @@ private:
     StopWaiter::Arrival wait_call_or_stop(Task& t);
     [[noreturn]] void report_stuck(Task& t, const std::string& waiting_for);
     void settle_notified_run();
+    // The syscall agent (syscall_agent.h) within notified runs
+    // (replay_agent.cpp): the next arrival of the run's thread, after the
+    // calls the agent answered, which are then replayed without it.
+    StopWaiter::Arrival run_arrival(Task& t);
+    void prepare_agent(Task& t, const SyscallEvent& e);
+    void load_agent(Task& t);
+    void retire_agent(Task& t);
+    void finish_agent_answer(Task& t, const StopInfo& s);
+    void keep_agent_clear(Task& t, const SyscallEvent& e); // of a mapping the call makes
+    uint64_t agent_until_ = 0;                             // events before it: answered by the agent
+    std::optional<StopWaiter::Arrival> agent_arrival_;     // what came after them
     void execute(Task& t, const SyscallEvent& e, ReplayAction action);
     void replay_mmap(Task& t, const SyscallEvent& e);
     // Runs the call the thread is at the entry of with these argument
@@ -451,7 +469,7 @@ private:
     Task* notified_task_ = nullptr; // running between syscalls served by notification
     bool stepping_through_ = false;
     bool through_untrapped_ = false;
-    uint64_t emulated_calls_ = 0, notified_calls_ = 0; // for REWIND_DEBUG's summary
+    uint64_t emulated_calls_ = 0, notified_calls_ = 0, agent_calls_ = 0; // for REWIND_DEBUG's summary
     uint64_t through_last_ = 0;
     std::chrono::steady_clock::time_point through_deadline_{};
     std::map<Tid, std::unique_ptr<Task>> tasks_; // by recorded tid

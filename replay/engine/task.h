@@ -16,12 +16,15 @@
 namespace rw::replay {
 
 class Task;
+class SyscallAgent;
 
 struct AddressSpace {
     int id = 0;
     std::vector<Task*> tasks;
     uint64_t syscall_insn = 0;     // address of a `syscall` instruction, for injected syscalls
     bool keeps_from_forks = false; // a madvise kept some of it out of fork children (fork_advice.h)
+    std::shared_ptr<SyscallAgent> agent; // mapped in it (syscall_agent.h)
+    bool agent_tried = false;
 };
 
 struct ThreadGroup {

@@ -211,14 +211,9 @@ def scenario_unfinished(rw, progs, work):
           f"{recorded_out[:200]!r}\n--- replay's stderr\n{rep.stderr.decode(errors='replace')}")
 
 
-def scenario_signal_in_a_run(rw, progs, work):
-    """A signal from outside reaches the program while replay serves a run
-    of its syscalls without a debugger, waiting for its next call rather
-    than for a stop: the stop is seen all the same (the signal is not the
-    recording's and is not delivered), and the replay ends as recorded."""
-    trace = os.path.join(work, "trace")
-    rec = record(rw, trace, [os.path.join(progs, "syscall_runs"), "150000"], work)
-    check(rec.status == 0, f"recording syscall_runs\n{rec.describe()}")
+def replay_under_outside_signals(rw, trace, name, count=30):
+    """Replays `trace` without a debugger while `count` SIGUSR1 from outside
+    reach its program (named `name`) as it runs: (status, stdout, stderr)."""
     p = subprocess.Popen([rw, "replay", "--autopilot", trace], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     program = None
     deadline = time.monotonic() + 30
@@ -231,15 +226,15 @@ def scenario_signal_in_a_run(rw, progs, work):
                     argv0 = f.read().split(b"\0")[0]
             except (OSError, ValueError, IndexError):
                 continue
-            if int(fields[1]) == p.pid and argv0.endswith(b"syscall_runs"):
+            if int(fields[1]) == p.pid and argv0.endswith(name.encode()):
                 program = int(entry)
         time.sleep(0.01)
     check(program is not None, "the replayed program did not start")
-    # Thirty signals: most reach the thread while it waits for an answer
-    # (which then fails); some while it runs between two calls, replay
-    # waiting for the next one (the case this is about).
+    # Most reach the thread while it waits for an answer (which then
+    # fails); some while it runs between two calls, replay waiting for the
+    # next one (the case this is about).
     time.sleep(0.3)
-    for _ in range(30):
+    for _ in range(count):
         try:
             os.kill(program, signal.SIGUSR1)
         except ProcessLookupError:
@@ -252,8 +247,20 @@ def scenario_signal_in_a_run(rw, progs, work):
         out, err = p.communicate()
         raise Failure("the replay did not see its program stop for a signal from outside (killed after 120 s)\n"
                       + err.decode(errors="replace")[-2000:])
-    check(p.returncode == 0 and out == rec.stdout,
-          f"replay after a signal from outside: status {p.returncode}\n{err.decode(errors='replace')[-2000:]}")
+    return p.returncode, out, err
+
+
+def scenario_signal_in_a_run(rw, progs, work):
+    """A signal from outside reaches the program while replay serves a run
+    of its syscalls without a debugger, waiting for its next call rather
+    than for a stop: the stop is seen all the same (the signal is not the
+    recording's and is not delivered), and the replay ends as recorded."""
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, [os.path.join(progs, "syscall_runs"), "150000"], work)
+    check(rec.status == 0, f"recording syscall_runs\n{rec.describe()}")
+    status, out, err = replay_under_outside_signals(rw, trace, "syscall_runs")
+    check(status == 0 and out == rec.stdout,
+          f"replay after a signal from outside: status {status}\n{err.decode(errors='replace')[-2000:]}")
     return "a stop inside a run without a debugger is seen; the replay ends as recorded"
 
 

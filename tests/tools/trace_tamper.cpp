@@ -17,6 +17,8 @@
 //   trace_tamper TRACE_DIR --write-hash K  the hash of the data of the
 //                                        K-th write() changed, its bytes
 //                                        kept (an event that contradicts itself)
+//   trace_tamper TRACE_DIR --call-arg NR K A  argument A of the K-th call of
+//                                        syscall NR changed (its lowest bit)
 //   trace_tamper TRACE_DIR --unknown-succeeds  the first syscall of unknown
 //                                        effects made to return 0
 //   trace_tamper TRACE_DIR --group-exit-last  the exits of the threads an
@@ -115,9 +117,12 @@ int main(int argc, char** argv)
     bool write_data = argc > 3 && std::string(argv[2]) == "--write-data";
     bool write_hash = argc > 3 && std::string(argv[2]) == "--write-hash";
     bool unknown_succeeds = argc > 2 && std::string(argv[2]) == "--unknown-succeeds";
+    // --call-arg NR K ARG: argument ARG of the K-th call of syscall NR, its lowest bit flipped.
+    bool call_arg = argc > 5 && std::string(argv[2]) == "--call-arg";
+    long calls_left = call_arg ? std::atol(argv[4]) : 0;
     long writes_left = write_data || write_hash ? std::atol(argv[3]) : 0;
     int64_t min_bytes = argc > 2 && !preempt && !rename_copy && !renumber && !hash_only && !write_data && !write_hash &&
-                                !unknown_succeeds
+                                !unknown_succeeds && !call_arg
                             ? std::atoll(argv[2])
                             : 2;
     auto events = dir / "events";
@@ -177,12 +182,19 @@ int main(int argc, char** argv)
                 std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
             if (auto* c = std::get_if<SyscallEvent>(&e);
+                call_arg && c && !done && c->nr == std::atoi(argv[3]) && --calls_left == 0) {
+                c->args[std::atoi(argv[5]) % 6] ^= 1;
+                done = true;
+                std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
+            }
+            if (auto* c = std::get_if<SyscallEvent>(&e);
                 unknown_succeeds && c && !done && (c->flags & (kSyscallUnknown | kSyscallUnknownSubcommand))) {
                 c->ret = 0;
                 done = true;
                 std::printf("%llu\n", static_cast<unsigned long long>(in.next_index() - 1));
             }
-            auto* sc = preempt || rename_copy || renumber || hash_only || write_data || write_hash || unknown_succeeds
+            auto* sc = preempt || rename_copy || renumber || hash_only || write_data || write_hash ||
+                               unknown_succeeds || call_arg
                            ? nullptr
                            : std::get_if<SyscallEvent>(&e);
             // The last byte of the first big enough read of this program's own data.

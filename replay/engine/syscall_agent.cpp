@@ -26,6 +26,8 @@ constexpr uint32_t kStubs = (RW_AGENT_STUBS_END - RW_AGENT_STUBS) / RW_AGENT_STU
 constexpr uint64_t kMovEax = 0xb8;            // mov $imm32, %eax
 constexpr uint8_t kSyscall[2] = {0x0f, 0x05}; // syscall
 constexpr uint8_t kJmpRel32 = 0xe9;
+constexpr uint8_t kJmpRel8 = 0xeb;
+constexpr uint8_t kXorEaxEax[2] = {0x31, 0xc0}; // xor %eax, %eax
 // A jump reaches ±2 GiB; the agent is kept well inside that from its sites.
 constexpr int64_t kReach = (int64_t(1) << 31) - (int64_t(1) << 24);
 // Above the highest mapping below the stack (ld.so, in the usual layout),
@@ -169,23 +171,75 @@ std::unique_ptr<SyscallAgent> SyscallAgent::map_into(pid_t tid, uint64_t site, c
     return std::unique_ptr<SyscallAgent>(new SyscallAgent(base));
 }
 
-bool SyscallAgent::site_pattern(pid_t tid, uint64_t site, int nr)
+SyscallAgent::SyscallAgent(uint64_t base) : base_(base), decoder_(std::make_shared<X86Decoder>()) {}
+
+uint64_t SyscallAgent::find_trampoline(pid_t tid, uint64_t at, std::array<uint8_t, 5>& padding)
 {
-    auto known = patchable_.find(site);
-    if (known != patchable_.end())
-        return known->second == nr;
+    // Forward from the syscall, within a short jump of the setter's end
+    // (the syscall instruction itself): after an instruction nothing falls
+    // through from (a return, a jump), alignment padding nothing runs.
+    constexpr uint64_t kShortReach = 127;
+    std::vector<uint8_t> code(kShortReach + 16);
+    size_t got = TraceeMemory(tid).read_partial(RemoteAddr(at), code);
+    uint64_t pc = at + sizeof kSyscall;
+    bool dead = false;
+    while (pc + 5 <= at + std::min<uint64_t>(got, kShortReach)) {
+        std::span<const uint8_t> rest(code.data() + (pc - at), got - (pc - at));
+        auto insn = decoder_->decode(pc, rest);
+        if (!insn || !insn->size)
+            return 0;
+        bool filler = insn->text.starts_with("nop") || insn->text == "int3";
+        if (dead && filler) {
+            uint64_t end = pc;
+            while (end < pc + 5) {
+                auto more = decoder_->decode(end, std::span<const uint8_t>(code.data() + (end - at), got - (end - at)));
+                if (!more || !more->size || !(more->text.starts_with("nop") || more->text == "int3"))
+                    break;
+                end += more->size;
+            }
+            if (end >= pc + 5 && !trampolines_.contains(pc) && near(pc, base_ + RW_AGENT_STUBS)) {
+                std::memcpy(padding.data(), code.data() + (pc - at), 5);
+                return pc;
+            }
+        }
+        if (insn->flow == X86Decoder::Insn::Flow::Stop)
+            return 0;
+        dead =
+            insn->flow == X86Decoder::Insn::Flow::Ret || insn->flow == X86Decoder::Insn::Flow::Jump || (dead && filler);
+        pc += insn->size;
+    }
+    return 0;
+}
+
+const SyscallAgent::Site& SyscallAgent::site_of(pid_t tid, uint64_t at)
+{
+    auto known = sites_.find(at);
+    if (known != sites_.end())
+        return known->second;
+    Site site;
     uint8_t code[7];
-    bool ok = TraceeMemory(tid).read(RemoteAddr(site - 5), code) && code[0] == kMovEax &&
-              std::memcmp(code + 5, kSyscall, 2) == 0 && near(site, base_ + RW_AGENT_STUBS);
-    int32_t imm = 0;
-    std::memcpy(&imm, code + 1, 4);
-    patchable_[site] = ok ? imm : -1;
-    return ok && imm == nr;
+    if (TraceeMemory(tid).read(RemoteAddr(at - 5), code) && std::memcmp(code + 5, kSyscall, 2) == 0 &&
+        near(at, base_ + RW_AGENT_STUBS)) {
+        if (code[0] == kMovEax) {
+            int32_t imm = 0;
+            std::memcpy(&imm, code + 1, 4);
+            site.nr = imm;
+            site.setter.assign(code, code + 5);
+        } else if (code[3] == kXorEaxEax[0] && code[4] == kXorEaxEax[1]) {
+            site.trampoline = find_trampoline(tid, at, site.padding);
+            if (site.trampoline) {
+                site.nr = 0;
+                site.setter.assign(code + 3, code + 5);
+                trampolines_.insert(site.trampoline);
+            }
+        }
+    }
+    return sites_.emplace(at, std::move(site)).first->second;
 }
 
 bool SyscallAgent::can_serve(pid_t tid, const SyscallEvent& e)
 {
-    if (e.ip < 7 || !site_pattern(tid, e.ip - 2, e.nr))
+    if (e.ip < 7 || site_of(tid, e.ip - 2).nr != e.nr)
         return false;
     for (const auto& m : e.memory)
         if (used_range(e, m) && (m.hashed_only || m.bytes.size() != m.length))
@@ -193,35 +247,47 @@ bool SyscallAgent::can_serve(pid_t tid, const SyscallEvent& e)
     return stub_of_site_.contains(e.ip - 2) || stub_of_site_.size() < kStubs;
 }
 
-bool SyscallAgent::patch(pid_t tid, uint64_t site, int nr)
+std::vector<uint8_t> SyscallAgent::stub_code(uint64_t stub, uint64_t at, const Site& site) const
 {
-    if (patched_.contains(site))
+    // The setter; lea AT(%rip), %rcx; jmp entry.
+    std::vector<uint8_t> code(site.setter);
+    uint64_t lea = stub + code.size();
+    int32_t to_site = static_cast<int32_t>(static_cast<int64_t>(at - (lea + 7)));
+    code.insert(code.end(), {0x48, 0x8d, 0x0d});
+    code.insert(code.end(), reinterpret_cast<uint8_t*>(&to_site), reinterpret_cast<uint8_t*>(&to_site) + 4);
+    auto to_entry = jump(lea + 7, base_ + RW_AGENT_ENTRY);
+    code.insert(code.end(), to_entry.begin(), to_entry.end());
+    code.resize(RW_AGENT_STUB_SIZE, 0xcc);
+    return code;
+}
+
+bool SyscallAgent::patch(pid_t tid, uint64_t at, const Site& site)
+{
+    if (patched_.contains(at))
         return true;
     TraceeMemory mem(tid);
-    auto slot = stub_of_site_.find(site);
+    auto slot = stub_of_site_.find(at);
     if (slot == stub_of_site_.end()) {
         if (stub_of_site_.size() >= kStubs)
             return false;
         uint32_t index = static_cast<uint32_t>(stub_of_site_.size());
         uint64_t stub = base_ + RW_AGENT_STUBS + uint64_t(index) * RW_AGENT_STUB_SIZE;
-        // mov $NR, %eax; lea SITE(%rip), %rcx; jmp entry
-        std::array<uint8_t, RW_AGENT_STUB_SIZE> code;
-        code.fill(0xcc);
-        code[0] = kMovEax;
-        std::memcpy(&code[1], &nr, 4);
-        code[5] = 0x48, code[6] = 0x8d, code[7] = 0x0d;
-        int32_t to_site = static_cast<int32_t>(static_cast<int64_t>(site - (stub + 12)));
-        std::memcpy(&code[8], &to_site, 4);
-        auto to_entry = jump(stub + 12, base_ + RW_AGENT_ENTRY);
-        std::memcpy(&code[12], to_entry.data(), to_entry.size());
-        if (!mem.write_code(RemoteAddr(stub), code))
+        if (!mem.write_code(RemoteAddr(stub), stub_code(stub, at, site)))
             return false;
-        slot = stub_of_site_.emplace(site, index).first;
+        slot = stub_of_site_.emplace(at, index).first;
     }
     uint64_t stub = base_ + RW_AGENT_STUBS + uint64_t(slot->second) * RW_AGENT_STUB_SIZE;
-    if (!mem.write_code(RemoteAddr(site - 5), jump(site - 5, stub)))
+    uint64_t setter = at - site.setter.size();
+    if (site.trampoline) {
+        int8_t rel = static_cast<int8_t>(static_cast<int64_t>(site.trampoline - at));
+        uint8_t short_jump[2] = {kJmpRel8, static_cast<uint8_t>(rel)};
+        if (!mem.write_code(RemoteAddr(site.trampoline), jump(site.trampoline, stub)) ||
+            !mem.write_code(RemoteAddr(setter), short_jump))
+            return false;
+    } else if (!mem.write_code(RemoteAddr(setter), jump(setter, stub))) {
         return false;
-    patched_.insert(site);
+    }
+    patched_.insert(at);
     return true;
 }
 
@@ -255,7 +321,7 @@ size_t SyscallAgent::load(pid_t tid, std::span<const SyscallEvent* const> calls)
             call.nranges++;
         }
         call.size = static_cast<uint32_t>(sizeof call + ranges.size());
-        if (!whole || ring.size() + call.size > RW_AGENT_RING_SIZE || !patch(tid, call.site, e->nr))
+        if (!whole || ring.size() + call.size > RW_AGENT_RING_SIZE || !patch(tid, call.site, site_of(tid, call.site)))
             break;
         size_t at = ring.size();
         ring.resize(at + call.size);
@@ -292,11 +358,11 @@ bool SyscallAgent::unpatch(pid_t tid)
 {
     TraceeMemory mem(tid);
     bool ok = true;
-    for (uint64_t site : patched_) {
-        uint8_t mov[5] = {kMovEax};
-        int32_t nr = patchable_[site];
-        std::memcpy(mov + 1, &nr, 4);
-        ok = mem.write_code(RemoteAddr(site - 5), mov) && ok;
+    for (uint64_t at : patched_) {
+        const Site& site = sites_[at];
+        ok = mem.write_code(RemoteAddr(at - site.setter.size()), site.setter) && ok;
+        if (site.trampoline)
+            ok = mem.write_code(RemoteAddr(site.trampoline), site.padding) && ok;
     }
     patched_.clear();
     return ok;

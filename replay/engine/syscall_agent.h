@@ -4,13 +4,17 @@
 // switches.
 //
 // The replayer hands it the calls a thread is to make next (load); their
-// sites, `mov $NR, %eax; syscall` in the program's code, are patched into
-// `jmp STUB; syscall` while the thread runs them and put back before
-// anything looks at the program again (unpatch): a debugger, a snapshot,
-// the ptrace path never see a patched byte. The syscall instruction is
-// never patched: a call the agent does not answer (the ring ran out, or
-// the call is not the recorded one) is made there by the program itself
-// and meets the replayer as it would have without the agent.
+// sites in the program's code are patched while the thread runs them and
+// put back before anything looks at the program again (unpatch): a
+// debugger, a snapshot, the ptrace path never see a patched byte. Only the
+// instruction that sets the call's number is patched, into a jump of its
+// own size: `mov $NR, %eax; syscall` into `jmp STUB; syscall`, and `xor
+// %eax, %eax; syscall` (read) into `jmp TRAMPOLINE; syscall`, where the
+// trampoline, five bytes of dead padding after a return or jump near the
+// site, jumps to the stub. The syscall instruction is never patched: a
+// call the agent does not answer (the ring ran out, or the call is not
+// the recorded one) is made there by the program itself and meets the
+// replayer as it would have without the agent.
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "event.h"
+#include "x86_insn.h"
 
 namespace rw::replay {
 
@@ -66,14 +71,25 @@ public:
     bool patched() const { return !patched_.empty(); }
 
 private:
-    SyscallAgent(uint64_t base) : base_(base) {}
-    bool patch(pid_t tid, uint64_t site, int nr);
-    bool site_pattern(pid_t tid, uint64_t site, int nr);
+    // What sets a site's call number, just before its syscall instruction.
+    struct Site {
+        int nr = -1;                 // -1: not a site the agent can patch
+        std::vector<uint8_t> setter; // `mov $NR, %eax` or `xor %eax, %eax`
+        uint64_t trampoline = 0;     // for a setter shorter than a jump
+        std::array<uint8_t, 5> padding{};
+    };
+    explicit SyscallAgent(uint64_t base);
+    bool patch(pid_t tid, uint64_t at, const Site& site);
+    const Site& site_of(pid_t tid, uint64_t at);
+    uint64_t find_trampoline(pid_t tid, uint64_t at, std::array<uint8_t, 5>& padding);
+    std::vector<uint8_t> stub_code(uint64_t stub, uint64_t at, const Site& site) const;
 
     uint64_t base_;
     bool loaded_ = false;
+    std::shared_ptr<X86Decoder> decoder_;
     std::map<uint64_t, uint32_t> stub_of_site_; // syscall instruction -> its stub's slot
-    std::map<uint64_t, int> patchable_;         // checked sites -> their call (-1: not patchable)
+    std::map<uint64_t, Site> sites_;            // checked syscall instructions
+    std::set<uint64_t> trampolines_;            // padding taken by a site
     std::set<uint64_t> patched_;                // sites patched now
 };
 

@@ -28,6 +28,10 @@ constexpr uint8_t kSyscall[2] = {0x0f, 0x05}; // syscall
 constexpr uint8_t kJmpRel32 = 0xe9;
 constexpr uint8_t kJmpRel8 = 0xeb;
 constexpr uint8_t kXorEaxEax[2] = {0x31, 0xc0}; // xor %eax, %eax
+// mov 0x8(%rsp), %r9: the C library's syscall(), whose number is in rax
+// already; it reads no rip, so the stub runs it as it is.
+constexpr uint8_t kLoadSixthArgument[5] = {0x4c, 0x8b, 0x4c, 0x24, 0x08};
+constexpr int kAnyCall = -2;
 // A jump reaches ±2 GiB; the agent is kept well inside that from its sites.
 constexpr int64_t kReach = (int64_t(1) << 31) - (int64_t(1) << 24);
 // Above the highest mapping below the stack (ld.so, in the usual layout),
@@ -225,6 +229,9 @@ const SyscallAgent::Site& SyscallAgent::site_of(pid_t tid, uint64_t at)
             std::memcpy(&imm, code + 1, 4);
             site.nr = imm;
             site.setter.assign(code, code + 5);
+        } else if (std::memcmp(code, kLoadSixthArgument, 5) == 0) {
+            site.nr = kAnyCall; // (rax was set before; the agent checks it)
+            site.setter.assign(code, code + 5);
         } else if (code[3] == kXorEaxEax[0] && code[4] == kXorEaxEax[1]) {
             site.trampoline = find_trampoline(tid, at, site.padding);
             if (site.trampoline) {
@@ -239,7 +246,10 @@ const SyscallAgent::Site& SyscallAgent::site_of(pid_t tid, uint64_t at)
 
 bool SyscallAgent::can_serve(pid_t tid, const SyscallEvent& e)
 {
-    if (e.ip < 7 || site_of(tid, e.ip - 2).nr != e.nr)
+    if (e.ip < 7)
+        return false;
+    int nr = site_of(tid, e.ip - 2).nr;
+    if (nr != e.nr && !(nr == kAnyCall && e.nr >= 0))
         return false;
     for (const auto& m : e.memory)
         if (used_range(e, m) && (m.hashed_only || m.bytes.size() != m.length))

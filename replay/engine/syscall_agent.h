@@ -8,8 +8,10 @@
 // put back before anything looks at the program again (unpatch): a
 // debugger, a snapshot, the ptrace path never see a patched byte. Only the
 // instruction that sets the call's number is patched, into a jump of its
-// own size: `mov $NR, %eax; syscall` into `jmp STUB; syscall`, and `xor
-// %eax, %eax; syscall` (read) into `jmp TRAMPOLINE; syscall`, where the
+// own size: `mov $NR, %eax; syscall` into `jmp STUB; syscall` (and the
+// C library's syscall(), whose last instruction before the call is `mov
+// 0x8(%rsp), %r9`, the same way), and `xor %eax, %eax; syscall` (read)
+// into `jmp TRAMPOLINE; syscall`, where the
 // trampoline, five bytes of dead padding after a return or jump near the
 // site, jumps to the stub. The syscall instruction is never patched: a
 // call the agent does not answer (the ring ran out, or the call is not
@@ -73,7 +75,7 @@ public:
 private:
     // What sets a site's call number, just before its syscall instruction.
     struct Site {
-        int nr = -1;                 // -1: not a site the agent can patch
+        int nr = -1;                 // -1: not a site the agent can patch; -2: any call
         std::vector<uint8_t> setter; // `mov $NR, %eax` or `xor %eax, %eax`
         uint64_t trampoline = 0;     // for a setter shorter than a jump
         std::array<uint8_t, 5> padding{};

@@ -10,14 +10,18 @@
  * and *unreadable set if its descriptor table could not be read. */
 static __always_inline struct file *file_of_fd(__u64 fd, int *unreadable)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = task->files->fdt;
+	/* Read, not walked: each pointer the verifier sees loaded from the
+	 * current task costs it a search of the kernel's types by name
+	 * (btf_nested_type_is_trusted), most of a recording's start-up. */
+	struct fdtable *fdt = BPF_CORE_READ(bpf_get_current_task_btf(), files, fdt);
+	struct file **fds;
 	struct file *raw = 0;
 
 	*unreadable = 0;
-	if (!fdt || fd >= fdt->max_fds)
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
 		return 0;
-	if (bpf_probe_read_kernel(&raw, sizeof(raw), &fdt->fd[fd])) {
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&raw, sizeof(raw), fds + fd)) {
 		*unreadable = 1;
 		return 0;
 	}
@@ -174,7 +178,7 @@ static __always_inline int stable_filesystem(unsigned long magic)
 static __always_inline int read_by_reference(struct scratch *s, const struct rw_sys_spec *spec,
 					     long ret)
 {
-	struct files_struct *files = bpf_get_current_task_btf()->files;
+	struct files_struct *files = BPF_CORE_READ(bpf_get_current_task_btf(), files);
 	int unreadable;
 	struct file *file = file_of_fd(s->sc.args[0], &unreadable);
 	struct inode *inode;
@@ -207,8 +211,8 @@ static __always_inline int read_by_reference(struct scratch *s, const struct rw_
 		/* Nothing but this thread can move the position during its read:
 		 * a descriptor table of its own and the only reference to the
 		 * open file (file_ref_t counts from zero: 0 is one reference). */
-		if (files->count.counter != 1 || !bpf_core_field_exists(file->f_ref) ||
-		    file->f_ref.refcnt.counter != 0)
+		if (BPF_CORE_READ(files, count.counter) != 1 ||
+		    !bpf_core_field_exists(file->f_ref) || file->f_ref.refcnt.counter != 0)
 			return 0;
 		offset = file->f_pos - ret;
 	}
@@ -325,9 +329,7 @@ static __always_inline struct file *proc_mem_written(struct scratch *s)
  * which the supervisor names (RW_STALL_PROCESS_MEMORY). */
 static __always_inline int is_own_memory(struct file *file)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	return (__u64)file->private_data == (__u64)task->mm;
+	return (__u64)file->private_data == (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
 }
 
 static __always_inline int file_is_known(struct scratch *s)

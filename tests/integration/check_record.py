@@ -39,7 +39,9 @@ NO_STRACE_WITNESS = {"namespace_init_fault": "a traced namespace init never dies
                      "stop_continue_stop": "whether SIGCHLD interrupts a wait for the child's stop (a restarted "
                                            "wait4, counted twice) depends on when the stop is reported",
                      "poll_restarted": "whether the stop comes while the parent is inside poll (a restart_syscall "
-                                       "more) depends on when each process runs"}
+                                       "more) depends on when each process runs",
+                     "agent_runs": "how many of its interval timer's signals come, and how many of them interrupt "
+                                   "its wait for the child, depends on how fast it runs"}
 
 # Syscalls whose count differs from run to run in some programs, compared as
 # "called at all" there: glibc's mkstemp and mkdtemp draw another random value

@@ -50,6 +50,13 @@ public:
     // The byte under the debugger's int3 at `addr`, if it has one there
     // (the engine's own trap there is then that int3).
     virtual std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) = 0;
+    // Whether the debugger has a trap on the code in [start, end) of
+    // `task`'s process (an int3, a hardware breakpoint on execution), or
+    // watches memory: the syscall agent would then miss or overwrite one
+    // where it patches the code, or trap in the debugger's watchpoint
+    // where it writes a call's output (syscall_agent.h).
+    virtual bool traps_code(Task& task, uint64_t start, uint64_t end) = 0;
+    virtual bool watches_memory() = 0;
     virtual void after_fork(Task& task) = 0;
 };
 

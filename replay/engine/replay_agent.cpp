@@ -11,11 +11,12 @@
 // each had been notified. A stop that comes meanwhile (a breakpoint, a
 // signal) is taken after them, at the event the thread had reached.
 //
-// Only where nothing but the thread's next call is to stop it (an
-// autopilot replay, a seek with no breakpoint, watchpoint or interrupt
-// due): a stop inside the agent's code is then a fault (a divergence:
-// the recorded buffers are not mapped as they were) or a signal from
-// outside, after which the thread first finishes its answer.
+// Not where a debugger watches memory (the agent's writes would trap in
+// its watchpoints), nor at a site with a debugger's trap on the bytes it
+// would patch or skip. A stop inside the agent's code is a fault (a
+// divergence: the recorded buffers are not mapped as they were), or a
+// signal (the replayer's interrupt to look for the debugger, one from
+// outside), after which the thread first finishes its answer.
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
@@ -45,10 +46,17 @@ bool fault_signal(int signo)
 
 } // namespace
 
+bool Replayer::agent_allowed()
+{
+    // With a debugger's traps set, only where none watches memory: the
+    // agent's writes of a call's output would trap in it.
+    return options_.syscall_agent && (through_untrapped_ || (hook_ && !hook_->watches_memory()));
+}
+
 void Replayer::prepare_agent(Task& t, const SyscallEvent& e)
 {
     AddressSpace& vm = *t.vm();
-    if (!options_.syscall_agent || !through_untrapped_ || interrupt_delay_ || vm.agent || vm.agent_tried || e.ip < 2)
+    if (!agent_allowed() || vm.agent || vm.agent_tried || e.ip < 2)
         return;
     vm.agent_tried = true;
     std::string why;
@@ -65,8 +73,11 @@ void Replayer::prepare_agent(Task& t, const SyscallEvent& e)
 void Replayer::load_agent(Task& t)
 {
     SyscallAgent* agent = t.vm()->agent.get();
-    if (!agent || !through_untrapped_ || interrupt_delay_ || interrupt_deadline_ || coarse_now() >= through_deadline_)
+    if (!agent || !agent_allowed() || coarse_now() >= through_deadline_)
         return;
+    SyscallAgent::Trapped trapped;
+    if (!through_untrapped_)
+        trapped = [&](uint64_t start, uint64_t end) { return hook_->traps_code(t, start, end); };
     // The calls after this one that the notification path would serve,
     // each followed by another such call of the thread (may_serve_by_notification).
     std::vector<const SyscallEvent*> calls;
@@ -74,7 +85,7 @@ void Replayer::load_agent(Task& t)
     for (size_t i = 0; calls.size() < kAgentBatch && current_ + 1 + i < through_last_; i++) {
         const auto* call = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
         if (!call || call->tid != t.recorded_tid() || !notified_call(*call) || restarts(call->ret) ||
-            !agent->can_serve(t.tid(), *call))
+            !agent->can_serve(t.tid(), *call, trapped))
             break;
         next = source_.peek_ahead(i + 1);
         const auto* after = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;

@@ -352,6 +352,7 @@ private:
     // (replay_agent.cpp): the next arrival of the run's thread, after the
     // calls the agent answered, which are then replayed without it.
     StopWaiter::Arrival run_arrival(Task& t);
+    bool agent_allowed();
     void prepare_agent(Task& t, const SyscallEvent& e);
     void load_agent(Task& t);
     void retire_agent(Task& t);

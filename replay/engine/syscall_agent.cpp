@@ -244,12 +244,16 @@ const SyscallAgent::Site& SyscallAgent::site_of(pid_t tid, uint64_t at)
     return sites_.emplace(at, std::move(site)).first->second;
 }
 
-bool SyscallAgent::can_serve(pid_t tid, const SyscallEvent& e)
+bool SyscallAgent::can_serve(pid_t tid, const SyscallEvent& e, const Trapped& trapped)
 {
     if (e.ip < 7)
         return false;
-    int nr = site_of(tid, e.ip - 2).nr;
-    if (nr != e.nr && !(nr == kAnyCall && e.nr >= 0))
+    uint64_t at = e.ip - 2;
+    const Site& site = site_of(tid, at);
+    if (site.nr != e.nr && !(site.nr == kAnyCall && e.nr >= 0))
+        return false;
+    if (trapped && (trapped(at - site.setter.size(), at + sizeof kSyscall) ||
+                    (site.trampoline && trapped(site.trampoline, site.trampoline + 5))))
         return false;
     for (const auto& m : e.memory)
         if (used_range(e, m) && (m.hashed_only || m.bytes.size() != m.length))

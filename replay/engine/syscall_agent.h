@@ -56,8 +56,10 @@ public:
     uint64_t exit_address() const;
 
     // Whether the agent can answer `e` where it was made: its site is one
-    // it can patch, its inputs are all in the trace.
-    bool can_serve(pid_t tid, const SyscallEvent& e);
+    // it can patch (no debugger trap in the bytes it would change or skip,
+    // `trapped`), its inputs are all in the trace.
+    using Trapped = std::function<bool(uint64_t start, uint64_t end)>;
+    bool can_serve(pid_t tid, const SyscallEvent& e, const Trapped& trapped);
     // Puts `calls` (in the order the thread makes them) in the ring and
     // patches their sites; the thread is stopped or blocked in a call.
     // Returns how many it took (the first ones; it stops where one does

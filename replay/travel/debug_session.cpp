@@ -622,6 +622,25 @@ std::optional<uint8_t> DebugSession::byte_under_breakpoint(Task& task, uint64_t 
     return soft_counters_.original_at(addr);
 }
 
+bool DebugSession::traps_code(Task& task, uint64_t start, uint64_t end)
+{
+    for (uint64_t addr = start; addr < end; addr++)
+        if (byte_under_breakpoint(task, addr))
+            return true;
+    for (const auto& bp : breakpoints_.hardware())
+        if (bp.kind == perfclock::BreakpointKind::Execute && bp.addr >= start && bp.addr < end)
+            return true;
+    return false;
+}
+
+bool DebugSession::watches_memory()
+{
+    for (const auto& bp : breakpoints_.hardware())
+        if (bp.kind != perfclock::BreakpointKind::Execute)
+            return true;
+    return false;
+}
+
 void DebugSession::before_fork(Task& task)
 {
     if (is_debugged(task)) {

@@ -188,6 +188,8 @@ public:
     void on_interrupt(Task& task) override;
     void on_event_passed(uint64_t index) override;
     std::optional<uint8_t> byte_under_breakpoint(Task& task, uint64_t addr) override;
+    bool traps_code(Task& task, uint64_t start, uint64_t end) override;
+    bool watches_memory() override;
     void before_fork(Task& task) override;
     void after_fork(Task& task) override;
 

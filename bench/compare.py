@@ -88,6 +88,8 @@ def section_record(ctx):
         ("(b') 1,000,000 pread() of 64 bytes", [syscalls, "1000000", small], "1.5", ()),
         ("(b'') 20,000 waitpid(WNOHANG), no child (a ptrace stop each)", [syscalls, "20000", "--wait"], None, ()),
         ("(c) gzip -c of 8 MiB of text", ["gzip", "-c", gz_in], None, ()),
+        ("(d) find /usr/lib /usr/share", ["find", "/usr/lib", "/usr/share"], "1.5", ()),
+        ("(e) du -s /usr", ["du", "-s", "/usr"], "1.5", ()),
     ]
     for name, argv, goal, flags in cases:
         native, recorded = median_pair(argv, ctx.record(argv, flags), ctx.runs, ctx.env)

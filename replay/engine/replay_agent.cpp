@@ -79,17 +79,22 @@ void Replayer::load_agent(Task& t)
     if (!through_untrapped_)
         trapped = [&](uint64_t start, uint64_t end) { return hook_->traps_code(t, start, end); };
     // The calls after this one that the notification path would serve,
-    // each followed by another such call of the thread (may_serve_by_notification).
+    // each followed by another such call of the thread (may_serve_by_notification),
+    // and all in the order of the recording: where the stream has taken an
+    // event out of order (a vfork child's exec, before its parent's
+    // return), the replay may take others so, and the run stops there.
     std::vector<const SyscallEvent*> calls;
     const IndexedEvent* next = source_.peek_ahead(0);
     for (size_t i = 0; calls.size() < kAgentBatch && current_ + 1 + i < through_last_; i++) {
-        const auto* call = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
+        if (!next || next->index != current_ + 1 + i)
+            break;
+        const auto* call = std::get_if<SyscallEvent>(&next->event);
         if (!call || call->tid != t.recorded_tid() || !notified_call(*call) || restarts(call->ret) ||
             !agent->can_serve(t.tid(), *call, trapped))
             break;
         next = source_.peek_ahead(i + 1);
         const auto* after = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
-        if (!after || after->tid != call->tid || !notified_call(*after))
+        if (!after || after->tid != call->tid || !notified_call(*after) || next->index != current_ + 2 + i)
             break;
         calls.push_back(call);
     }

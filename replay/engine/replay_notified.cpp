@@ -277,6 +277,14 @@ void Replayer::settle_notified_run()
         return;
     Task& t = *notified_task_;
     auto arrival = run_arrival(t);
+    if (current_ < agent_until_)
+        // The agent answered calls the stream does not have next: never
+        // replay on as if they had not been made.
+        throw ReplayError(ReplayErrorKind::Divergence, current_, t.recorded_tid(),
+                          "the syscall agent answered " + std::to_string(agent_until_ - current_) +
+                              " calls of thread " + std::to_string(t.recorded_tid()) +
+                              " that are not the next events of the replay (rewind's error; "
+                              "REWIND_SYSCALL_AGENT=0 replays without it)");
     if (arrival.call) {
         hand_over(t);
         return;

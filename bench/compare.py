@@ -120,8 +120,13 @@ What the numbers mean:
 
 - *startup* is a fixed cost per recording: parsing the kernel's BTF
   (about 17 ms), loading and verifying the eBPF program (about 20 ms of
-  kernel verifier time here; 0.22 s before its loop state moved out of the
-  verifier's sight, see architecture.md), allocating the 64 MiB ring
+  kernel verifier time on the machine of 2026-11-26; 0.22 s before its loop
+  state moved out of the verifier's sight, see architecture.md; on a later
+  kernel, 0.17 s more until the capture program stopped walking pointers
+  from the current task: the verifier searched the kernel's types by name,
+  one by one, for each pointer it saw loaded from a trusted task, in each
+  state (btf_nested_type_is_trusted), 35 % of a recording of `true`; reads
+  with BPF_CORE_READ take it to 0.12 s), allocating the 64 MiB ring
   buffer (about 14 ms; mapping it, 10 ms more, overlaps the program's
   start), copying the program's mapped files into the trace; with
   `--parallel`, also attaching the synchronization probes (about 14 ms;
@@ -243,7 +248,20 @@ waits in the listener's receive itself rather than in `epoll_wait`
 (architecture.md): `replay --autopilot` of `bench_watch_syscall_loop 8`
 (640,000 write and read events), side by side with the build before,
 medians of 3, 5.49 → 5.07 s (epoll_wait instead of a `ppoll` per call
-before that: 5.78 → 5.54 s)."""
+before that: 5.78 → 5.54 s).
+
+Most of those calls are now answered inside the program by its syscall
+agent (architecture.md, "Runs of syscalls answered inside the
+program"): no trap, no context switch, a memory copy of the recorded
+output. The rows "notifications alone" replay the same trace with
+REWIND_SYSCALL_AGENT=0, which is what every row of (b), (d) and (e) cost
+before it. What is left is the replayer's own reading of the trace: in
+a profile of (d), decoding the events (zstd, the event decoder and its
+allocations) and keeping the event queue take about half of the replay's
+samples, the program itself a quarter; the reader runs on the one CPU
+the replay is pinned to, in turn with the program. (f) is short enough
+natively (a few ms) that the replay's fixed start-up (a mount namespace,
+staging the binaries, the first exec: about 30 ms) is most of it."""
 
 
 def section_reading(ctx):

@@ -93,6 +93,18 @@ bool used_range(const SyscallEvent& e, const MemoryRange& m)
     return m.dir == Direction::Out || !written_by_call(e, m);
 }
 
+// Whether [start, end) is code read from a file that the program cannot
+// write: code it writes itself (a JIT) could change under a patch, which
+// would then put back bytes that are no longer there.
+bool in_program_file(pid_t tid, uint64_t start, uint64_t end)
+{
+    for (const auto& m : read_mappings(tid))
+        if (m.start <= start && end <= m.end)
+            return m.perms.size() >= 3 && m.perms[0] == 'r' && m.perms[1] == '-' && m.perms[2] == 'x' &&
+                   !m.path.empty() && m.path[0] == '/';
+    return false;
+}
+
 bool unlimited_data(pid_t tid)
 {
     std::ifstream limits("/proc/" + std::to_string(tid) + "/limits");
@@ -222,8 +234,8 @@ const SyscallAgent::Site& SyscallAgent::site_of(pid_t tid, uint64_t at)
         return known->second;
     Site site;
     uint8_t code[7];
-    if (TraceeMemory(tid).read(RemoteAddr(at - 5), code) && std::memcmp(code + 5, kSyscall, 2) == 0 &&
-        near(at, base_ + RW_AGENT_STUBS)) {
+    if (in_program_file(tid, at - 5, at + sizeof kSyscall) && TraceeMemory(tid).read(RemoteAddr(at - 5), code) &&
+        std::memcmp(code + 5, kSyscall, 2) == 0 && near(at, base_ + RW_AGENT_STUBS)) {
         if (code[0] == kMovEax) {
             int32_t imm = 0;
             std::memcpy(&imm, code + 1, 4);
@@ -234,6 +246,8 @@ const SyscallAgent::Site& SyscallAgent::site_of(pid_t tid, uint64_t at)
             site.setter.assign(code, code + 5);
         } else if (code[3] == kXorEaxEax[0] && code[4] == kXorEaxEax[1]) {
             site.trampoline = find_trampoline(tid, at, site.padding);
+            if (site.trampoline && !in_program_file(tid, site.trampoline, site.trampoline + 5))
+                site.trampoline = 0;
             if (site.trampoline) {
                 site.nr = 0;
                 site.setter.assign(code + 3, code + 5);

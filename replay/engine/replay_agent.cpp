@@ -20,10 +20,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
-
-#include <cstring>
 
 #include "debug_log.h"
 #include "remote_syscall.h"

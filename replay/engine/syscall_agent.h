@@ -48,7 +48,6 @@ public:
     static std::unique_ptr<SyscallAgent> map_into(pid_t tid, uint64_t site, const Inject& inject, std::string& why);
 
     uint64_t base() const { return base_; }
-    bool contains(uint64_t addr) const { return addr >= base_ && addr < base_ + size(); }
     static uint64_t size();
     // Whether its code (not its data) holds `addr`: a thread stopped there
     // is inside an answer.

@@ -15,7 +15,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from check_replay import DIVERGENCE, record, replay_under_outside_signals
+from check_replay import DIVERGENCE, gdb_answers, record, replay_under_outside_signals
 from rwtest import Run, check, fresh_dir, require_root, run_checks, skip
 
 MODES = {"agent": {}, "notified": {"REWIND_SYSCALL_AGENT": "0"}, "ptrace": {"REWIND_NOTIFY_SYSCALLS": "0"}}
@@ -105,15 +105,7 @@ def scenario_gdb(rw, progs, work, tamper):
                 "monitor when", "delete", "reverse-next", "reverse-next", "print i", "monitor when",
                 "watch sum", "continue", "continue", "print i", "monitor when", "delete",
                 "monitor goto 75%", "monitor when", "reverse-stepi", "monitor when"]
-    said = {}
-    for mode, extra in MODES.items():
-        argv = ["gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex",
-                f"target extended-remote | {rw} serve --stdio -q {trace}"]
-        for c in commands:
-            argv += ["-ex", c]
-        g = Run(argv, env=dict(os.environ, **extra), timeout=300)
-        said[mode] = [l for l in (g.stdout + g.stderr).decode(errors="replace").splitlines()
-                      if l.startswith("$") or l.startswith("At event")]
+    said = {mode: gdb_answers(rw, trace, commands, extra) for mode, extra in MODES.items()}
     check(len(said["ptrace"]) >= 11 and any(l.endswith(" = 1800") for l in said["ptrace"]) and
           said["agent"] == said["ptrace"] and
           said["notified"] == said["ptrace"], f"gdb in each mode:\n{said}")

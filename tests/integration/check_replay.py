@@ -40,6 +40,18 @@ def same_run(recorded, replayed, what):
           f"{shell_status(recorded.status)}\n{replayed.stderr.decode(errors='replace')}")
 
 
+def gdb_answers(rw, trace, commands, env_extra):
+    """What gdb answers (values printed, `monitor when`) to `commands` on a
+    served trace, with these environment variables set for rewind."""
+    argv = ["gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex",
+            f"target extended-remote | {rw} serve --stdio -q {trace}"]
+    for c in commands:
+        argv += ["-ex", c]
+    g = Run(argv, env=dict(os.environ, **env_extra), timeout=300)
+    return [l for l in (g.stdout + g.stderr).decode(errors="replace").splitlines()
+            if l.startswith("$") or l.startswith("At event")]
+
+
 def check_program(rw, program, work):
     name = os.path.basename(program)
     prog_args, _ = prepare_inputs(name, work)
@@ -145,15 +157,8 @@ def scenario_notified_runs(rw, progs, work, tamper):
                     # one (the hits of the first collect are kept).
                     "delete", f"break syscall_runs.c:{fold} if i == 1900", "reverse-continue", "print i",
                     "monitor when"]
-        said = {}
-        for mode, extra in (("notified", {}), ("ptrace", {"REWIND_NOTIFY_SYSCALLS": "0"})):
-            argv = ["gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex",
-                    f"target extended-remote | {rw} serve --stdio -q {trace}"]
-            for c in commands:
-                argv += ["-ex", c]
-            g = Run(argv, env=dict(os.environ, **extra), timeout=300)
-            said[mode] = [l for l in (g.stdout + g.stderr).decode(errors="replace").splitlines()
-                          if l.startswith("$") or l.startswith("At event")]
+        said = {mode: gdb_answers(rw, trace, commands, extra)
+                for mode, extra in (("notified", {}), ("ptrace", {"REWIND_NOTIFY_SYSCALLS": "0"}))}
         check(len(said["ptrace"]) == 11 and "$6 = 1900" in said["ptrace"] and said["notified"] == said["ptrace"],
               f"gdb with and without notifications:\n{said}")
         gdb_said = said["notified"][-1]

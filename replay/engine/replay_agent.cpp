@@ -22,12 +22,16 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "debug_log.h"
 #include "remote_syscall.h"
 #include "replayer.h"
 #include "steady_now.h"
 #include "syscall_agent.h"
 #include "syscall_restart.h"
+#include "text.h"
 
 namespace rw::replay {
 namespace {
@@ -141,13 +145,28 @@ void Replayer::finish_agent_answer(Task& t, const StopInfo& s)
     if (!mem.read(RemoteAddr(agent.exit_address()), exit_bytes) ||
         !mem.write_code(RemoteAddr(agent.exit_address()), {&int3, 1}))
         diverge(t, "cannot reach the syscall agent's code in the replayed process");
-    resume(t, Resume::Cont);
-    auto stop = waiter_.wait_for(t.tid(), std::chrono::duration_cast<std::chrono::milliseconds>(options_.watchdog));
+    // More signals from outside may come (or be pending already) before
+    // it gets there: each is a stop like the first, not delivered.
+    auto deadline = steady_now() + options_.watchdog;
+    std::optional<StopInfo> stop;
+    for (;;) {
+        resume(t, Resume::Cont);
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_now());
+        stop = waiter_.wait_for(t.tid(), std::max(left, std::chrono::milliseconds(1)));
+        bool another_signal =
+            stop &&
+            ((stop->kind == StopInfo::Kind::SignalDelivery && stop->signal != SIGTRAP && !fault_signal(stop->signal)) ||
+             stop->kind == StopInfo::Kind::GroupStop);
+        if (!another_signal || steady_now() >= deadline)
+            break;
+    }
     mem.write_code(RemoteAddr(agent.exit_address()), exit_bytes);
     if (!stop || stop->kind != StopInfo::Kind::SignalDelivery || stop->signal != SIGTRAP ||
         t.regs()[Registers::RIP] != agent.exit_address() + 1)
-        diverge(t,
-                "the thread did not leave rewind's syscall agent after " + signal_name(s.signal) + " stopped it there");
+        diverge(
+            t, "the thread did not leave rewind's syscall agent after " + signal_name(s.signal) + " stopped it there" +
+                   (stop ? ": it stopped again by " + signal_name(stop->signal) + " at " + hex(t.regs()[Registers::RIP])
+                         : ": it did not stop within the watchdog's time"));
     Registers r = t.regs();
     r[Registers::RIP] = r[Registers::RCX];
     t.set_regs(r);

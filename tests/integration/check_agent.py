@@ -82,10 +82,14 @@ def scenario_divergence(rw, progs, work, tamper):
 def scenario_outside_signals(rw, progs, work, tamper):
     """Signals from outside while the agent answers: a thread stopped inside
     the agent's code finishes its answer first; the replay ends as recorded."""
-    trace, rec = recorded(rw, progs, work)
-    status, out, err = replay_under_outside_signals(rw, trace, "agent_runs", count=60)
+    trace = os.path.join(work, "trace")
+    rec = record(rw, trace, [os.path.join(progs, "agent_runs"), "150000"], work)
+    check(rec.status == 0, f"recording agent_runs\n{rec.describe()}")
+    status, out, err = replay_under_outside_signals(rw, trace, "agent_runs", count=60, gap=0.005)
     check(status == 0 and out == rec.stdout, f"status {status}\n{err.decode(errors='replace')[-2000:]}")
-    return "60 signals from outside; the replay ends as recorded"
+    status, out, err = replay_under_outside_signals(rw, trace, "agent_runs", count=600, gap=0.0005, pairs=True)
+    check(status == 0 and out == rec.stdout, f"signals in pairs: status {status}\n{err.decode(errors='replace')[-2000:]}")
+    return "60 signals from outside, then 600 pairs, all while the program runs; the replay ends as recorded"
 
 
 def scenario_gdb(rw, progs, work, tamper):

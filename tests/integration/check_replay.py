@@ -216,14 +216,24 @@ def scenario_unfinished(rw, progs, work):
           f"{recorded_out[:200]!r}\n--- replay's stderr\n{rep.stderr.decode(errors='replace')}")
 
 
+def process_state(pid):
+    """The state letter of /proc/PID/stat (R, S, t, Z…), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def replay_under_outside_signals(rw, trace, name, count=30, gap=0.01, pairs=False):
     """Replays `trace` without a debugger while `count` SIGUSR1 from outside,
     `gap` seconds apart, reach its program (named `name`) as it runs:
-    (status, stdout, stderr)."""
+    (status, stdout, stderr). The recording must last longer than the
+    signals: a program that ended before the last one fails the test."""
     p = subprocess.Popen([rw, "replay", "--autopilot", trace], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     program = None
     deadline = time.monotonic() + 30
-    while program is None and time.monotonic() < deadline:
+    while program is None and time.monotonic() < deadline and p.poll() is None:
         for entry in os.listdir("/proc"):
             try:
                 with open(f"/proc/{entry}/stat") as f:
@@ -234,14 +244,19 @@ def replay_under_outside_signals(rw, trace, name, count=30, gap=0.01, pairs=Fals
                 continue
             if int(fields[1]) == p.pid and argv0.endswith(name.encode()):
                 program = int(entry)
-        time.sleep(0.01)
-    check(program is not None, "the replayed program did not start")
+                break
+        time.sleep(0.002)
+    if program is None:
+        p.kill()
+        _, err = p.communicate()
+        raise Failure(("the replay ended before its program was seen" if p.returncode is not None
+                       else "the replayed program did not start") + "\n" + err.decode(errors="replace")[-2000:])
     # Most reach the thread while it waits for an answer (which then
     # fails); some while it runs between two calls, replay waiting for the
-    # next one (the case this is about).
-    # With `pairs`, each comes twice, the second while replay handles the
-    # stop for the first (pending when the thread goes on).
-    time.sleep(0.3)
+    # next one, or inside the syscall agent. With `pairs`, each comes
+    # twice, the second while replay handles the stop for the first
+    # (pending when the thread goes on).
+    time.sleep(0.05)
     for _ in range(count):
         try:
             os.kill(program, signal.SIGUSR1)
@@ -250,6 +265,7 @@ def replay_under_outside_signals(rw, trace, name, count=30, gap=0.01, pairs=Fals
         except ProcessLookupError:
             break
         time.sleep(gap)
+    state = process_state(program)
     try:
         out, err = p.communicate(timeout=120)
     except subprocess.TimeoutExpired:
@@ -257,6 +273,9 @@ def replay_under_outside_signals(rw, trace, name, count=30, gap=0.01, pairs=Fals
         out, err = p.communicate()
         raise Failure("the replay did not see its program stop for a signal from outside (killed after 120 s)\n"
                       + err.decode(errors="replace")[-2000:])
+    # A replay that failed says why itself, to the caller.
+    check(p.returncode != 0 or state not in (None, "Z", "X"),
+          f"the replayed program ended before the last of {count} signals: the test needs a longer recording")
     return p.returncode, out, err
 
 
@@ -266,14 +285,14 @@ def scenario_signal_in_a_run(rw, progs, work):
     than for a stop: the stop is seen all the same (the signal is not the
     recording's and is not delivered), and the replay ends as recorded."""
     trace = os.path.join(work, "trace")
-    rec = record(rw, trace, [os.path.join(progs, "syscall_runs"), "150000"], work)
+    rec = record(rw, trace, [os.path.join(progs, "syscall_runs"), "600000"], work)
     check(rec.status == 0, f"recording syscall_runs\n{rec.describe()}")
-    status, out, err = replay_under_outside_signals(rw, trace, "syscall_runs")
+    status, out, err = replay_under_outside_signals(rw, trace, "syscall_runs", count=30, gap=0.005)
     check(status == 0 and out == rec.stdout,
           f"replay after a signal from outside: status {status}\n{err.decode(errors='replace')[-2000:]}")
     # Pairs, often: many stops inside the syscall agent's code, and the
     # second of a pair pending when the thread goes on to finish its answer.
-    status, out, err = replay_under_outside_signals(rw, trace, "syscall_runs", count=3000, gap=0.0005, pairs=True)
+    status, out, err = replay_under_outside_signals(rw, trace, "syscall_runs", count=1000, gap=0.0005, pairs=True)
     check(status == 0 and out == rec.stdout,
           f"replay after signals from outside in pairs: status {status}\n{err.decode(errors='replace')[-2000:]}")
     return "stops inside a run without a debugger are seen; the replay ends as recorded"

@@ -132,6 +132,10 @@ void print_human(const std::string& expr, const WatchReport& r, const std::strin
                    "main got control back)",
                    r.unevaluable);
     fmt::print(", {:.2f} s\n", r.seconds);
+    if (r.snapshots_let_go)
+        fmt::print("note: memory was short: the replay let {} of its snapshots go (each keeps the pages the program "
+                   "wrote after it), and the search ran more of the recording again\n",
+                   r.snapshots_let_go);
     if (!limit.empty())
         fmt::print("note: {}\n", limit);
 }
@@ -173,6 +177,7 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r, const std:
     }
     j["probes"] = r.probes;
     j["unevaluable_probes"] = r.unevaluable;
+    j["snapshots_let_go"] = r.snapshots_let_go;
     j["seconds"] = r.seconds;
     if (!limit.empty())
         j["replay_limit"] = limit;

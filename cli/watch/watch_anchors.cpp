@@ -65,6 +65,8 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             try {
                 named =
                     nlohmann::json::parse(tool("rw-label " + *g + " " + *bad_anchor))["position"].get<std::string>();
+            } catch (const SnapshotGone&) {
+                throw; // the search starts its stretch again
             } catch (const std::runtime_error& e) {
                 std::string why = e.what();
                 size_t at = why.find("ran more than ");
@@ -174,6 +176,11 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             // times that lateness are still halved instead of stalling.
             double aim = std::max(target - lateness(), target / 2);
             status(fmt::format("bisecting {:.0f} us of execution", (hi_t - lo_t) * 1e6));
+            std::vector<std::string> needed = goods;
+            needed.insert(needed.end(), {base, good, in.good, in.bad});
+            if (bad_anchor)
+                needed.push_back(*bad_anchor);
+            hold(needed);
             auto reply =
                 nlohmann::json::parse(tool(fmt::format("rw-sample {} 1 {}", base, static_cast<uint64_t>(aim * 2e6))));
             auto anchors = reply["anchors"].get<std::vector<std::string>>();
@@ -301,6 +308,8 @@ std::string WatchSearch::settle(const std::string& anchor, const std::vector<Fra
     std::string settled = with_segment(anchor, "b" + addr_text(resume) + "x1");
     try {
         go(settled);
+    } catch (const SnapshotGone&) {
+        throw; // the search starts its stretch again
     } catch (const std::runtime_error&) {
         return anchor; // the call outlasts the stretch
     }

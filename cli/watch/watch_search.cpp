@@ -38,6 +38,11 @@ std::string WatchSearch::tool(const std::string& command)
     MiResult r = gdb_.console("monitor " + command);
     if (!r.ok())
         throw std::runtime_error("the replay server failed on `" + command + "`: " + r.error());
+    auto fail = [&](const std::string& why) -> std::string {
+        if (why.find("belongs to is gone") != std::string::npos)
+            throw SnapshotGone(why);
+        throw std::runtime_error(why);
+    };
     // The reply is the last line of JSON the server printed.
     std::string json;
     size_t start = 0;
@@ -51,15 +56,30 @@ std::string WatchSearch::tool(const std::string& command)
         start = end + 1;
     }
     if (json.empty())
-        throw std::runtime_error("the replay server gave no answer to `" + command + "`: " + r.console);
+        return fail("the replay server gave no answer to `" + command + "`: " + r.console);
     static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;
     if (trace)
         std::fprintf(stderr, "[watch] %.3f s: %s -> %s\n", std::chrono::duration<double>(steady_now() - sent).count(),
                      command.c_str(), json.c_str());
     auto j = nlohmann::json::parse(json);
     if (j.contains("error"))
-        throw std::runtime_error(j["error"].get<std::string>());
+        return fail(j["error"].get<std::string>());
     return json;
+}
+
+void WatchSearch::hold(const std::vector<std::string>& positions)
+{
+    std::vector<std::string> anchored;
+    for (const auto& p : positions)
+        if (p.find(":a") != std::string::npos && std::find(anchored.begin(), anchored.end(), p) == anchored.end())
+            anchored.push_back(p);
+    if (anchored == held_)
+        return;
+    std::string command = "rw-keep";
+    for (const auto& p : anchored)
+        command += " " + p;
+    tool(command);
+    held_ = anchored;
 }
 
 std::string WatchSearch::go(const std::string& position)
@@ -159,6 +179,8 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
                 try {
                     Value there = probe(with_segment(position, "b" + addr_text(frames.back().pc) + "x1"));
                     v.after_change = there.ok && there.text == bad_;
+                } catch (const SnapshotGone&) {
+                    throw; // the search starts its stretch again
                 } catch (const std::runtime_error&) {
                 }
             }
@@ -516,6 +538,8 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         nlohmann::json counts;
         try {
             counts = nlohmann::json::parse(tool(cmd))["counts"];
+        } catch (const SnapshotGone&) {
+            throw; // the search starts its stretch again
         } catch (const std::runtime_error& e) {
             // Counted by int3s (no debug registers), one of them ran too
             // often to be worth it: try the next ones.
@@ -560,6 +584,8 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
                 before = nlohmann::json::parse(
                              tool("rw-count " + in.good + " " + next.good + " " + addr_text(y)))["counts"][0]
                              .get<uint64_t>();
+            } catch (const SnapshotGone&) {
+                throw; // the search starts its stretch again
             } catch (const std::runtime_error&) {
                 throw NotDivisible{};
             }
@@ -650,6 +676,8 @@ WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, c
         bool bad_here;
         try {
             bad_here = is_bad(probe(at(hi)));
+        } catch (const SnapshotGone&) {
+            throw; // the search starts its stretch again
         } catch (const std::runtime_error&) {
             // y runs fewer than hi times before the event: the change is
             // between its last good execution and the portable bad end.
@@ -711,6 +739,7 @@ void WatchSearch::describe(WatchReport& report, const Interval& found)
     }
     auto st = nlohmann::json::parse(tool("rw-status"));
     report.thread = st["thread"].get<uint64_t>();
+    report.snapshots_let_go = st.value("snapshots_let_go", uint64_t(0));
     MiResult frame = gdb_.command("-stack-info-frame");
     if (const MiValue* f = frame.values.get("frame")) {
         report.pc = std::stoull(f->str("addr", "0"), nullptr, 16);

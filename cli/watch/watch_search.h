@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,14 @@ struct WatchReport {
 
     int probes = 0;
     int unevaluable = 0; // probes that could not evaluate EXPR (classified by where main gets control back)
+    uint64_t snapshots_let_go = 0; // by the replay, because memory was short
     double seconds = 0;
+};
+
+// The server let a snapshot of the search go (memory was short): the
+// positions it named cannot be reached any more.
+struct SnapshotGone : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 class WatchSearch {
@@ -99,6 +107,9 @@ private:
     std::string go(const std::string& position);                         // returns the position reached
     const std::string& arrived(const std::string& position);             // the replay has moved there
     std::string tool(const std::string& command);                        // a rw-* monitor command's JSON reply
+    // The positions the search will come back to (rw-keep): where memory
+    // is short, the replay lets their snapshots go last.
+    void hold(const std::vector<std::string>& positions);
     double running_time(const std::string& from, const std::string& to); // seconds from `from` to `to`; goes to `to`
 
     std::optional<std::string> end_position();
@@ -118,8 +129,10 @@ private:
     // Boundaries at an eighth, a quarter and half of the recorded time
     // before `end`, the nearest first.
     std::vector<uint64_t> looking_back(uint64_t begin, uint64_t end);
-    // The stretch from `in.good` to its bad end: writes, else time, then code.
+    // The stretch from `in.good` to its bad end: writes, else time, then
+    // code; again from its ends if a snapshot it made was let go.
     Interval search_stretch(const Interval& in);
+    Interval search_stretch_once(const Interval& in);
     struct Piece {
         uint64_t addr = 0;
         uint32_t len = 0;
@@ -192,6 +205,7 @@ private:
     bool watchable_ = true;                  // gdb watches EXPR with debug registers (no calls, no registers)
     std::optional<Interval> found_at_write_; // the change, found at a write while naming anchors
     Pieces end_pieces_;                      // what gdb watches for EXPR at --at
+    std::vector<std::string> held_;          // what rw-keep said last
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
 };
 

@@ -117,6 +117,8 @@ std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& i
             all += c;
         if (static_cast<double>(all) <= seconds * 1000)
             running_times_[{in.good, in.bad}] = seconds;
+    } catch (const SnapshotGone&) {
+        throw; // the search starts its stretch again
     } catch (const std::runtime_error& e) {
         if (std::string(e.what()).find("counting stopped") == std::string::npos)
             throw;
@@ -186,6 +188,8 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
         // (Found by trapping the instructions that may have written, from
         // the write before: where they run too often, a narrower stretch.)
         before = nlohmann::json::parse(tool(fmt::format("rw-back {}", kMostBackTraps)))["position"].get<std::string>();
+    } catch (const SnapshotGone&) {
+        throw; // the search starts its stretch again
     } catch (const std::runtime_error&) {
         return std::nullopt;
     }
@@ -199,6 +203,26 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
 
 WatchSearch::Interval WatchSearch::search_stretch(const Interval& in)
 {
+    // Where memory is short, the server lets the snapshots used least
+    // recently go, anchors last: a search that comes back to one starts
+    // the stretch again, its new anchors now the recent ones.
+    constexpr int kAttempts = 3;
+    bool anchored = in.good.find(":a") != std::string::npos || in.bad.find(":a") != std::string::npos;
+    for (int attempt = 1;; attempt++) {
+        try {
+            return search_stretch_once(in);
+        } catch (const SnapshotGone& gone) {
+            if (anchored || attempt == kAttempts)
+                throw;
+            status("memory is short: the search starts this stretch again");
+            found_at_write_.reset();
+            here_.clear();
+        }
+    }
+}
+
+WatchSearch::Interval WatchSearch::search_stretch_once(const Interval& in)
+{
     // In a long stretch, the instruction that made the change has often
     // run many times before (stepping back from its write costs a stop at
     // each), and going to a write costs a replay of the stretch: time
@@ -211,6 +235,7 @@ WatchSearch::Interval WatchSearch::search_stretch(const Interval& in)
     Interval narrowed = search_anchors(in);
     if (found_at_write_)
         return *found_at_write_;
+    hold({narrowed.good, narrowed.bad});
     if (narrowed.good != in.good)
         if (auto found = search_writes(narrowed))
             return *found;

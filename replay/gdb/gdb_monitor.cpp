@@ -138,7 +138,22 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         // How executions are counted: tools judge a count's "seconds" by it
         // (int3s stop at each execution, so their time is mostly traps).
         j["counting"] = perfclock::breakpoints_work() ? "debug registers" : "int3";
+        j["snapshots_let_go"] = session.snapshots_let_go(); // memory was short
         out.output = dump_for_display(j) + "\n";
+        return out;
+    }
+    if (verb == "rw-keep") {
+        // The positions a tool will come back to: their snapshots go last
+        // where memory is short. Replaces the ones held before.
+        std::vector<perfclock::Position> held;
+        for (const auto& a : args) {
+            auto p = position(a);
+            if (!p)
+                return fail("rw-keep takes positions: " + a);
+            held.push_back(*p);
+        }
+        session.hold_anchors(held);
+        out.output = dump_for_display(nlohmann::json{{"held", held.size()}}) + "\n";
         return out;
     }
     if (verb == "rw-split" && args.size() == 2) {

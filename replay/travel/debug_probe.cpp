@@ -346,6 +346,8 @@ perfclock::Position DebugSession::label(const perfclock::Position& from, const p
     // the one an interrupt happened to stop at is cheaper to count.
     const Timeline::Entry* a = anchored.anchored() ? timeline_.anchor(anchored.path[0]) : nullptr;
     bool beyond = anchored.path.size() == 2 && anchored.path[1].kind == perfclock::Segment::Kind::Break;
+    if (anchored.anchored() && !a)
+        throw NoSuchPosition(snapshot_gone(anchored));
     if (!a || (anchored.path.size() != 1 && !beyond) || from.event != anchored.event)
         throw NoSuchPosition("cannot name " + anchored.describe() + " from " + from.describe());
     Registers want;

@@ -11,6 +11,7 @@
 
 #include "event_format.h"
 #include "hw_breakpoint.h"
+#include "memory_headroom.h"
 #include "process_tree.h"
 #include "steady_now.h"
 
@@ -22,7 +23,13 @@ constexpr auto kBoundarySnapshotEvery = std::chrono::milliseconds(100);
 
 } // namespace
 
-DebugSession::DebugSession(const Trace& trace, ReplayOptions options) : trace_(trace), engine_(trace, options)
+DebugSession::DebugSession(const Trace& trace, ReplayOptions options)
+    : trace_(trace), engine_(trace, options), timeline_([this] {
+          uint64_t live = 0;
+          for (pid_t pid : engine_.live_processes())
+              live += anonymous_resident(pid);
+          return memory_is_short(live);
+      })
 {
     // The engine's int3s at synchronization calls (parallel traces) and the
     // debugger's may be at one address: each shares the other's.

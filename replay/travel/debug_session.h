@@ -154,6 +154,11 @@ public:
     bool write_memory(uint64_t addr, std::span<const uint8_t> data); // in a throwaway copy
     pid_t process_of(Tid tid);                                       // the live process gdb's thread stands for
     bool diverted() const { return diversion_ != nullptr; }
+    // Snapshots the timeline let go because memory was short.
+    size_t snapshots_let_go() const { return timeline_.released_for_memory(); }
+    // The anchors of these positions go last where memory is short.
+    void hold_anchors(const std::vector<perfclock::Position>& positions);
+    std::string snapshot_gone(const perfclock::Position& anchored) const; // the message where it is
     BreakpointSet& breakpoints() { return breakpoints_; }
     const ExecEvent& program() const { return program_; }
     const Trace& trace() const { return trace_; }

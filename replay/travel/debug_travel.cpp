@@ -136,6 +136,23 @@ StopReport DebugSession::seek(const perfclock::Position& target, const StopRepor
     return report;
 }
 
+std::string DebugSession::snapshot_gone(const perfclock::Position& anchored) const
+{
+    return "the snapshot " + anchored.describe() + " belongs to is gone" +
+           (timeline_.released_for_memory() ? " (memory was short: " + std::to_string(timeline_.released_for_memory()) +
+                                                  " snapshots were let go rather than have the kernel kill processes)"
+                                            : "");
+}
+
+void DebugSession::hold_anchors(const std::vector<perfclock::Position>& positions)
+{
+    std::set<uint64_t> ids;
+    for (const auto& p : positions)
+        if (p.anchored())
+            ids.insert(p.path[0].addr);
+    timeline_.hold_anchors(std::move(ids));
+}
+
 void DebugSession::restore_for(const perfclock::Position& target)
 {
     const Timeline::Entry* from = timeline_.best_for(target);
@@ -146,7 +163,7 @@ void DebugSession::restore_for(const perfclock::Position& target)
             from = l;
     // An anchored position is reached from its own snapshot only.
     if (target.anchored() && (from->pos.path.empty() || !(from->pos.path[0] == target.path[0])))
-        throw NoSuchPosition("the snapshot " + target.describe() + " belongs to is gone");
+        throw NoSuchPosition(snapshot_gone(target));
     debug_log("  restore %s", from->pos.describe().c_str());
     mode_ = Mode::Seek;
     target_ = target;

@@ -3,7 +3,21 @@
 #include <algorithm>
 #include <bit>
 
+#include "debug_log.h"
+#include "memory_headroom.h"
+
 namespace rw::replay {
+
+Timeline::Timeline(std::function<bool()> memory_short)
+    : memory_short_(memory_short ? std::move(memory_short) : std::function<bool()>([] { return memory_is_short(); }))
+{}
+
+const Timeline::Entry* Timeline::used(const Entry* e) const
+{
+    if (e)
+        e->last_used = ++use_clock_;
+    return e;
+}
 
 const Timeline::Entry& Timeline::add(Kind kind, perfclock::Position pos, std::unique_ptr<ReplaySnapshot> snapshot,
                                      std::string note)
@@ -15,14 +29,18 @@ const Timeline::Entry& Timeline::add(Kind kind, perfclock::Position pos, std::un
     e->snapshot = std::move(snapshot);
     e->note = std::move(note);
     const Entry& ref = *e;
+    used(&ref);
     entries_.push_back(std::move(e));
     thin();
+    make_room(&ref);
     return ref;
 }
 
 const Timeline::Entry& Timeline::add_anchor(uint64_t event, uint32_t run, uint64_t ordinal,
                                             std::unique_ptr<ReplaySnapshot> snapshot)
 {
+    // Held until the tool says which it still needs: it has not seen it yet.
+    held_anchors_.insert(next_id_);
     perfclock::Position pos{event, {perfclock::Segment::anchor(next_id_, run, ordinal)}};
     return add(Kind::Anchor, std::move(pos), std::move(snapshot));
 }
@@ -31,8 +49,47 @@ const Timeline::Entry* Timeline::anchor(const perfclock::Segment& s) const
 {
     for (const auto& e : entries_)
         if (e->kind == Kind::Anchor && e->id == s.addr)
-            return e.get();
+            return used(e.get());
     return nullptr;
+}
+
+void Timeline::make_room(const Entry* keep)
+{
+    while (memory_short_()) {
+        // Snapshots at boundaries and stops first: their positions can be
+        // reached again from an earlier one. An anchor's cannot (it was
+        // taken where an alarm happened to stop the thread): those a tool
+        // holds go last.
+        enum Tier { Reachable, Anchor, HeldAnchor };
+        auto tier = [&](const Entry& e) -> std::optional<Tier> {
+            if (e.kind == Kind::Boundary || e.kind == Kind::Stop)
+                return Reachable;
+            if (e.kind == Kind::Anchor)
+                return held_anchors_.count(e.id) ? HeldAnchor : Anchor;
+            return std::nullopt;
+        };
+        const Entry* victim = nullptr;
+        for (Tier wanted : {Reachable, Anchor, HeldAnchor}) {
+            for (const auto& e : entries_)
+                if (e.get() != keep && tier(*e) == wanted && (!victim || e->last_used < victim->last_used))
+                    victim = e.get();
+            if (victim)
+                break;
+        }
+        if (!victim) {
+            debug_log("timeline: memory is short, and no snapshot is left to let go");
+            return;
+        }
+        std::vector<pid_t> pids;
+        if (victim->snapshot)
+            for (const auto& t : victim->snapshot->tasks)
+                if (t.pid)
+                    pids.push_back(t.pid);
+        debug_log("timeline: memory is short: the snapshot at %s goes", victim->pos.describe().c_str());
+        remove(victim);
+        released_for_memory_++;
+        wait_until_released(pids, std::chrono::seconds(2));
+    }
 }
 
 void Timeline::thin()
@@ -97,7 +154,7 @@ const Timeline::Entry* Timeline::best_for(const perfclock::Position& target) con
     for (const auto& e : entries_)
         if (e->pos.at_or_before(target) && (!best || later(e->pos, best->pos)))
             best = e.get();
-    return best;
+    return used(best);
 }
 
 const Timeline::Entry* Timeline::strictly_before(const perfclock::Position& pos) const
@@ -106,7 +163,7 @@ const Timeline::Entry* Timeline::strictly_before(const perfclock::Position& pos)
     for (const auto& e : entries_)
         if (e->pos.strictly_before(pos) && (!best || later(e->pos, best->pos)))
             best = e.get();
-    return best;
+    return used(best);
 }
 
 const Timeline::Entry* Timeline::find_checkpoint(uint64_t id) const

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "position.h"
@@ -26,10 +28,14 @@ public:
         perfclock::Position pos;
         std::unique_ptr<ReplaySnapshot> snapshot;
         std::string note; // for checkpoints: where the user was
+        mutable uint64_t last_used = 0; // when it was added or last chosen to start from
     };
 
     static constexpr size_t kStopSnapshotsKept = 16;
     static constexpr size_t kAnchorsKept = 256;
+
+    // By default memory_is_short() (memory_headroom.h).
+    explicit Timeline(std::function<bool()> memory_short = {});
 
     const Entry& add(Kind kind, perfclock::Position pos, std::unique_ptr<ReplaySnapshot> snapshot,
                      std::string note = {});
@@ -49,10 +55,24 @@ public:
     size_t size() const { return entries_.size(); }
     // Drops every snapshot (the replayed world they copy is going away).
     void clear() { entries_.clear(); }
+    // Snapshots let go because memory was short.
+    size_t released_for_memory() const { return released_for_memory_; }
+    // The anchors a tool still needs (by id): while memory is short, they
+    // go only after every other thinnable snapshot. A new anchor is held
+    // until the next call.
+    void hold_anchors(std::set<uint64_t> ids) { held_anchors_ = std::move(ids); }
 
 private:
     void thin();
+    // While memory is short, lets the least recently used thinnable
+    // snapshot go (never `keep`).
+    void make_room(const Entry* keep);
+    const Entry* used(const Entry* e) const;
     std::vector<std::unique_ptr<Entry>> entries_;
+    std::function<bool()> memory_short_;
+    size_t released_for_memory_ = 0;
+    std::set<uint64_t> held_anchors_;
+    mutable uint64_t use_clock_ = 0;
     uint64_t next_id_ = 1;
     uint64_t next_checkpoint_id_ = 1;
 };

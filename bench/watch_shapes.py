@@ -160,6 +160,7 @@ class Measure:
         self.native = self.watch = None
         self.deterministic = True
         self.report, self.error, self.replays, self.instructions = None, "", None, None
+        self.instructions_estimated = False  # scaled from a smaller N of the same shape
         self.right, self.said = False, ""
         self.probes = []  # of each search
         self.wrong = 0    # searches that named another place
@@ -228,6 +229,8 @@ def rows_for(ms):
     rows = []
     for m in ms:
         ins = f"{math.log2(m.instructions) + 10:.1f}" if m.instructions else "n/a"
+        if m.instructions and m.instructions_estimated:
+            ins = "≈" + ins
         native = f"{m.native:.3f}" + ("" if m.deterministic else " (output varies)")
         replay = "same output" if m.replays else "**differs**"
         if m.report:
@@ -271,6 +274,14 @@ def section(ctx, md_table, shapes=None, scales=None):
         for scale in scales:
             m = measure(ctx, shape, scale, budget)
             by_shape[shape.name][scale] = m
+            # The work grows linearly with N: a count too long for lackey
+            # is scaled from the largest smaller N it counted.
+            counted = [o for o in by_shape[shape.name].values() if o.instructions and not o.instructions_estimated
+                       and 0 < o.scale < scale]
+            if m.instructions is None and counted:
+                base = max(counted, key=lambda o: o.scale)
+                m.instructions = base.instructions * scale // base.scale
+                m.instructions_estimated = True
             print(f"watch-shapes: {shape.name} {scale}N: native {m.native:.3f} s, "
                   + (f"watch {m.watch:.2f} s, {m.said}" if m.report else f"watch failed: {m.error}"),
                   file=sys.stderr)
@@ -295,7 +306,11 @@ NOTES = """\
   change for good once, late in the run (around 85 %), with the store on
   the line marked `/* CULPRIT */`; its comments say why the shape is hard.
   N is a scale: the work grows linearly with it (about 0.1 s of native run
-  at N).
+  at N). The two large shapes are more: `watch_big_graph` is 140,000 nodes
+  and 1.7 million edges at N (1.1 million and 13 million at 8N), whose
+  expression walks the whole graph; `watch_big_hash` is 125,000 entries of
+  a kilobyte at N (a gigabyte of heap at 8N), rewritten all over between
+  any two probes, whose expression looks up one key.
 - *replay*: `rewind replay --autopilot` printed what the recorded run and
   the native runs printed, and ended the same way. *native s* is the
   median of the runs.
@@ -309,7 +324,8 @@ NOTES = """\
   on standard error.
 - log₂(instructions) + 10 bounds the probes a bisection should need; valgrind's
   lackey counts the instructions of a native run, *n/a* where it would take
-  more than a minute.
+  more than a minute, *≈* where they are scaled from a smaller N of the
+  same shape (the work grows linearly with N).
 - Where the CPU's debug registers do not work (the line above), positions
   between events are counted with int3 traps, one ptrace stop per
   execution of the counted instruction: searches through long stretches of

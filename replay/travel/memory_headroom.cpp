@@ -60,12 +60,33 @@ struct CgroupMemory {
     uint64_t limit = 0, used = 0; // used: without page cache, which the kernel reclaims first
 };
 
-// The memory cgroup of this process, if it has a limit: version 2 (the
-// "0::" line) or version 1 (the "memory" controller's line).
+// The limit of one memory cgroup directory and what it uses apart from page
+// cache, if it has a limit (version 1 says "none" with a number near 2^63).
+std::optional<CgroupMemory> limited(const std::string& dir, const std::string& path, bool v2)
+{
+    auto limit = number_in(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    auto usage = number_in(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+    if (!limit || !usage || *limit >= (uint64_t(1) << 60))
+        return std::nullopt;
+    std::string stat = read_file(dir + "/memory.stat");
+    uint64_t cache = v2 ? stat_value(stat, "file") : stat_value(stat, "total_cache");
+    return CgroupMemory{path, *limit, *usage - std::min(*usage, cache)};
+}
+
+// The memory cgroup, of this process or one it is nested in, that has the
+// least left under its limit: version 2 (the "0::" line; a container's
+// limit is often on an ancestor) or version 1 (the "memory" controller's
+// line, whose usage counts the whole subtree).
 std::optional<CgroupMemory> cgroup_memory()
 {
     std::istringstream lines(read_file("/proc/self/cgroup"));
     std::string line;
+    std::optional<CgroupMemory> tightest;
+    auto consider = [&](std::optional<CgroupMemory> c) {
+        if (c && (!tightest ||
+                  c->limit - std::min(c->limit, c->used) < tightest->limit - std::min(tightest->limit, tightest->used)))
+            tightest = std::move(c);
+    };
     while (std::getline(lines, line)) {
         auto first = line.find(':'), second = line.find(':', first + 1);
         if (first == std::string::npos || second == std::string::npos)
@@ -76,17 +97,14 @@ std::optional<CgroupMemory> cgroup_memory()
                   controllers.find(",memory") != std::string::npos;
         if (!v1 && !v2)
             continue;
-        std::string dir = (v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory") + path;
-        auto limit = number_in(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
-        auto usage = number_in(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
-        // Version 1 says "no limit" with a number near 2^63.
-        if (!limit || !usage || *limit >= (uint64_t(1) << 60))
-            continue;
-        std::string stat = read_file(dir + "/memory.stat");
-        uint64_t cache = v2 ? stat_value(stat, "file") : stat_value(stat, "total_cache");
-        return CgroupMemory{path, *limit, *usage - std::min(*usage, cache)};
+        std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+        for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
+            consider(limited(root + p, p.empty() ? "/" : p, v2));
+            if (p.empty() || p == "/")
+                break;
+        }
     }
-    return std::nullopt;
+    return tightest;
 }
 
 } // namespace

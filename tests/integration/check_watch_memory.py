@@ -2,8 +2,8 @@
 """rewind watch where memory is short: the big hash-table shape of
 bench/programs (128 MiB of heap that it rewrites all over between any two
 snapshots, so that each snapshot the search keeps comes to cost about the
-whole heap) searched inside a memory cgroup of 600 MiB, which the search's
-snapshots would fill several times over. The replay lets the snapshots it
+whole heap) searched inside a memory cgroup nested in one of 750 MiB,
+which the search's snapshots would fill. The replay lets the snapshots it
 used least recently go while memory is short, anchors last, and the search
 starts a stretch again where one it needs was let go: the report names the
 culprit line, and the kernel killed nothing in the cgroup.
@@ -14,7 +14,9 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -26,7 +28,9 @@ LIMIT = 750 << 20
 
 
 class MemoryCgroup:
-    """A child of this process's memory cgroup (version 1 or 2), with a limit."""
+    """A child of this process's memory cgroup (version 1 or 2), with a
+    limit, and in it a cgroup without one where the search runs: the limit
+    that counts is an ancestor's, as for a service nested in a container."""
 
     def __init__(self, limit):
         self.dir = self.v2 = None
@@ -46,11 +50,17 @@ class MemoryCgroup:
         if not self.dir:
             skip("no memory cgroup controller here to hold the search in (cgroup v1 memory or v2 with memory)")
         self.dir = os.path.join(self.dir, f"rewind-watch-memory-{os.getpid()}")
+        self.inner = os.path.join(self.dir, "inner")
         try:
             os.mkdir(self.dir)
             with open(os.path.join(self.dir, "memory.max" if self.v2 else "memory.limit_in_bytes"), "w") as f:
                 f.write(str(limit))
+            if self.v2:
+                with open(os.path.join(self.dir, "cgroup.subtree_control"), "w") as f:
+                    f.write("+memory")
+            os.mkdir(self.inner)
         except OSError as e:
+            self.remove()
             skip(f"cannot make a memory cgroup with a limit here: {e}")
 
     def oom_kills(self):
@@ -69,14 +79,31 @@ class MemoryCgroup:
 
     def argv(self, argv):
         """`argv` run inside the cgroup."""
-        procs = os.path.join(self.dir, "cgroup.procs")
+        procs = os.path.join(self.inner, "cgroup.procs")
         return ["sh", "-c", f'echo $$ > "{procs}" && exec "$@"', "sh", *argv]
 
     def remove(self):
-        try:
-            os.rmdir(self.dir)
-        except OSError:
-            pass
+        """Kills what is left in it (a copy still exiting), then removes it."""
+        deadline = time.monotonic() + 20
+        for d in (self.inner, self.dir):
+            while os.path.isdir(d):
+                try:
+                    os.rmdir(d)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        print(f"note: could not remove the test's cgroup {d}")
+                        break
+                try:
+                    with open(os.path.join(d, "cgroup.procs")) as f:
+                        for pid in f.read().split():
+                            try:
+                                os.kill(int(pid), signal.SIGKILL)
+                            except ProcessLookupError:
+                                pass
+                except OSError:
+                    pass
+                time.sleep(0.05)
 
 
 def scenario_short_memory(rw, programs, sources, work):

@@ -65,8 +65,6 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
             try {
                 named =
                     nlohmann::json::parse(tool("rw-label " + *g + " " + *bad_anchor))["position"].get<std::string>();
-            } catch (const SnapshotGone&) {
-                throw; // the search starts its stretch again
             } catch (const std::runtime_error& e) {
                 std::string why = e.what();
                 size_t at = why.find("ran more than ");
@@ -308,8 +306,6 @@ std::string WatchSearch::settle(const std::string& anchor, const std::vector<Fra
     std::string settled = with_segment(anchor, "b" + addr_text(resume) + "x1");
     try {
         go(settled);
-    } catch (const SnapshotGone&) {
-        throw; // the search starts its stretch again
     } catch (const std::runtime_error&) {
         return anchor; // the call outlasts the stretch
     }

@@ -179,8 +179,6 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
                 try {
                     Value there = probe(with_segment(position, "b" + addr_text(frames.back().pc) + "x1"));
                     v.after_change = there.ok && there.text == bad_;
-                } catch (const SnapshotGone&) {
-                    throw; // the search starts its stretch again
                 } catch (const std::runtime_error&) {
                 }
             }
@@ -538,8 +536,6 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
         nlohmann::json counts;
         try {
             counts = nlohmann::json::parse(tool(cmd))["counts"];
-        } catch (const SnapshotGone&) {
-            throw; // the search starts its stretch again
         } catch (const std::runtime_error& e) {
             // Counted by int3s (no debug registers), one of them ran too
             // often to be worth it: try the next ones.
@@ -584,8 +580,6 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
                 before = nlohmann::json::parse(
                              tool("rw-count " + in.good + " " + next.good + " " + addr_text(y)))["counts"][0]
                              .get<uint64_t>();
-            } catch (const SnapshotGone&) {
-                throw; // the search starts its stretch again
             } catch (const std::runtime_error&) {
                 throw NotDivisible{};
             }
@@ -676,8 +670,6 @@ WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, c
         bool bad_here;
         try {
             bad_here = is_bad(probe(at(hi)));
-        } catch (const SnapshotGone&) {
-            throw; // the search starts its stretch again
         } catch (const std::runtime_error&) {
             // y runs fewer than hi times before the event: the change is
             // between its last good execution and the portable bad end.

@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <exception>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -73,9 +73,16 @@ struct WatchReport {
 };
 
 // The server let a snapshot of the search go (memory was short): the
-// positions it named cannot be reached any more.
-struct SnapshotGone : std::runtime_error {
-    using std::runtime_error::runtime_error;
+// positions it named cannot be reached any more. Not a runtime_error: the
+// search reads those as "cannot evaluate or reach this here", and this
+// must reach search_stretch, which starts the stretch again.
+class SnapshotGone : public std::exception {
+public:
+    explicit SnapshotGone(std::string why) : why_(std::move(why)) {}
+    const char* what() const noexcept override { return why_.c_str(); }
+
+private:
+    std::string why_;
 };
 
 class WatchSearch {

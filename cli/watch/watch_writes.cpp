@@ -117,8 +117,6 @@ std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& i
             all += c;
         if (static_cast<double>(all) <= seconds * 1000)
             running_times_[{in.good, in.bad}] = seconds;
-    } catch (const SnapshotGone&) {
-        throw; // the search starts its stretch again
     } catch (const std::runtime_error& e) {
         if (std::string(e.what()).find("counting stopped") == std::string::npos)
             throw;
@@ -188,8 +186,6 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
         // (Found by trapping the instructions that may have written, from
         // the write before: where they run too often, a narrower stretch.)
         before = nlohmann::json::parse(tool(fmt::format("rw-back {}", kMostBackTraps)))["position"].get<std::string>();
-    } catch (const SnapshotGone&) {
-        throw; // the search starts its stretch again
     } catch (const std::runtime_error&) {
         return std::nullopt;
     }
@@ -211,7 +207,7 @@ WatchSearch::Interval WatchSearch::search_stretch(const Interval& in)
     for (int attempt = 1;; attempt++) {
         try {
             return search_stretch_once(in);
-        } catch (const SnapshotGone& gone) {
+        } catch (const SnapshotGone&) {
             if (anchored || attempt == kAttempts)
                 throw;
             status("memory is short: the search starts this stretch again");

@@ -56,13 +56,12 @@ uint64_t stat_value(const std::string& text, const std::string& key)
 }
 
 struct CgroupMemory {
-    std::string path;
     uint64_t limit = 0, used = 0; // used: without page cache, which the kernel reclaims first
 };
 
 // The limit of one memory cgroup directory and what it uses apart from page
 // cache, if it has a limit (version 1 says "none" with a number near 2^63).
-std::optional<CgroupMemory> limited(const std::string& dir, const std::string& path, bool v2)
+std::optional<CgroupMemory> limited(const std::string& dir, bool v2)
 {
     auto limit = number_in(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
     auto usage = number_in(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
@@ -70,7 +69,7 @@ std::optional<CgroupMemory> limited(const std::string& dir, const std::string& p
         return std::nullopt;
     std::string stat = read_file(dir + "/memory.stat");
     uint64_t cache = v2 ? stat_value(stat, "file") : stat_value(stat, "total_cache");
-    return CgroupMemory{path, *limit, *usage - std::min(*usage, cache)};
+    return CgroupMemory{*limit, *usage - std::min(*usage, cache)};
 }
 
 // The memory cgroup, of this process or one it is nested in, that has the
@@ -99,7 +98,7 @@ std::optional<CgroupMemory> cgroup_memory()
             continue;
         std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
         for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
-            consider(limited(root + p, p.empty() ? "/" : p, v2));
+            consider(limited(root + p, v2));
             if (p.empty() || p == "/")
                 break;
         }
@@ -115,11 +114,11 @@ std::optional<MemoryHeadroom> memory_headroom()
     auto total = meminfo(info, "MemTotal"), available = meminfo(info, "MemAvailable");
     if (!total || !available)
         return std::nullopt;
-    MemoryHeadroom h{*available, *total, "the machine"};
+    MemoryHeadroom h{*available, *total};
     if (auto cg = cgroup_memory()) {
         uint64_t left = cg->limit - std::min(cg->limit, cg->used);
         if (cg->limit < h.total || left < h.available)
-            h = {std::min(left, h.available), std::min(cg->limit, h.total), "memory cgroup " + cg->path};
+            h = {std::min(left, h.available), std::min(cg->limit, h.total)};
     }
     return h;
 }

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <vector>
 
 namespace rw::replay {
@@ -19,7 +18,6 @@ namespace rw::replay {
 struct MemoryHeadroom {
     uint64_t available = 0; // bytes that can still be had without reclaiming more than page cache
     uint64_t total = 0;     // what that is out of: the machine's memory, or the cgroup's limit if lower
-    std::string limited_by; // "the machine", or "memory cgroup PATH"
 };
 
 std::optional<MemoryHeadroom> memory_headroom();

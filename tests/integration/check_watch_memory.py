@@ -8,9 +8,8 @@ used least recently go while memory is short, anchors last, and the search
 starts a stretch again where one it needs was let go: the report names the
 culprit line, and the kernel killed nothing in the cgroup.
 
-  check_watch_memory.py --rewind R --programs DIR --sources DIR --work W
+  check_watch_memory.py --rewind R --programs DIR --sources DIR --work W [--only NAME]
 """
-import argparse
 import json
 import os
 import re
@@ -21,7 +20,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
-from rwtest import Run, check, fresh_dir, require_root, run_checks, skip  # noqa: E402
+from rwtest import Run, check, fresh_dir, run_checks, skip  # noqa: E402
+from check_watch_shapes import shape_args  # noqa: E402
 import watch_shapes  # noqa: E402
 
 LIMIT = 750 << 20
@@ -131,20 +131,10 @@ def scenario_short_memory(rw, programs, sources, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rewind", required=True)
-    ap.add_argument("--programs", required=True)
-    ap.add_argument("--sources", required=True)
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    require_root()
-    if not os.access("/usr/bin/gdb", os.X_OK):
-        skip("no gdb at /usr/bin/gdb")
-    if not os.path.exists(os.path.join(args.programs, "bench_watch_big_hash")):
-        skip(f"bench_watch_big_hash is not built in {args.programs} (bench/ needs Google Benchmark)")
+    args = shape_args("bench_watch_big_hash")
     work = fresh_dir(args.work)
     return run_checks([("short_memory", lambda: scenario_short_memory(args.rewind, args.programs, args.sources,
-                                                                        work))])
+                                                                        work))], args.only)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,10 @@ def scenario(rw, shape, programs, work):
     return f"{said}, {j['probes']} probes, {j['seconds']:.1f} s"
 
 
-def main():
+def shape_args(program):
+    """The arguments of a test on the shapes (--rewind, --programs, --sources,
+    --work, --only); skips where not root, without gdb, or where the bench
+    program `program` is not built."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--rewind", required=True)
     ap.add_argument("--programs", required=True)
@@ -56,8 +59,13 @@ def main():
     require_root()
     if not os.access("/usr/bin/gdb", os.X_OK):
         skip("no gdb at /usr/bin/gdb")
-    if not os.path.exists(os.path.join(args.programs, "bench_watch_" + watch_shapes.SHAPES[0])):
-        skip(f"the bench_watch_* programs are not built in {args.programs} (bench/ needs Google Benchmark)")
+    if not os.path.exists(os.path.join(args.programs, program)):
+        skip(f"{program} is not built in {args.programs} (bench/ needs Google Benchmark)")
+    return args
+
+
+def main():
+    args = shape_args("bench_watch_" + watch_shapes.SHAPES[0])
 
     def check_shape(name):
         shape = watch_shapes.Shape(name, args.sources)

@@ -306,7 +306,15 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
     case PTRACE_EVENT_CLONE: {
-        Thread& child = thread(static_cast<Tid>(get_event_msg(t.tid)));
+        Tid child_tid = static_cast<Tid>(get_event_msg(t.tid));
+        // A new thread's first stop can come before its creator's clone
+        // stop, and it runs at once: it may have exited, and been reaped,
+        // by now. Nothing of it is left to follow; its /proc entry is gone,
+        // so a new entry here would take it for a process of its own.
+        // (A new process waits at its first stop for this event.)
+        if (!threads_.contains(child_tid) && !proc_status_number(child_tid, "Tgid"))
+            break;
+        Thread& child = thread(child_tid);
         // A traced parent's child is traced: known as such before it may
         // start, and for a thread once its process is serialized (its
         // creator then gives the CPU up for its tracer stop).

@@ -248,14 +248,28 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
             if (args[0] != "begin" && !position(args[0]))
                 return fail("not a position of this recording: " + args[0]);
         }
-    } else if ((verb == "rw-count" && args.size() >= 2 && args.size() <= 5) ||
-               (verb == "rw-steps" && args.size() == 2)) {
+    } else if ((verb == "rw-count" && args.size() >= 2 && args.size() <= 6) ||
+               (verb == "rw-steps" && args.size() >= 2 && args.size() <= 3)) {
         r.kind = verb == "rw-count" ? ResumeRequest::Kind::Count : ResumeRequest::Kind::Steps;
         r.from = position(args[0]);
         r.to = position(args[1]);
         if (!r.from || !r.to)
             return fail(verb + " needs two positions of this recording");
-        for (size_t i = 2; i < args.size(); i++) {
+        size_t places_end = args.size();
+        if (places_end > 2 && args.back().rfind("most=", 0) == 0) {
+            // A cap on the writes counted (each costs a debug exception),
+            // or on the instructions stepped.
+            try {
+                r.most = std::stoull(args.back().substr(5));
+            } catch (const std::exception&) {
+                return fail("not a number: " + args.back());
+            }
+            places_end--;
+        }
+        if (places_end > 5 || (r.kind == ResumeRequest::Kind::Steps && places_end > 2))
+            return fail(verb == "rw-steps" ? "rw-steps takes two positions and most=N"
+                                           : "rw-count counts at most three places");
+        for (size_t i = 2; i < places_end; i++) {
             // ADDR (hex): executions of it; wADDR.LEN: writes to LEN bytes there.
             bool write = args[i][0] == 'w';
             try {

@@ -86,6 +86,8 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         probe_->kind = r.kind;
         probe_->addrs = r.addrs;
         probe_->writes = r.writes;
+        probe_->writes_most = r.most && r.kind == ResumeRequest::Kind::Count ? r.most : kWriteCountMost;
+        probe_->steps_most = r.kind == ResumeRequest::Kind::Steps ? r.most : 0;
         if (from.path.size() == n + 1)
             probe_->from_segment = from.path[n];
         probe_->from = from;
@@ -184,7 +186,7 @@ void DebugSession::start_probe()
         // 10 us in our VMs): a place written in a hot loop is not worth it.
         for (auto [addr, len] : probe_->writes)
             probe_->write_counters.emplace_back(t->tid(), perfclock::BreakpointKind::Write, addr, len,
-                                                kWriteCountMost + 1, kTagWriteCap);
+                                                probe_->writes_most + 1, kTagWriteCap);
     } else {
         engine_.set_single_stepping(*t, true);
     }
@@ -200,17 +202,18 @@ DebugHook::Then DebugSession::probe_trap(bool step, bool from_reached)
     if (!step)
         return Then::Resume;
     if (p.started) {
-        if (p.kind == ResumeRequest::Kind::Steps)
-            p.steps++;
+        if (p.kind == ResumeRequest::Kind::Steps && ++p.steps > p.steps_most && p.steps_most)
+            throw NoSuchPosition("counting stopped: more than " + std::to_string(p.steps_most) + " instructions");
     } else if (p.steps_to_from > 0 && --p.steps_to_from == 0) {
         start_probe();
     }
     return Then::Step;
 }
 
-std::string DebugSession::fmt_write_cap()
+std::string DebugSession::fmt_write_cap() const
 {
-    return "counting stopped: more than " + std::to_string(kWriteCountMost) + " writes to a watched range";
+    uint64_t most = probe_ ? probe_->writes_most : kWriteCountMost;
+    return "counting stopped: more than " + std::to_string(most) + " writes to a watched range";
 }
 
 void DebugSession::finish_probe()

@@ -96,6 +96,7 @@ struct ResumeRequest {
     std::optional<perfclock::Segment> arrival;
     std::vector<uint64_t> addrs;
     std::vector<std::pair<uint64_t, uint32_t>> writes; // Count: the thread's writes to [addr, addr+len)
+    uint64_t most = 0; // Count: a cap on the writes counted to each (0: the default); Steps: on the steps
     uint64_t span_ns = 0;
     class DebugFrontend* frontend = nullptr;
 };
@@ -296,7 +297,7 @@ private:
     static constexpr uint64_t kLabelMost = 2000;
     static constexpr uint64_t kLabelMostByDebugRegister = 8192;
     static std::string fmt_count_cap(uint64_t addr, uint64_t most = kSoftCountMost);
-    static std::string fmt_write_cap();
+    std::string fmt_write_cap() const;
     // Where int3s count, the replay needs its own int3 on the instruction
     // where the recording switched threads next: a counter there is refused
     // (NoSuchPosition, "counting stopped: …") rather than fought over.
@@ -484,6 +485,8 @@ private:
         std::vector<uint64_t> resting;
         std::vector<std::pair<uint64_t, uint32_t>> writes;
         std::vector<perfclock::BreakpointCounter> write_counters; // no stop at a write: the kernel counts it
+        uint64_t writes_most = 0;
+        uint64_t steps_most = 0; // 0: no cap
         uint64_t steps = 0;
         bool stepping() const { return steps_to_from > 0 || (started && kind == ResumeRequest::Kind::Steps); }
     };

@@ -85,6 +85,29 @@ std::string where_else(const Trace& t, Tid pid, const std::string& at)
     return out;
 }
 
+// Said where the names could have been read otherwise: a name that means
+// something else where some probes stood, or locals of one function.
+void print_names(const std::string& expr, const WatchReport& r)
+{
+    std::string meanings;
+    for (const auto& [name, what] : r.names)
+        meanings += (meanings.empty() ? "" : ", ") + name + " is " + what;
+    for (const auto& [name, what] : r.names)
+        if (what.rfind("a local of ", 0) == 0) {
+            fmt::print("note: {} is {} (resolved in {}); where that function is not running, {} counts as before "
+                       "the change\n",
+                       name, what, r.scope, expr);
+            break;
+        }
+    if (!r.other_meanings.empty()) {
+        fmt::print("note: {} kept one meaning at every probe, resolved in {}: {}. Where the replay stood, a name "
+                   "meant something else:\n",
+                   expr, r.scope, meanings);
+        for (const auto& other : r.other_meanings)
+            fmt::print("  {}\n", other);
+    }
+}
+
 void print_human(const std::string& expr, const WatchReport& r, const std::string& limit)
 {
     switch (r.outcome) {
@@ -122,7 +145,7 @@ void print_human(const std::string& expr, const WatchReport& r, const std::strin
             fmt::print("before: {}   after: {}   (rewind watch --at, goto in rewind replay)\n", r.before, r.after);
         if (!r.later_change.empty())
             fmt::print("note: {} already had this value at the start; this is its last change (it was different "
-                       "at event {}).\n",
+                       "at {}).\n",
                        expr, r.later_change);
         break;
     }
@@ -132,6 +155,7 @@ void print_human(const std::string& expr, const WatchReport& r, const std::strin
                    "main got control back)",
                    r.unevaluable);
     fmt::print(", {:.2f} s\n", r.seconds);
+    print_names(expr, r);
     if (r.snapshots_let_go)
         fmt::print("note: memory was short: the replay let {} of its snapshots go (each keeps the pages the program "
                    "wrote after it), and the search ran more of the recording again\n",
@@ -175,6 +199,12 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r, const std:
                                    {"where", r.last_evaluable_where},
                                    {"value", r.last_evaluable_value}};
     }
+    j["scope"] = r.scope;
+    nlohmann::json names = nlohmann::json::object();
+    for (const auto& [name, what] : r.names)
+        names[name] = what;
+    j["names"] = names;
+    j["other_meanings"] = r.other_meanings;
     j["probes"] = r.probes;
     j["unevaluable_probes"] = r.unevaluable;
     j["snapshots_let_go"] = r.snapshots_let_go;

@@ -125,25 +125,24 @@ void WatchSearch::load_program(const std::string& program)
 
 MiResult WatchSearch::in_scope(const std::string& mi_command)
 {
-    MiResult r = gdb_.command(mi_command);
-    if (r.ok())
+    if (auto why = scope_.select(gdb_)) {
+        MiResult r;
+        r.result_class = "error";
+        r.values.kind = MiValue::Kind::Tuple;
+        r.values.items.push_back({"msg", MiValue{MiValue::Kind::String, *why, {}}});
         return r;
-    // Names resolve in the scope of the selected frame; inside a library
-    // the program's globals may be hidden. Try from the program's main.
-    MiResult frames = gdb_.command("-stack-list-frames 0 256");
-    const MiValue* stack = frames.ok() ? frames.values.get("stack") : nullptr;
-    for (size_t i = 0; stack && i < stack->items.size(); i++) {
-        const MiValue& f = stack->items[i].second;
-        if (f.str("func") != "main" || i == 0)
-            continue;
-        gdb_.command("-stack-select-frame " + f.str("level"));
-        MiResult again = gdb_.command(mi_command);
-        gdb_.command("-stack-select-frame 0");
-        if (again.ok())
-            r = again;
-        break;
     }
+    MiResult r = gdb_.command(mi_command + " " + mi_quote(scope_.expression()));
+    ExpressionScope::restore(gdb_);
     return r;
+}
+
+void WatchSearch::note_other_meanings(const std::string& position)
+{
+    for (const std::string& other : scope_.other_meanings_here(gdb_)) {
+        std::string name = other.substr(0, other.find(':'));
+        other_meanings_.try_emplace(name, other + ", at " + position);
+    }
 }
 
 WatchSearch::Value WatchSearch::probe(const std::string& position)
@@ -153,7 +152,8 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         return it->second; // the replay is deterministic: same place, same value
     probes_++;
     status("at " + position);
-    MiResult r = in_scope("-data-evaluate-expression " + mi_quote(options_.expr));
+    MiResult r = in_scope("-data-evaluate-expression");
+    note_other_meanings(position);
     Value v;
     v.ok = r.ok();
     if (r.ok()) {
@@ -226,6 +226,10 @@ WatchReport WatchSearch::run()
         report.probes = probes_;
         report.unevaluable = unevaluable_;
         report.seconds = std::chrono::duration<double>(steady_now() - start).count();
+        report.scope = scope_.scope();
+        report.names = scope_.names();
+        for (const auto& [name, other] : other_meanings_)
+            report.other_meanings.push_back(other);
         return report;
     };
     for (const char* setting :
@@ -241,6 +245,11 @@ WatchReport WatchSearch::run()
     here_ = bad_position; // (rw-status does not move the replay)
     load_program(status_json.value("program", ""));
     gdb_.console("sharedlibrary");
+    // The names mean, at every probe, what they mean for the user: in the
+    // frame at an exact position (from `when`, or where reverse-watch was
+    // asked), else in main's scope (an event or a percentage stands inside
+    // a library's syscall wrapper, whose names the user never saw).
+    scope_ = ExpressionScope::resolve(gdb_, options_.expr, options_.at.find(':') != std::string::npos);
     Value end = probe(bad_position);
     if (!end.ok) {
         // (The check before the replay could not tell: the program had no
@@ -295,29 +304,35 @@ WatchReport WatchSearch::run()
         }
     }
     Value first = probe(std::to_string(good_event));
+    std::optional<Interval> inside; // the last change, found inside the last stretch
     if (options_.from.empty() && is_bad(first)) {
-        std::optional<uint64_t> latest_good;
-        constexpr int kLandmarks = 8;
-        for (int i = kLandmarks - 1; i >= 1 && !latest_good; i--) {
-            uint64_t e = begin + (bad_event - begin) * static_cast<uint64_t>(i) / kLandmarks;
-            if (e <= begin || e >= bad_event)
-                continue;
-            if (!is_bad(probe(std::to_string(e))))
-                latest_good = e;
-        }
-        if (!latest_good) {
+        // The same value at the start as at --at: it came and went. Its
+        // last change is the one asked for, nearest --at: every level of
+        // the search looks back from its bad end first.
+        latest_first_ = true;
+        std::optional<uint64_t> latest_good = gallop_events_back(begin, bad_event, known_bad);
+        if (!latest_good)
+            inside = last_change_inside(begin, bad_position);
+        if (!latest_good && !inside) {
             report.outcome = WatchReport::Outcome::NoChange;
             report.message = fmt::format(
-                "{} is {} at the start (event {}), at {} and at {} positions between: a bisection cannot find a "
-                "change between two equal values. If it differed somewhere in between, start there: rewind watch "
-                "--from EVENT|PCT% (an event or a percentage where it is not {})",
-                options_.expr, bad_, begin, bad_position, kLandmarks - 1, bad_);
+                "{} is {} at the start (event {}), at {}, at every event boundary looked at back from it and "
+                "inside its last stretches: no change was found. If it differed somewhere in between, start there: "
+                "rewind watch --from EVENT|PCT% (an event or a percentage where it is not {})",
+                options_.expr, bad_, begin, bad_position, bad_);
             return finish();
         }
-        report.later_change = std::to_string(*latest_good);
-        good_event = *latest_good;
-        if (known_bad <= good_event)
-            known_bad = bad_event;
+        if (latest_good) {
+            report.later_change = "event " + std::to_string(*latest_good);
+            good_event = *latest_good;
+        }
+    }
+    if (inside) {
+        report.later_change = inside->good;
+        report.outcome = WatchReport::Outcome::Found;
+        report.what = "instruction";
+        describe(report, *inside);
+        return finish();
     }
 
     // Event boundaries, then the code of one stretch.
@@ -326,20 +341,13 @@ WatchReport WatchSearch::run()
         // The event between them made the change (in.good is its boundary).
         auto ev = nlohmann::json::parse(tool("rw-event " + in.good));
         std::string kind = ev["kind"].get<std::string>();
-        bool ours = ev["debugged"].get<bool>();
-        std::optional<std::string> at_event;
-        if (ours && kind == "syscall" && !ev["child_return"].get<bool>())
-            at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>() - 2) + "x1");
-        else if (ours && (kind == "rdtsc" || kind == "sync"))
-            // (a sync event of a parallel trace: its thread arrives at the
-            // call's entry at the end of the code it ran since its last event)
-            at_event = with_segment(in.good, "b" + addr_text(ev["ip"].get<uint64_t>()) + "x1");
-        else if (ours && (kind == "signal" || kind == "preempt"))
-            at_event = with_segment(in.good, "e"); // a preemption's state is its thread's code's
+        std::optional<std::string> at_event = stretch_end(in.good);
         if (at_event)
             running_time(in.good, *at_event); // the first thing the search of that stretch needs; and it goes there
         if (at_event && is_bad(probe(*at_event))) {
             in = search_stretch({in.good, *at_event});
+            if (latest_first_)
+                in = latest_in_tail(in, last_segment(*at_event));
             report.what = "instruction";
         } else {
             // The event itself: what the kernel did (a syscall's results, a
@@ -357,6 +365,23 @@ WatchReport WatchSearch::run()
     report.outcome = WatchReport::Outcome::Found;
     describe(report, in);
     return finish();
+}
+
+std::optional<std::string> WatchSearch::stretch_end(const std::string& boundary)
+{
+    auto ev = nlohmann::json::parse(tool("rw-event " + boundary));
+    std::string kind = ev["kind"].get<std::string>();
+    if (!ev["debugged"].get<bool>())
+        return std::nullopt; // another process's or thread's event
+    if (kind == "syscall" && !ev["child_return"].get<bool>())
+        return with_segment(boundary, "b" + addr_text(ev["ip"].get<uint64_t>() - 2) + "x1");
+    if (kind == "rdtsc" || kind == "sync")
+        // (a sync event of a parallel trace: its thread arrives at the
+        // call's entry at the end of the code it ran since its last event)
+        return with_segment(boundary, "b" + addr_text(ev["ip"].get<uint64_t>()) + "x1");
+    if (kind == "signal" || kind == "preempt")
+        return with_segment(boundary, "e"); // a preemption's state is its thread's code's
+    return std::nullopt;
 }
 
 std::vector<WatchSearch::Frame> WatchSearch::frames_at(const std::string& position)
@@ -599,48 +624,6 @@ std::optional<WatchSearch::Interval> WatchSearch::divide(const Interval& in, con
     throw NotDivisible{};
 }
 
-std::pair<uint64_t, uint64_t> WatchSearch::bisect(uint64_t lo, uint64_t hi,
-                                                  const std::function<std::string(uint64_t)>& at,
-                                                  const std::function<std::string(uint64_t, uint64_t)>& progress,
-                                                  const std::function<uint64_t(uint64_t, uint64_t)>& split)
-{
-    while (hi - lo > 1) {
-        uint64_t mid = split ? std::clamp(split(lo, hi), lo + 1, hi - 1) : lo + (hi - lo) / 2;
-        status(progress(lo, hi));
-        if (is_bad(probe(at(mid))))
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return {lo, hi};
-}
-
-std::pair<uint64_t, uint64_t>
-WatchSearch::bisect_executions(uint64_t lo, uint64_t hi, const std::function<std::string(uint64_t)>& at,
-                               const std::function<std::string(uint64_t, uint64_t)>& progress)
-{
-    // The executions counted here (where calls return, loop heads, the
-    // instruction an anchor stopped at) come in runs: a loop's rounds, the
-    // levels of a recursion, the calls of one pass. The change is more often
-    // before or after a whole run than inside it: on the program shapes of
-    // bench/, 5 of 7 such bisections ended next to one end, each after
-    // log2(count) probes (22 on one search). Trying both ends first costs
-    // two probes where the change is inside, and saves all but one or two
-    // where it is not.
-    constexpr uint64_t kEndsFirst = 8; // fewer: the bisection is short anyway
-    if (hi - lo >= kEndsFirst) {
-        status(progress(lo, hi));
-        if (is_bad(probe(at(lo + 1))))
-            return {lo, lo + 1};
-        lo++;
-        status(progress(lo, hi));
-        if (!is_bad(probe(at(hi - 1))))
-            return {hi - 1, hi};
-        hi--;
-    }
-    return bisect(lo, hi, at, progress);
-}
-
 WatchSearch::Interval WatchSearch::search_code(Interval in)
 {
     for (;;) {
@@ -654,38 +637,6 @@ WatchSearch::Interval WatchSearch::search_code(Interval in)
             return step_search(in);
         in = *next;
     }
-}
-
-WatchSearch::Interval WatchSearch::gallop(const std::string& good, uint64_t y, const std::string& bad, uint64_t first)
-{
-    // P(k) = the k-th execution of y after `good`. Probing k = 1, 2, 4, …
-    // from the snapshot of the last probe costs about twice the executions
-    // up to the change, however far it is; then bisect the last doubling.
-    auto at = [&](uint64_t k) {
-        return k == 0 ? good : with_segment(good, "b" + addr_text(y) + "x" + std::to_string(k));
-    };
-    uint64_t lo = 0, hi = std::max<uint64_t>(first, 1);
-    for (;; hi *= 2) {
-        status(fmt::format("galloping over executions of {:#x}: {}", y, hi));
-        bool bad_here;
-        try {
-            bad_here = is_bad(probe(at(hi)));
-        } catch (const std::runtime_error&) {
-            // y runs fewer than hi times before the event: the change is
-            // between its last good execution and the portable bad end.
-            std::string from = at(lo);
-            return {from, lo == 0 ? bad : with_segment(from, last_segment(bad))};
-        }
-        if (bad_here)
-            break;
-        lo = hi;
-    }
-    auto progress = [&](uint64_t l, uint64_t h) { return fmt::format("executions {}..{} of {:#x}", l, h, y); };
-    // Bad at the first try: the change is among the executions from the
-    // good end, which run as any others do (both ends first). Past a
-    // doubling, it lies in the last one's second half.
-    std::tie(lo, hi) = lo == 0 ? bisect_executions(lo, hi, at, progress) : bisect(lo, hi, at, progress);
-    return {at(lo), with_segment(at(lo), "b" + addr_text(y) + "x1")};
 }
 
 WatchSearch::Interval WatchSearch::step_search(const Interval& in)

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "expression_scope.h"
 #include "gdb_mi.h"
 
 namespace rw::cli {
@@ -70,6 +71,11 @@ struct WatchReport {
     int unevaluable = 0; // probes that could not evaluate EXPR (classified by where main gets control back)
     uint64_t snapshots_let_go = 0; // by the replay, because memory was short
     double seconds = 0;
+
+    // How EXPR's names were resolved (once, for every probe).
+    std::string scope;                                      // "main's frame", "file scope", ...
+    std::vector<std::pair<std::string, std::string>> names; // name, what it is
+    std::vector<std::string> other_meanings;                // "flag: a local of f, at POSITION"
 };
 
 // The server let a snapshot of the search go (memory was short): the
@@ -107,9 +113,11 @@ private:
     };
 
     Value probe(const std::string& position);
-    // An MI command about EXPR, run again from main's frame if it fails
-    // from the selected one.
+    // An MI command about EXPR (the command, then EXPR with its names
+    // pinned), run from the frame EXPR's names were resolved in.
     MiResult in_scope(const std::string& mi_command);
+    // Notes where a plain name would have meant something else.
+    void note_other_meanings(const std::string& position);
     bool is_bad(const Value& v) const { return v.ok ? v.text == bad_ : v.after_change; }
     std::string go(const std::string& position);                         // returns the position reached
     const std::string& arrived(const std::string& position);             // the replay has moved there
@@ -136,6 +144,20 @@ private:
     // Boundaries at an eighth, a quarter and half of the recorded time
     // before `end`, the nearest first.
     std::vector<uint64_t> looking_back(uint64_t begin, uint64_t end);
+    // A value that comes and goes (watch_last_change.cpp). Boundaries 1,
+    // 2, 4, … events before bad_event: the first where EXPR differs, and in
+    // known_bad the one probed before it.
+    std::optional<uint64_t> gallop_events_back(uint64_t begin, uint64_t bad_event, uint64_t& known_bad);
+    // Every boundary looked at has the bad value: the last change inside
+    // the stretches before bad_position, the nearest first, looking back
+    // over the writes to what EXPR reads, else in running time.
+    std::optional<Interval> last_change_inside(uint64_t begin, const std::string& bad_position);
+    // A change found in a stretch ending in end_segment, or a later one in
+    // the instructions after it, where they are few enough to step.
+    Interval latest_in_tail(Interval found, const std::string& end_segment);
+    // Both ends of `in` have the bad value.
+    std::optional<Interval> last_change_at_writes(const Interval& in);
+    std::optional<Interval> last_change_in_time(const Interval& in);
     // The stretch from `in.good` to its bad end: writes, else time, then
     // code; again from its ends if a snapshot it made was let go.
     Interval search_stretch(const Interval& in);
@@ -153,7 +175,12 @@ private:
     Pieces pieces_for(const Interval& in);
     // The thread's writes to each in the interval (nullopt: too many to
     // count); the run also times the interval where they are few.
-    std::optional<std::vector<uint64_t>> count_writes(const Interval& in, const Pieces& pieces);
+    // (most: a cap on the writes counted to each, 0 for the server's.)
+    std::optional<std::vector<uint64_t>> count_writes(const Interval& in, const Pieces& pieces, uint64_t most = 0);
+    // Where the thread arrives at the event after `boundary` (its syscall
+    // instruction…), the end of the stretch from there; nullopt where the
+    // event is another thread's or has no such place.
+    std::optional<std::string> stretch_end(const std::string& boundary);
     // The change at a write to that memory, to the instruction; nullopt
     // where it is not at one.
     std::optional<Interval> search_writes(const Interval& in);
@@ -197,6 +224,7 @@ private:
     int probes_ = 0;
     int unevaluable_ = 0;
     bool settling_ = false; // evaluating where main gets control back after an unevaluable probe
+    bool latest_first_ = false; // bisections look back from their bad end first (a value that comes and goes)
     std::vector<uint64_t> used_;
     std::map<std::string, Value> seen_;                       // positions already evaluated
     std::map<std::string, std::vector<Frame>> frames_;        // positions whose frames were read
@@ -214,6 +242,8 @@ private:
     Pieces end_pieces_;                      // what gdb watches for EXPR at --at
     std::vector<std::string> held_;          // what rw-keep said last
     std::optional<std::pair<std::string, Value>> last_evaluable_; // the latest good probe that could evaluate EXPR
+    ExpressionScope scope_;                                       // EXPR's one meaning
+    std::map<std::string, std::string> other_meanings_;           // name: the first other meaning seen, and where
 };
 
 } // namespace rw::cli

@@ -51,7 +51,7 @@ WatchSearch::Pieces WatchSearch::watched_pieces(const std::string& position)
     tool("rw-capture-watch start");
     gdb_.console("set breakpoint always-inserted on");
     gdb_.console("set may-call-functions off");
-    MiResult w = in_scope("-break-watch " + mi_quote(options_.expr));
+    MiResult w = in_scope("-break-watch");
     gdb_.console("set may-call-functions on");
     auto captured = nlohmann::json::parse(tool("rw-capture-watch end"))["ranges"];
     // (MI says `wpt` for either kind: a software watchpoint inserts nothing.)
@@ -97,7 +97,7 @@ WatchSearch::Pieces WatchSearch::pieces_for(const Interval& in)
     return !pieces.empty() || !watchable_ ? pieces : end_pieces_;
 }
 
-std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& in, const Pieces& pieces)
+std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& in, const Pieces& pieces, uint64_t most)
 {
     status("counting writes in " + in.good + " .. " + in.bad);
     std::optional<std::vector<uint64_t>> counts;
@@ -105,6 +105,8 @@ std::optional<std::vector<uint64_t>> WatchSearch::count_writes(const Interval& i
         std::string command = "rw-count " + in.good + " " + in.bad;
         for (const Piece& p : pieces)
             command += fmt::format(" w{}.{}", addr_text(p.addr), p.len);
+        if (most)
+            command += fmt::format(" most={}", most);
         auto j = nlohmann::json::parse(tool(command));
         arrived(j["position"].get<std::string>());
         counts = j["writes"].get<std::vector<uint64_t>>();

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """rewind watch: the graph example's cycle-closing add_edge, a list length
-that crosses a bound several times, a pointer overwritten by a memcpy
-overrun, an expression that never changes, one that cannot be evaluated,
-and reverse-watch inside rewind replay's gdb.
+that crosses a bound several times, values that come and go (the last
+change asked for), a name that means the same global at every probe, a
+pointer overwritten by a memcpy overrun, an expression that never changes,
+one that cannot be evaluated, and reverse-watch inside rewind replay's gdb.
 
   check_watch.py --rewind R --programs DIR --graph G --work W
 """
@@ -125,6 +126,40 @@ def scenario_last_of_many_changes(rw, programs, graph, work):
     return f"{j['source'].strip()}, {j['probes']} probes"
 
 
+def scenario_one_meaning(rw, programs, graph, work):
+    # `flag` is the program's global wherever the replay stands: at the end
+    # (inside finish(), whose parameter is named flag too) and at every probe.
+    trace = os.path.join(work, "meaning.trace")
+    rec = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "flag_meaning")], cwd=work)
+    check(rec.status == 3, f"flag_meaning did not exit with 3\n{rec.describe()}")
+    seen = {}
+    for expr in ("flag", "::flag"):
+        r, j = watch(rw, trace, expr)
+        seen[expr] = j
+        check(r.status == 0 and j["outcome"] == "found", f"{expr}: not found\n{r.describe()}")
+        # Its value at the start (0) is its value at the end: the last change is asked for.
+        check("LAST" in j["source"] and j["after"]["value"] == "0",
+              f"{expr}: not the last change: {j['source'].strip()} ({j['file']}:{j['line']}), {j['after']}")
+        check(j.get("same_value_at_start") is True, f"{expr}: the same value at the start not said: {j}")
+    j = seen["flag"]
+    check(j["names"].get("flag", "").startswith("the variable at"), f"flag not resolved as the global: {j['names']}")
+    check(any(m.startswith("flag: a local of finish") for m in j["other_meanings"]),
+          f"the other meaning of flag (finish's parameter) not reported: {j['other_meanings']}")
+    r = Run([rw, "watch", trace, "flag"])
+    check(b"kept one meaning" in r.stdout and b"a local of finish" in r.stdout, f"unclear report\n{r.describe()}")
+    return f"line LAST, {seen['flag']['probes']} and {seen['::flag']['probes']} probes"
+
+
+def scenario_value_comes_and_goes(rw, programs, graph, work):
+    trace, _ = record(rw, work, "comes-and-goes", [os.path.join(programs, "list_comes_and_goes")])
+    r, j = watch(rw, trace, "list_len() == 0")
+    check(r.status == 0 and j["outcome"] == "found", f"no change found\n{r.describe()}")
+    check(j["function"] == "pop" and any("list_comes_and_goes.c:52" in f for f in j["backtrace"]),
+          f"not the last pop: {j['backtrace']}")
+    check(j["before"]["value"] == "0" and j["after"]["value"] == "1", f"values: {j}")
+    return f"the last pop in {j['probes']} probes, {j['seconds']:.1f} s"
+
+
 def scenario_memcpy(rw, programs, graph, work):
     trace, rec = record(rw, work, "memcpy", [os.path.join(programs, "memcpy_overflow")])
     out = rec.stdout.decode()
@@ -142,7 +177,7 @@ def scenario_never_changes(rw, programs, graph, work):
     trace, _ = record(rw, work, "never", [os.path.join(programs, "memcpy_overflow")])
     r, j = watch(rw, trace, "storage[0] == 12345")
     check(r.status == NO_CHANGE and j["outcome"] == "no-change", f"expected exit {NO_CHANGE}\n{r.describe()}")
-    check("cannot find a change between two equal values" in j["message"] and "--from" in j["message"],
+    check("no change was found" in j["message"] and "--from" in j["message"],
           f"unclear message: {j['message']}")
     r, j = watch(rw, trace, "storage[0] == 12345", "--from", "50%")
     check(r.status == NO_CHANGE and "at --from 50%" in j["message"], f"--from 50%\n{r.describe()}")
@@ -427,9 +462,9 @@ end"""
 
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
-NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes}
+NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes, scenario_one_meaning}
 SCENARIOS = [scenario_graph, scenario_label_names_an_anchor, scenario_backstep_in_a_hot_loop, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
-             scenario_last_of_many_changes, scenario_memcpy, scenario_never_changes, scenario_connect,
+             scenario_last_of_many_changes, scenario_one_meaning, scenario_value_comes_and_goes, scenario_memcpy, scenario_never_changes, scenario_connect,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb, scenario_writes]
 
 

@@ -29,7 +29,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = os.path.join(ROOT, "bench", "programs")
 SHAPES = ["rare_call", "deep_recursion", "tight_loop", "memcpy", "costly_expr", "syscall_loop", "threads", "crash",
-          "big_graph", "big_hash"]
+          "big_graph", "big_hash", "flips"]
 SCALES = [1, 2, 4, 8]
 # The culprit store is inside libc: the program's line is in a caller's frame.
 CULPRIT_IN_A_CALLER = {"memcpy"}

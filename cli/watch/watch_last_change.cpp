@@ -99,17 +99,22 @@ std::optional<uint64_t> WatchSearch::gallop_events_back(uint64_t begin, uint64_t
     return std::nullopt;
 }
 
-std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t begin, const std::string& bad_position)
+std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t begin, const std::string& bad_position,
+                                                                     uint64_t& looked)
 {
     // Each stretch costs a run of it or a few (a count of writes, samples
-    // in time): the nearest ones only.
-    constexpr int kMostStretches = 64;
+    // in time): the nearest ones only; farther back, boundaries.
+    constexpr uint64_t kMostStretches = 16;
     uint64_t e = event_of(bad_position);
     std::optional<std::string> end;
     if (bad_position.find(':') != std::string::npos)
         end = bad_position;
-    for (int n = 0; n < kMostStretches; n++) {
+    for (looked = 0; looked < kMostStretches;) {
         if (end) {
+            // Where the thread arrives at event e, before it runs: good
+            // there and bad at the boundary after it, the event did it.
+            if (looked > 0 && !is_bad(probe(*end)))
+                return Interval{*end, std::to_string(e + 1)};
             Interval stretch{std::to_string(e), *end};
             status(fmt::format("looking inside the stretch {} .. {}", stretch.good, stretch.bad));
             std::optional<Interval> found = last_change_at_writes(stretch);
@@ -118,6 +123,7 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t be
             if (found)
                 return latest_in_tail(*found, last_segment(stretch.bad));
         }
+        looked++;
         if (e <= begin)
             break;
         end = stretch_end(std::to_string(--e));
@@ -217,6 +223,9 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_in_time(const Inte
         }
         return search_stretch(rest);
     }
+    // No sample saw another value; the stretch's start may have.
+    if (!is_bad(probe(in.good)))
+        return search_stretch(in);
     return std::nullopt;
 }
 

@@ -286,7 +286,9 @@ WatchReport WatchSearch::run()
             return finish();
         }
     }
-    if (options_.from.empty()) {
+    // The same value at the start as at --at: it came and went (below).
+    bool came_and_went = options_.from.empty() && is_bad(probe(std::to_string(begin)));
+    if (options_.from.empty() && !came_and_went) {
         // The change asked for is the last one before --at. An expression
         // that goes back and forth (a buffer filled and flushed, a flag set
         // and cleared) changes many times, and a bisection between the
@@ -303,23 +305,27 @@ WatchReport WatchSearch::run()
             known_bad = e; // the bisection need not look past it
         }
     }
-    Value first = probe(std::to_string(good_event));
-    std::optional<Interval> inside; // the last change, found inside the last stretch
-    if (options_.from.empty() && is_bad(first)) {
+    std::optional<Interval> inside; // the last change, found inside a stretch
+    if (came_and_went) {
         // The same value at the start as at --at: it came and went. Its
-        // last change is the one asked for, nearest --at: every level of
-        // the search looks back from its bad end first.
+        // last change is the one asked for, nearest --at: inside the
+        // stretches before --at first (their boundaries may all have the
+        // bad value, the changes between them), then over boundaries
+        // farther back; every level of the search looks back from its bad
+        // end first.
         latest_first_ = true;
-        std::optional<uint64_t> latest_good = gallop_events_back(begin, bad_event, known_bad);
-        if (!latest_good)
-            inside = last_change_inside(begin, bad_position);
+        uint64_t looked = 0;
+        inside = last_change_inside(begin, bad_position, looked);
+        std::optional<uint64_t> latest_good;
+        if (!inside && bad_event - begin > looked)
+            latest_good = gallop_events_back(begin, bad_event - looked, known_bad);
         if (!latest_good && !inside) {
             report.outcome = WatchReport::Outcome::NoChange;
             report.message = fmt::format(
-                "{} is {} at the start (event {}), at {}, at every event boundary looked at back from it and "
-                "inside its last stretches: no change was found. If it differed somewhere in between, start there: "
-                "rewind watch --from EVENT|PCT% (an event or a percentage where it is not {})",
-                options_.expr, bad_, begin, bad_position, bad_);
+                "{} is {} at the start (event {}), at {}, inside the {} stretches before it and at every event "
+                "boundary looked at back from there: no change was found. If it differed somewhere in between, "
+                "start there: rewind watch --from EVENT|PCT% (an event or a percentage where it is not {})",
+                options_.expr, bad_, begin, bad_position, looked, bad_);
             return finish();
         }
         if (latest_good) {
@@ -330,7 +336,9 @@ WatchReport WatchSearch::run()
     if (inside) {
         report.later_change = inside->good;
         report.outcome = WatchReport::Outcome::Found;
-        report.what = "instruction";
+        // (A plain boundary after it: the event made the change.)
+        report.what = inside->bad.find(':') == std::string::npos ? event_what(std::to_string(event_of(inside->bad) - 1))
+                                                                 : "instruction";
         describe(report, *inside);
         return finish();
     }
@@ -339,8 +347,6 @@ WatchReport WatchSearch::run()
     Interval in = search_events(good_event, bad_position, bad_event, known_bad);
     if (in.bad.find(':') == std::string::npos && event_of(in.bad) == event_of(in.good) + 1) {
         // The event between them made the change (in.good is its boundary).
-        auto ev = nlohmann::json::parse(tool("rw-event " + in.good));
-        std::string kind = ev["kind"].get<std::string>();
         std::optional<std::string> at_event = stretch_end(in.good);
         if (at_event)
             running_time(in.good, *at_event); // the first thing the search of that stretch needs; and it goes there
@@ -354,9 +360,7 @@ WatchReport WatchSearch::run()
             // signal's delivery), or another process or thread.
             if (at_event)
                 in.good = *at_event;
-            report.what = kind == "syscall"  ? "syscall " + ev["name"].get<std::string>() + "()"
-                          : kind == "signal" ? "signal " + ev["name"].get<std::string>() + " delivered"
-                                             : kind + " event " + ev["index"].dump() + " of thread " + ev["tid"].dump();
+            report.what = event_what(in.good);
         }
     } else {
         in = search_stretch(in);
@@ -365,6 +369,15 @@ WatchReport WatchSearch::run()
     report.outcome = WatchReport::Outcome::Found;
     describe(report, in);
     return finish();
+}
+
+std::string WatchSearch::event_what(const std::string& boundary)
+{
+    auto ev = nlohmann::json::parse(tool("rw-event " + std::to_string(event_of(boundary))));
+    std::string kind = ev["kind"].get<std::string>();
+    return kind == "syscall"  ? "syscall " + ev["name"].get<std::string>() + "()"
+           : kind == "signal" ? "signal " + ev["name"].get<std::string>() + " delivered"
+                              : kind + " event " + ev["index"].dump() + " of thread " + ev["tid"].dump();
 }
 
 std::optional<std::string> WatchSearch::stretch_end(const std::string& boundary)

@@ -151,7 +151,9 @@ private:
     // Every boundary looked at has the bad value: the last change inside
     // the stretches before bad_position, the nearest first, looking back
     // over the writes to what EXPR reads, else in running time.
-    std::optional<Interval> last_change_inside(uint64_t begin, const std::string& bad_position);
+    // looked: how many stretches it looked inside. A change it finds at
+    // an event is {where the thread arrives at it, the boundary after}.
+    std::optional<Interval> last_change_inside(uint64_t begin, const std::string& bad_position, uint64_t& looked);
     // A change found in a stretch ending in end_segment, or a later one in
     // the instructions after it, where they are few enough to step.
     Interval latest_in_tail(Interval found, const std::string& end_segment);
@@ -181,6 +183,8 @@ private:
     // instruction…), the end of the stretch from there; nullopt where the
     // event is another thread's or has no such place.
     std::optional<std::string> stretch_end(const std::string& boundary);
+    // What the event after `boundary` is, for the report: "syscall read()", …
+    std::string event_what(const std::string& boundary);
     // The change at a write to that memory, to the instruction; nullopt
     // where it is not at one.
     std::optional<Interval> search_writes(const Interval& in);

@@ -102,23 +102,35 @@ std::optional<uint64_t> WatchSearch::gallop_events_back(uint64_t begin, uint64_t
 std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t begin, const std::string& bad_position,
                                                                      uint64_t& looked)
 {
-    // Each stretch costs a run of it or a few (a count of writes, samples
-    // in time): the nearest ones only; farther back, boundaries.
-    constexpr uint64_t kMostStretches = 16;
+    // Each stretch costs a run of it (a count of the writes to what EXPR
+    // reads; a few where EXPR calls functions and is sampled in time),
+    // about one replay of the stretches looked at in all: the nearest ones;
+    // farther back, boundaries.
+    constexpr uint64_t kMostStretches = 512;
     uint64_t e = event_of(bad_position);
-    std::optional<std::string> end;
+    std::optional<std::string> end, later_end; // where the thread arrives at event e, at event e + 1
     if (bad_position.find(':') != std::string::npos)
         end = bad_position;
     for (looked = 0; looked < kMostStretches;) {
         if (end) {
-            // Where the thread arrives at event e, before it runs: good
-            // there and bad at the boundary after it, the event did it.
-            if (looked > 0 && !is_bad(probe(*end)))
-                return Interval{*end, std::to_string(e + 1)};
             Interval stretch{std::to_string(e), *end};
             status(fmt::format("looking inside the stretch {} .. {}", stretch.good, stretch.bad));
-            std::optional<Interval> found = last_change_at_writes(stretch);
-            if (!found)
+            // The thread did not write what EXPR reads here: EXPR kept its
+            // value, unless another thread, process or the kernel changed
+            // it (the boundaries farther back find those).
+            bool quiet = false;
+            std::optional<Interval> found = last_change_at_writes(stretch, &quiet);
+            if (!found && !quiet && looked > 0 && !is_bad(probe(*end))) {
+                // Good before event e runs, bad where the thread arrives at
+                // the next one: the event did it, or something in the
+                // stretch after it that the thread did not write.
+                Interval after{std::to_string(e + 1), *later_end};
+                if (is_bad(probe(after.good)))
+                    return Interval{*end, after.good};
+                found = search_stretch(after);
+                stretch = after;
+            }
+            if (!found && !quiet)
                 found = last_change_in_time(stretch);
             if (found)
                 return latest_in_tail(*found, last_segment(stretch.bad));
@@ -126,12 +138,15 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t be
         looked++;
         if (e <= begin)
             break;
+        later_end = end;
         end = stretch_end(std::to_string(--e));
+        if (!later_end)
+            end.reset(); // (another thread's event: no stretch of ours to compare it with)
     }
     return std::nullopt;
 }
 
-std::optional<WatchSearch::Interval> WatchSearch::last_change_at_writes(const Interval& in)
+std::optional<WatchSearch::Interval> WatchSearch::last_change_at_writes(const Interval& in, bool* quiet)
 {
     Pieces pieces = pieces_for(in);
     if (pieces.empty())
@@ -142,6 +157,8 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_at_writes(const In
     size_t which = static_cast<size_t>(std::max_element(counts->begin(), counts->end()) - counts->begin());
     const Piece& piece = pieces[which];
     uint64_t c = (*counts)[which];
+    if (quiet)
+        *quiet = c == 0;
     if (c == 0)
         return std::nullopt;
     std::string segment = fmt::format("w{}.{}.1x", addr_text(piece.addr), piece.len);
@@ -163,8 +180,11 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_at_writes(const In
     }
     if (lo == 0 && hi > 1 && !is_bad(probe(at(1))))
         lo = 1; // (the doubling stepped over the first write)
-    if (lo == 0 && is_bad(probe(at(0))))
-        return std::nullopt; // every write left the end's value
+    if (lo == 0 && is_bad(probe(at(0)))) {
+        if (quiet)
+            *quiet = true; // every write the doubling looked at left the end's value
+        return std::nullopt;
+    }
     std::tie(lo, hi) = bisect(lo, hi, at, progress);
     // The hi-th write made the change: from the instruction before it.
     go(at(hi));

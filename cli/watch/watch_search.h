@@ -157,8 +157,10 @@ private:
     // A change found in a stretch ending in end_segment, or a later one in
     // the instructions after it, where they are few enough to step.
     Interval latest_in_tail(Interval found, const std::string& end_segment);
-    // Both ends of `in` have the bad value.
-    std::optional<Interval> last_change_at_writes(const Interval& in);
+    // Both ends of `in` have the bad value; quiet: set when the thread
+    // did not write what EXPR reads there, or its writes looked at left
+    // the end's value.
+    std::optional<Interval> last_change_at_writes(const Interval& in, bool* quiet = nullptr);
     std::optional<Interval> last_change_in_time(const Interval& in);
     // The stretch from `in.good` to its bad end: writes, else time, then
     // code; again from its ends if a snapshot it made was let go.

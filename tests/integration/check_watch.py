@@ -160,6 +160,22 @@ def scenario_value_comes_and_goes(rw, programs, graph, work):
     return f"the last pop in {j['probes']} probes, {j['seconds']:.1f} s"
 
 
+def scenario_last_change_in_the_middle_and_first(rw, programs, graph, work):
+    # The last change of a flag flipped 100,000 times in the first half of
+    # the run and 0 after, as at the start: the flip with i == 99999. And a
+    # flag set by main's first statement and never again.
+    trace, _ = record(rw, work, "middle", [os.path.join(programs, "flag_phases"), "middle"])
+    r, j = watch(rw, trace, "flag", "--print", "i")
+    check(r.status == 0 and j["outcome"] == "found", f"middle: not found\n{r.describe()}")
+    check("FLIP" in j["source"] and j["printed"].get("i") == "99999" and j["after"]["value"] == "0",
+          f"middle: not the last flip: {j['source'].strip()}, {j['printed']}, {j['after']}")
+    middle = j["probes"]
+    trace, _ = record(rw, work, "first", [os.path.join(programs, "flag_phases"), "first"])
+    r, j = watch(rw, trace, "flag")
+    check(r.status == 0 and "FIRST" in j["source"], f"first: not main's first statement\n{r.describe()}")
+    return f"the last flip in {middle} probes, the first statement in {j['probes']}"
+
+
 def scenario_memcpy(rw, programs, graph, work):
     trace, rec = record(rw, work, "memcpy", [os.path.join(programs, "memcpy_overflow")])
     out = rec.stdout.decode()
@@ -462,9 +478,11 @@ end"""
 
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
-NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes, scenario_one_meaning}
+NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes, scenario_one_meaning,
+                        scenario_last_change_in_the_middle_and_first}
 SCENARIOS = [scenario_graph, scenario_label_names_an_anchor, scenario_backstep_in_a_hot_loop, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
-             scenario_last_of_many_changes, scenario_one_meaning, scenario_value_comes_and_goes, scenario_memcpy, scenario_never_changes, scenario_connect,
+             scenario_last_of_many_changes, scenario_one_meaning, scenario_value_comes_and_goes,
+             scenario_last_change_in_the_middle_and_first, scenario_memcpy, scenario_never_changes, scenario_connect,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb, scenario_writes]
 
 

@@ -79,6 +79,27 @@ def test_corruption_is_detected(rw, work, progs):
     check(r.status == 3 and b"checksum" in r.stderr, "dump does not report the corruption")
 
 
+def test_dump_errors(rw, work, progs):
+    # Only the failed syscalls, then a count by errno, against what the
+    # program saw itself.
+    trace = os.path.join(work, "failing")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "failing_calls")])
+    check(r.status == 0 and b"ENOENT 7 EBADF 3" in r.stdout, f"failing_calls\n{r.describe()}")
+    r = Run([rw, "dump", "--errors", trace])
+    out = r.stdout.decode()
+    check(r.status == 0, f"dump --errors\n{r.describe()}")
+    for i in range(7):
+        check(f"/nonexistent-rewind-{i}" in out, f"the open of /nonexistent-rewind-{i} is not listed\n{out}")
+    calls = [line for line in out.splitlines() if line.startswith("#")]
+    check(all(" = -1 E" in line for line in calls), f"a call that did not fail is listed\n{out}")
+    check(sum("close(" in line and "EBADF" in line for line in calls) == 3, f"not the three closes\n{out}")
+    summary = out.strip().splitlines()[-1]
+    check(re.search(r"^\d+ of \d+ syscalls failed: .*EBADF 3", summary) is not None, f"summary: {summary}")
+    r = Run([rw, "dump", "--errors", "--json", trace])
+    rows = [json.loads(line) for line in r.stdout.decode().splitlines()]
+    check(len(rows) == len(calls) and all(row["ret"] < 0 for row in rows), f"--json rows\n{r.describe()}")
+
+
 def test_unknown_effects_flagged(rw, work, progs):
     trace = os.path.join(work, "unknown")
     r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(progs, "unknown_syscall")])
@@ -289,7 +310,8 @@ def test_one_landmark_run_at_a_time(rw, work, progs):
 
 TESTS = [test_tracing_programs, test_threads_are_all_recorded, test_daemon_left_running, test_group_signals,
          test_help, test_bad_input, test_sigkill_leaves_readable_trace, test_corruption_is_detected,
-         test_unknown_effects_flagged, test_small_ring_stalls_instead_of_losing, test_one_landmark_run_at_a_time]
+         test_unknown_effects_flagged, test_dump_errors, test_small_ring_stalls_instead_of_losing,
+         test_one_landmark_run_at_a_time]
 
 
 def main():

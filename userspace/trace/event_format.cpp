@@ -90,6 +90,16 @@ std::string escape_bytes(const uint8_t* data, size_t size, size_t limit)
     return out;
 }
 
+int failed_errno(const Event& event)
+{
+    const auto* sc = std::get_if<SyscallEvent>(&event);
+    if (!sc || sc->ret >= 0 || sc->ret < -4095)
+        return 0;
+    constexpr int kFirstKernelInternal = 512, kLastKernelInternal = 530; // ERESTARTSYS .. ENOGRACE
+    int err = static_cast<int>(-sc->ret);
+    return err >= kFirstKernelInternal && err <= kLastKernelInternal ? 0 : err;
+}
+
 std::string format_return(int nr, int64_t ret)
 {
     if (ret < 0 && ret >= -4095) {

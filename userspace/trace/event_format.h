@@ -21,5 +21,9 @@ nlohmann::json event_to_json(uint64_t index, const Event& event, const FormatOpt
 std::string format_syscall_call(const SyscallEvent& e);
 std::string format_return(int nr, int64_t ret);
 std::string escape_bytes(const uint8_t* data, size_t size, size_t limit);
+// The errno the program saw from a failed syscall; 0 for any other event,
+// a success, or a call a signal interrupted and the kernel restarts
+// (ERESTARTSYS and its kin are never seen by the program).
+int failed_errno(const Event& event);
 
 } // namespace rw

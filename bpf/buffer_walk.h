@@ -106,6 +106,11 @@ struct rw_msghdr {
 #ifndef RW_WALK_COUNT
 #define RW_WALK_COUNT(w) ((w)->nsegs)
 #endif
+/* And its status, for the same reason: each value it took in a round was
+ * another state to the verifier. */
+#ifndef RW_WALK_STATUS
+#define RW_WALK_STATUS(w) ((w)->status)
+#endif
 
 RW_INLINE void rw_push(struct rw_walk *w, __u64 addr, __u64 len, __u8 buf_index, __u8 dir,
 		       __u8 seg_flags)
@@ -115,7 +120,7 @@ RW_INLINE void rw_push(struct rw_walk *w, __u64 addr, __u64 len, __u8 buf_index,
 	if (!addr || !len)
 		return;
 	if (i >= RW_WALK_MAX_SEGMENTS) {
-		w->status = RW_WALK_TOO_COMPLEX;
+		RW_WALK_STATUS(w) = RW_WALK_TOO_COMPLEX;
 		return;
 	}
 	i &= RW_WALK_MAX_SEGMENTS - 1;
@@ -154,12 +159,12 @@ static long rw_iov_step(__u32 i, void *data)
 	if (i >= c->count || c->limit == 0)
 		return 1;
 	if (RW_READ_USER(c->w, &iov, sizeof(iov), c->iov_addr + (__u64)i * sizeof(iov))) {
-		c->w->status = RW_WALK_FAULT;
+		RW_WALK_STATUS(c->w) = RW_WALK_FAULT;
 		return 1;
 	}
 	take = rw_min(iov.len, c->limit);
 	rw_push(c->w, iov.base, take, c->buf_index, c->dir, 0);
-	if (c->w->status)
+	if (RW_WALK_STATUS(c->w))
 		return 1;
 	c->limit -= take;
 	return 0;
@@ -172,7 +177,7 @@ RW_INLINE void rw_walk_iovec(struct rw_walk *w, __u64 iov_addr, __u64 count, __u
 	if (count > RW_UIO_MAXIOV)
 		count = RW_UIO_MAXIOV;
 	if (count > RW_WALK_MAX_IOV) {
-		w->status = RW_WALK_TOO_COMPLEX;
+		RW_WALK_STATUS(w) = RW_WALK_TOO_COMPLEX;
 		return;
 	}
 #ifdef __bpf__
@@ -190,12 +195,12 @@ RW_INLINE void rw_walk_iovec(struct rw_walk *w, __u64 iov_addr, __u64 count, __u
 
 	for (i = 0; i < count && limit > 0; i++) {
 		if (RW_READ_USER(w, &iov, sizeof(iov), iov_addr + i * sizeof(iov))) {
-			w->status = RW_WALK_FAULT;
+			RW_WALK_STATUS(w) = RW_WALK_FAULT;
 			return;
 		}
 		__u64 take = rw_min(iov.len, limit);
 		rw_push(w, iov.base, take, buf_index, dir, 0);
-		if (w->status)
+		if (RW_WALK_STATUS(w))
 			return;
 		limit -= take;
 	}
@@ -209,7 +214,7 @@ RW_INLINE void rw_walk_msghdr(struct rw_walk *w, __u64 addr, __u64 data_limit, _
 	struct rw_msghdr m;
 
 	if (RW_READ_USER(w, &m, sizeof(m), addr)) {
-		w->status = RW_WALK_FAULT;
+		RW_WALK_STATUS(w) = RW_WALK_FAULT;
 		return;
 	}
 	if (dir == RW_BUF_OUT) {
@@ -219,10 +224,10 @@ RW_INLINE void rw_walk_msghdr(struct rw_walk *w, __u64 addr, __u64 data_limit, _
 		rw_push(w, addr + RW_MSG_FLAGS_OFF, 4, buf_index, dir, 0);
 	}
 	rw_push(w, m.name, rw_min(m.namelen, RW_SOCKADDR_CAP), buf_index, dir, 0);
-	if (w->status)
+	if (RW_WALK_STATUS(w))
 		return;
 	rw_walk_iovec(w, m.iov, m.iovlen, data_limit, buf_index, dir);
-	if (w->status)
+	if (RW_WALK_STATUS(w))
 		return;
 	rw_push(w, m.control, m.controllen, buf_index, dir, 0);
 }
@@ -234,16 +239,16 @@ RW_INLINE void rw_walk_mmsghdr(struct rw_walk *w, __u64 addr, __u64 count, __u8 
 {
 #ifdef __bpf__
 	if (count)
-		w->status = RW_WALK_TOO_COMPLEX;
+		RW_WALK_STATUS(w) = RW_WALK_TOO_COMPLEX;
 #else
 	__u64 i;
 
-	for (i = 0; i < count && i < RW_UIO_MAXIOV && !w->status; i++) {
+	for (i = 0; i < count && i < RW_UIO_MAXIOV && !RW_WALK_STATUS(w); i++) {
 		__u64 msg = addr + i * RW_MMSGHDR_SIZE;
 		__u32 msg_len;
 
 		if (RW_READ_USER(w, &msg_len, sizeof(msg_len), msg + RW_MMSG_LEN_OFF)) {
-			w->status = RW_WALK_FAULT;
+			RW_WALK_STATUS(w) = RW_WALK_FAULT;
 			return;
 		}
 		if (dir == RW_BUF_OUT)
@@ -260,11 +265,11 @@ RW_INLINE void rw_walk_mmsg_len(struct rw_walk *w, __u64 addr, __u64 count, __u8
 {
 #ifdef __bpf__
 	if (count)
-		w->status = RW_WALK_TOO_COMPLEX;
+		RW_WALK_STATUS(w) = RW_WALK_TOO_COMPLEX;
 #else
 	__u64 i;
 
-	for (i = 0; i < count && i < RW_UIO_MAXIOV && !w->status; i++)
+	for (i = 0; i < count && i < RW_UIO_MAXIOV && !RW_WALK_STATUS(w); i++)
 		rw_push(w, addr + i * RW_MMSGHDR_SIZE + RW_MMSG_LEN_OFF, 4, buf_index, dir, 0);
 #endif
 }
@@ -278,19 +283,19 @@ RW_INLINE void rw_walk_io_events(struct rw_walk *w, __u64 addr, __u64 count, __u
 {
 #ifdef __bpf__
 	if (count)
-		w->status = RW_WALK_TOO_COMPLEX;
+		RW_WALK_STATUS(w) = RW_WALK_TOO_COMPLEX;
 #else
 	__u64 i;
 
 	rw_push(w, addr, count * RW_IO_EVENT_SIZE, buf_index, dir, 0);
-	for (i = 0; i < count && i < RW_UIO_MAXIOV && !w->status; i++) {
+	for (i = 0; i < count && i < RW_UIO_MAXIOV && !RW_WALK_STATUS(w); i++) {
 		__u64 ev = addr + i * RW_IO_EVENT_SIZE, iocb, buf, nbytes;
 		__s64 res;
 		__u16 opcode;
 
 		if (RW_READ_USER(w, &iocb, 8, ev + RW_IO_EVENT_OBJ_OFF) ||
 		    RW_READ_USER(w, &res, 8, ev + RW_IO_EVENT_RES_OFF)) {
-			w->status = RW_WALK_FAULT;
+			RW_WALK_STATUS(w) = RW_WALK_FAULT;
 			return;
 		}
 		if (res <= 0)
@@ -298,7 +303,7 @@ RW_INLINE void rw_walk_io_events(struct rw_walk *w, __u64 addr, __u64 count, __u
 		if (RW_READ_USER(w, &opcode, 2, iocb + RW_IOCB_OPCODE_OFF) ||
 		    RW_READ_USER(w, &buf, 8, iocb + RW_IOCB_BUF_OFF) ||
 		    RW_READ_USER(w, &nbytes, 8, iocb + RW_IOCB_NBYTES_OFF)) {
-			w->status = RW_WALK_FAULT;
+			RW_WALK_STATUS(w) = RW_WALK_FAULT;
 			return;
 		}
 		if (opcode == RW_IOCB_CMD_PREAD)
@@ -323,7 +328,7 @@ RW_INLINE int rw_read_field(struct rw_walk *w, __u64 addr, __u32 *v)
 	if (!RW_READ_USER(w, v, sizeof(*v), addr))
 		return 0;
 	if (w->ret >= 0)
-		w->status = RW_WALK_FAULT;
+		RW_WALK_STATUS(w) = RW_WALK_FAULT;
 	return 1;
 }
 
@@ -381,7 +386,7 @@ RW_INLINE void rw_walk_buffer(struct rw_walk *w, const struct rw_buf_spec *b, __
 			return;
 		if (RW_READ_USER(w, &ptr, sizeof(ptr), ptr + b->ptr_off)) {
 			if (ret >= 0)
-				w->status = RW_WALK_FAULT;
+				RW_WALK_STATUS(w) = RW_WALK_FAULT;
 			return;
 		}
 		if (!ptr)
@@ -456,7 +461,7 @@ RW_INLINE void rw_walk_buffer(struct rw_walk *w, const struct rw_buf_spec *b, __
 			key = u32v;
 		}
 		if (RW_STATE_SIZE(w, b->size, key, &len)) {
-			w->status = RW_WALK_UNSIZED;
+			RW_WALK_STATUS(w) = RW_WALK_UNSIZED;
 			return;
 		}
 		break;
@@ -484,13 +489,13 @@ RW_INLINE int rw_walk_syscall(struct rw_walk *w, const struct rw_buf_spec *bufs,
 	__u32 i;
 
 	RW_WALK_COUNT(w) = 0;
-	w->status = RW_WALK_OK;
+	RW_WALK_STATUS(w) = RW_WALK_OK;
 	for (i = 0; i < RW_MAX_BUFS && i < nbufs; i++) {
 		rw_walk_buffer(w, &bufs[i], (__u8)i);
-		if (w->status)
+		if (RW_WALK_STATUS(w))
 			break;
 	}
-	return (int)w->status;
+	return (int)RW_WALK_STATUS(w);
 }
 
 #endif /* REWIND_BUFFER_WALK_H */

@@ -28,6 +28,8 @@
 #define RW_READ_USER(w, dst, size, src) bpf_probe_read_user((dst), (size), (const void *)(src))
 /* The walk's `reader` points at the count, in the scratch map value. */
 #define RW_WALK_COUNT(w) (*(__u32 *)(w)->reader)
+/* And its status, in the word after the count. */
+#define RW_WALK_STATUS(w) (((__u32 *)(w)->reader)[1])
 /* Sizes kept in kernel state (below); what it cannot read here stalls the
  * thread, and the supervisor reads it from procfs. */
 static __always_inline int state_size(__u32 state, __u64 key, __u64 *len);
@@ -140,7 +142,8 @@ struct {
 } rb SEC(".maps");
 
 struct scratch {
-	__u32 nsegs;	   /* the walk's count of segments (RW_WALK_COUNT) */
+	__u32 nsegs;	   /* the walk's count of segments (RW_WALK_COUNT), */
+	__u32 walk_status; /* and its status (RW_WALK_STATUS): they stay together */
 	__u32 copy_seg;	   /* copy_one_chunk: the segment being copied, */
 	__u32 copy_failed; /* why copying stopped (enum rw_stall_reason; 0: all well), */
 	__u64 copy_off;	   /* and how far into that segment it is */
@@ -464,7 +467,7 @@ static long walk_one_buffer(__u32 index, void *data)
 	if (index >= RW_MAX_BUFS)
 		return 1;
 	rw_walk_buffer(c->walk, &c->s->spec.bufs[index], (__u8)index);
-	return c->walk->status ? 1 : 0;
+	return RW_WALK_STATUS(c->walk) ? 1 : 0;
 }
 
 static __always_inline const struct rw_sys_spec *effective_spec(struct scratch *s, __u32 nr,
@@ -723,6 +726,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	walk.segs = s->segs;
 	walk.reader = &s->nsegs;
 	s->nsegs = 0;
+	s->walk_status = RW_WALK_OK;
 	struct walk_ctx wc = {.walk = &walk, .s = s};
 	if (s->spec.nbufs)
 		bpf_loop(s->spec.nbufs < RW_MAX_BUFS ? s->spec.nbufs : RW_MAX_BUFS, walk_one_buffer,
@@ -744,10 +748,11 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 	}
-	if (walk.status) {
+	if (s->walk_status) {
 		/* The supervisor reads what the walk could not (a fault, too
 		 * many pieces, a size kept in kernel state). */
-		stall(s, walk.status == RW_WALK_FAULT ? RW_STALL_READ_FAULT : RW_STALL_TOO_COMPLEX);
+		stall(s,
+		      s->walk_status == RW_WALK_FAULT ? RW_STALL_READ_FAULT : RW_STALL_TOO_COMPLEX);
 		return 0;
 	}
 

@@ -437,6 +437,10 @@ StopReport DebugSession::execute()
                 }
             if (mode_ == Mode::Collect)
                 throw CollectDone{};
+            // A sampling run of the last stretch whose alarm came after
+            // the program's end: no anchor, as when it reaches its event.
+            if (sampling_)
+                throw SamplingDone{};
             if (mode_ != Mode::Forward)
                 throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                                   "the end of the recording came before " + target_.describe());

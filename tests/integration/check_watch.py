@@ -157,6 +157,15 @@ def scenario_value_comes_and_goes(rw, programs, graph, work):
     check(j["function"] == "pop" and any("list_comes_and_goes.c:52" in f for f in j["backtrace"]),
           f"not the last pop: {j['backtrace']}")
     check(j["before"]["value"] == "0" and j["after"]["value"] == "1", f"values: {j}")
+    # Looking back in time samples the last stretch; an alarm that comes
+    # after the program's end leaves no anchor (it once ended the replay).
+    info = Run([rw, "info", trace]).stdout.decode()
+    last = int(re.search(r"^events\s+(\d+)", info, re.M).group(1)) - 1
+    r = Run(["gdb", "-batch", "-ex", f"target extended-remote | {rw} serve --stdio -q {trace}",
+             "-ex", f"monitor rw-sample {last} 1 100000000", "-ex", "monitor rw-status"])
+    out = r.stdout.decode() + r.stderr.decode()
+    check('{"anchors":[],"ran_us":[]}' in out and '"position":' in out,
+          f"a sample of the last stretch past the program's end\n{r.describe()}")
     return f"the last pop in {j['probes']} probes, {j['seconds']:.1f} s"
 
 

@@ -1,8 +1,9 @@
 #include "expression_check.h"
 
-#include <algorithm>
-#include <cctype>
 #include <regex>
+#include <vector>
+
+#include "expression_scope.h"
 
 namespace rw::cli {
 namespace {
@@ -12,42 +13,20 @@ namespace {
 // becomes no type at all, which would read as a syntax error).
 std::string without_name(const std::string& expr, const std::string& name)
 {
-    auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    std::string out;
+    std::string out = expr;
     bool replaced = false;
-    for (size_t i = 0; i < expr.size();) {
-        char c = expr[i];
-        if (c == '"' || c == '\'') { // a literal: copied as it is
-            size_t j = i + 1;
-            while (j < expr.size() && expr[j] != c)
-                j += expr[j] == '\\' ? 2 : 1;
-            out.append(expr, i, std::min(j + 1, expr.size()) - i);
-            i = j + 1;
+    std::vector<ExpressionName> names = names_in(expr);
+    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+        if (it->name != name)
             continue;
-        }
-        if (!is_word(c)) {
-            out += c;
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < expr.size() && is_word(expr[j]))
-            j++;
-        std::string word = expr.substr(i, j - i);
-        size_t before = out.find_last_not_of(" \t");
-        char prev = before == std::string::npos ? 0 : out[before];
-        bool member = prev == '.' || (prev == '>' && before > 0 && out[before - 1] == '-') || prev == ':';
-        if (word == name && !member) {
-            size_t after = expr.find_first_not_of(" \t", j);
-            char next = after == std::string::npos ? 0 : expr[after];
-            if (prev == '(' && (next == ')' || next == '*'))
-                return ""; // `(name)x` or `(name *)p`: a type gdb does not know
-            out += "0";
-            replaced = true;
-        } else {
-            out += word;
-        }
-        i = j;
+        size_t before = expr.find_last_not_of(" \t", it->at == 0 ? std::string::npos : it->at - 1);
+        size_t after = expr.find_first_not_of(" \t", it->at + name.size());
+        char prev = it->at == 0 || before == std::string::npos ? 0 : expr[before];
+        char next = after == std::string::npos ? 0 : expr[after];
+        if (prev == '(' && (next == ')' || next == '*'))
+            return ""; // `(name)x` or `(name *)p`: a type gdb does not know
+        out.replace(it->at, name.size(), "0");
+        replaced = true;
     }
     return replaced ? out : "";
 }

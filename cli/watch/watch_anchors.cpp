@@ -42,12 +42,7 @@ WatchSearch::Interval WatchSearch::search_anchors(Interval in)
     std::string good = in.good;
     std::vector<std::string> goods{good}; // each sampled from the one before
     std::optional<std::string> bad_anchor;
-    // The calls live across the whole interval, outermost first.
-    std::vector<Frame> at_good = frames_at(in.good), at_bad = frames_at(in.bad), live;
-    for (size_t i = 0; i < at_good.size() && i < at_bad.size() &&
-                       at_good[at_good.size() - 1 - i].function == at_bad[at_bad.size() - 1 - i].function;
-         i++)
-        live.push_back(at_good[at_good.size() - 1 - i]);
+    std::vector<Frame> live = live_across(in);
     // Running time after a restore is not the recording's: the pages a run
     // writes are copied on first write, so an interrupt lands short of the
     // time planned. Measure what is left when the plan says it is small.
@@ -280,6 +275,16 @@ double WatchSearch::lateness() const
     std::vector<double> last(lateness_.end() - static_cast<long>(std::min(kLast, lateness_.size())), lateness_.end());
     std::nth_element(last.begin(), last.begin() + static_cast<long>(last.size() / 2), last.end());
     return std::max(0.0, last[last.size() / 2]);
+}
+
+std::vector<WatchSearch::Frame> WatchSearch::live_across(const Interval& in)
+{
+    std::vector<Frame> at_good = frames_at(in.good), at_bad = frames_at(in.bad), live;
+    for (size_t i = 0; i < at_good.size() && i < at_bad.size() &&
+                       at_good[at_good.size() - 1 - i].function == at_bad[at_bad.size() - 1 - i].function;
+         i++)
+        live.push_back(at_good[at_good.size() - 1 - i]);
+    return live;
 }
 
 std::string WatchSearch::settle(const std::string& anchor, const std::vector<Frame>& live)

@@ -22,8 +22,6 @@ namespace rw::cli {
 using namespace watch_text;
 namespace {
 
-// Stops the server may make finding the instruction before a write.
-constexpr int kMostBackTraps = 4096;
 // Writes counted looking back over them (each a debug exception, about
 // 10 us here: a value flipped in a hot loop costs seconds, not a wrong
 // answer).
@@ -187,15 +185,8 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_at_writes(const In
     }
     std::tie(lo, hi) = bisect(lo, hi, at, progress);
     // The hi-th write made the change: from the instruction before it.
-    go(at(hi));
-    try {
-        std::string before =
-            nlohmann::json::parse(tool(fmt::format("rw-back {}", kMostBackTraps)))["position"].get<std::string>();
-        arrived(before);
-        if (before != at(hi) && !is_bad(probe(before)))
-            return Interval{before, at(hi)};
-    } catch (const std::runtime_error&) {
-    }
+    if (std::optional<std::string> before = instruction_before(at(hi)); before && !is_bad(probe(*before)))
+        return Interval{*before, at(hi)};
     return search_stretch({at(lo), with_segment(at(lo), segment + "1")});
 }
 
@@ -208,11 +199,7 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_in_time(const Inte
     if (!portable_end(b))
         return std::nullopt;
     double seconds = running_time(in.good, in.bad);
-    std::vector<Frame> at_good = frames_at(in.good), at_bad = frames_at(in.bad), live;
-    for (size_t i = 0; i < at_good.size() && i < at_bad.size() &&
-                       at_good[at_good.size() - 1 - i].function == at_bad[at_bad.size() - 1 - i].function;
-         i++)
-        live.push_back(at_good[at_good.size() - 1 - i]);
+    std::vector<Frame> live = live_across(in);
     std::optional<std::string> bad_anchor;
     for (double back = kFirstStepBack; back < seconds; back *= 2) {
         double aim = seconds - back;

@@ -190,9 +190,15 @@ private:
     // The change at a write to that memory, to the instruction; nullopt
     // where it is not at one.
     std::optional<Interval> search_writes(const Interval& in);
+    // The instruction before the write that ends at `after_write`, reached
+    // back from there; nullopt where it cannot be found.
+    std::optional<std::string> instruction_before(const std::string& after_write);
     Interval search_code(Interval in);
     Interval search_anchors(Interval in);
     std::string settle(const std::string& anchor, const std::vector<Frame>& live); // live: outermost first
+    // The calls live across the whole interval (the same functions at the
+    // bottom of both ends' stacks), outermost first.
+    std::vector<Frame> live_across(const Interval& in);
     // Innermost first. Read once per position: the replay is left at
     // `position` only by the first call.
     std::vector<Frame> frames_at(const std::string& position);

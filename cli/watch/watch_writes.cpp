@@ -182,7 +182,17 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
     }
     // The hi-th write, or something between it and the write before: the
     // instruction before the write tells.
-    go(at(hi));
+    std::optional<std::string> before = instruction_before(at(hi));
+    if (!before)
+        return std::nullopt;
+    if (is_bad(probe(*before)))
+        return between(at(hi - 1), with_segment(at(hi - 1), segment(*piece) + "1"));
+    return Interval{*before, at(hi)};
+}
+
+std::optional<std::string> WatchSearch::instruction_before(const std::string& after_write)
+{
+    go(after_write);
     std::string before;
     try {
         // (Found by trapping the instructions that may have written, from
@@ -192,11 +202,9 @@ std::optional<WatchSearch::Interval> WatchSearch::search_writes(const Interval& 
         return std::nullopt;
     }
     arrived(before);
-    if (before == at(hi))
+    if (before == after_write)
         return std::nullopt;
-    if (is_bad(probe(before)))
-        return between(at(hi - 1), with_segment(at(hi - 1), segment(*piece) + "1"));
-    return Interval{before, at(hi)};
+    return before;
 }
 
 WatchSearch::Interval WatchSearch::search_stretch(const Interval& in)

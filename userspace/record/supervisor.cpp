@@ -65,12 +65,12 @@ Supervisor::Supervisor(BpfCapture& capture, EventAssembler& assembler, EventSink
       options_(options), scheduler_(options.time_slice, options.chaos)
 {}
 
-Supervisor::Thread& Supervisor::thread(Tid tid)
+Supervisor::Thread& Supervisor::thread(Tid tid, std::optional<Tid> tgid)
 {
     auto [it, inserted] = threads_.try_emplace(tid);
     if (inserted) {
         it->second.tid = tid;
-        it->second.tgid = read_tgid(tid);
+        it->second.tgid = tgid ? *tgid : read_tgid(tid);
     }
     return it->second;
 }
@@ -312,9 +312,14 @@ void Supervisor::on_ptrace_event(Thread& t, int event)
         // by now. Nothing of it is left to follow; its /proc entry is gone,
         // so a new entry here would take it for a process of its own.
         // (A new process waits at its first stop for this event.)
-        if (!threads_.contains(child_tid) && !proc_status_number(child_tid, "Tgid"))
-            break;
-        Thread& child = thread(child_tid);
+        std::optional<Tid> child_tgid;
+        if (!threads_.contains(child_tid)) {
+            auto read = proc_status_number(child_tid, "Tgid");
+            if (!read)
+                break;
+            child_tgid = static_cast<Tid>(*read);
+        }
+        Thread& child = thread(child_tid, child_tgid);
         // A traced parent's child is traced: known as such before it may
         // start, and for a thread once its process is serialized (its
         // creator then gives the CPU up for its tracer stop).

@@ -211,7 +211,8 @@ private:
         std::optional<uint64_t> preempted_after; // … after this syscall of its own
     };
 
-    Thread& thread(Tid tid);
+    // The thread's entry, made if new (its tgid read from /proc unless given).
+    Thread& thread(Tid tid, std::optional<Tid> tgid = std::nullopt);
     void on_stop(pid_t tid, int status);
     void on_ptrace_event(Thread& t, int event);
     void on_event_stop(Thread& t, int signal);

@@ -99,6 +99,7 @@ struct ServeStart {
     bool landmarks = true;
     bool trust_landmarks = false;
     std::optional<PositionArg> from;
+    std::string reply_dir;
 };
 
 // Where the debugger starts, as the session's first travel.
@@ -135,6 +136,7 @@ int serve(const Trace& trace, replay::ReplayOptions options, Tid pid, int in_fd,
         replay::HostFiles files(trace);
         replay::GdbConnection connection(in_fd, out_fd);
         replay::GdbServer server(connection, session, files);
+        server.set_reply_dir(start.reply_dir);
         session.run(server);
     } catch (const replay::ReplayError& e) {
         fmt::print(stderr, "rewind: {}\n", e.report());
@@ -160,6 +162,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         bool quiet = false;
         bool verbose = false;
         std::string error_file;
+        std::string reply_dir;
         std::string from;
         bool no_landmarks = false;
         bool trust_landmarks = false;
@@ -179,6 +182,9 @@ void add_serve(CLI::App& app, Outcome& outcome)
         ->check(CLI::Range(1, 86400));
     cmd->add_option("--error-file", a->error_file,
                     "Also write why the replay ended, if it failed, to FILE (and its status, 90-93, to FILE.status)");
+    cmd->add_option("--reply-dir", a->reply_dir,
+                    "Write the tool replies longer than 64 KiB (rw-query) to files in DIR, for the tool that "
+                    "started this server to read (rewind calls, rewind writes)");
     cmd->add_option("--from", a->from,
                     "Start at this position (90%, an event index, or a position as `monitor when` prints it)");
     cmd->add_flag("--no-landmarks", a->no_landmarks, "Do not start from the trace's landmarks (rewind landmark)");
@@ -199,6 +205,7 @@ void add_serve(CLI::App& app, Outcome& outcome)
         ServeStart start;
         start.landmarks = !a->no_landmarks;
         start.trust_landmarks = a->trust_landmarks;
+        start.reply_dir = a->reply_dir;
         if (!a->from.empty()) {
             start.from = PositionArg::parse(a->from);
             start.from->check_within(t.end() ? t.end()->events : 0);

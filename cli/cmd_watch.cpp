@@ -299,14 +299,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
             report = search.run();
         } catch (const std::exception& e) {
             progress.erase(); // before main prints why
-            // The replay failed partway: its own status (90-93), as replay's.
-            if (std::string why = support.server_error(); !why.empty()) {
-                std::string message = std::string(e.what()) + "; the server ended with:\n  " + why;
-                if (int status = support.server_status())
-                    throw UsageError(message, status);
-                throw std::runtime_error(message);
-            }
-            throw;
+            rethrow_with_server_error(support, e);
         }
         progress.erase();
         if (report.outcome == WatchReport::Outcome::Unevaluable)

@@ -24,6 +24,8 @@ void add_replay(CLI::App& app, Outcome& outcome, const std::vector<std::string>&
 void add_serve(CLI::App& app, Outcome& outcome);
 void add_landmark(CLI::App& app, Outcome& outcome);
 void add_watch(CLI::App& app, Outcome& outcome);
+void add_calls(CLI::App& app, Outcome& outcome);
+void add_writes(CLI::App& app, Outcome& outcome);
 // Takes the arguments after `--` out of a subcommand's command line.
 std::vector<std::string> take_passthrough(std::vector<char*>& args, std::string_view subcommand);
 void add_ls(CLI::App& app, Outcome& outcome);

@@ -88,6 +88,17 @@ std::string GdbSupport::target_command() const
     return command + " " + shell_quote(trace_dir_);
 }
 
+void rethrow_with_server_error(const GdbSupport& support, const std::exception& e)
+{
+    if (std::string why = support.server_error(); !why.empty()) {
+        std::string message = std::string(e.what()) + "; the server ended with:\n  " + why;
+        if (int status = support.server_status())
+            throw UsageError(message, status);
+        throw std::runtime_error(message);
+    }
+    throw;
+}
+
 std::string GdbSupport::server_error() const
 {
     std::ifstream in(dir_ / "server-error");

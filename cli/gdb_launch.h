@@ -3,6 +3,7 @@
 // reads them locally), and the replay server on a pipe.
 #pragma once
 
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ public:
 
     std::string init_script() const { return (dir_ / "rewind-gdbinit.py").string(); }
     std::string sysroot() const { return (dir_ / "sysroot").string(); }
+    // The server writes its long tool replies into the private directory
+    // (rewind serve --reply-dir), where they go with this object.
+    void take_long_replies_in_files() { serve_options_.insert(serve_options_.end(), {"--reply-dir", dir_.string()}); }
     // The gdb command that connects to a replay server of the trace.
     std::string target_command() const;
     // Why the server of target_command() ended, if it failed (empty if not):
@@ -39,6 +43,11 @@ private:
     std::filesystem::path trace_dir_;
     std::vector<std::string> serve_options_;
 };
+
+// From a catch block of a tool that drove gdb on `support`'s server: where
+// the replay failed, the failure is the server's, with replay's exit status
+// (90-93); otherwise the exception caught is thrown again.
+[[noreturn]] void rethrow_with_server_error(const GdbSupport& support, const std::exception& e);
 
 // Fails with a clear message when `gdb` cannot be run.
 void check_gdb(const std::string& gdb);

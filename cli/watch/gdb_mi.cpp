@@ -50,6 +50,22 @@ bool is_parse_error(const std::string& e)
     return false;
 }
 
+std::string last_json_line(const std::string& console)
+{
+    std::string json;
+    size_t start = 0;
+    while (start < console.size()) {
+        size_t end = console.find('\n', start);
+        std::string line = console.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!line.empty() && line[0] == '{')
+            json = line;
+        if (end == std::string::npos)
+            break;
+        start = end + 1;
+    }
+    return json;
+}
+
 std::string parse_mi_cstring(const std::string& s, size_t& pos)
 {
     if (pos >= s.size() || s[pos] != '"')
@@ -220,15 +236,23 @@ GdbMi::~GdbMi()
 
 std::optional<std::string> GdbMi::read_line()
 {
+    // Lines are taken from the front without moving the rest each time: a
+    // long reply comes as thousands of stream records.
+    size_t scanned = head_;
     for (;;) {
-        size_t nl = buffer_.find('\n');
+        size_t nl = buffer_.find('\n', scanned);
         if (nl != std::string::npos) {
-            std::string line = buffer_.substr(0, nl);
-            buffer_.erase(0, nl + 1);
+            std::string line = buffer_.substr(head_, nl - head_);
+            head_ = nl + 1;
+            if (head_ > (1u << 16) && head_ * 2 > buffer_.size()) {
+                buffer_.erase(0, head_);
+                head_ = 0;
+            }
             if (!line.empty() && line.back() == '\r')
                 line.pop_back();
             return line;
         }
+        scanned = buffer_.size();
         char buf[65536];
         ssize_t n = ::read(from_gdb_, buf, sizeof(buf));
         if (n < 0 && errno == EINTR)

@@ -39,6 +39,9 @@ std::string mi_quote(const std::string& s);
 // Whether gdb's error says it could not parse an expression (rather than
 // evaluate it).
 bool is_parse_error(const std::string& gdb_error);
+// The reply of the replay server's rw-* monitor commands: the last line of
+// JSON in what gdb printed ("" if there is none).
+std::string last_json_line(const std::string& console);
 
 class GdbMi {
 public:
@@ -57,6 +60,7 @@ private:
     pid_t pid_ = -1;
     int to_gdb_ = -1, from_gdb_ = -1;
     std::string buffer_;
+    size_t head_ = 0; // where the next line begins in buffer_
     unsigned token_ = 1;
 };
 

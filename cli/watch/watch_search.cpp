@@ -44,17 +44,7 @@ std::string WatchSearch::tool(const std::string& command)
         throw std::runtime_error(why);
     };
     // The reply is the last line of JSON the server printed.
-    std::string json;
-    size_t start = 0;
-    while (start < r.console.size()) {
-        size_t end = r.console.find('\n', start);
-        std::string line = r.console.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (!line.empty() && line[0] == '{')
-            json = line;
-        if (end == std::string::npos)
-            break;
-        start = end + 1;
-    }
+    std::string json = last_json_line(r.console);
     if (json.empty())
         return fail("the replay server gave no answer to `" + command + "`: " + r.console);
     static const bool trace = std::getenv("REWIND_DEBUG") != nullptr;

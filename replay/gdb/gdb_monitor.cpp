@@ -107,6 +107,50 @@ std::vector<std::string> words_of(const std::string& s)
     return out;
 }
 
+// A trailing most=N: its number into r.most, and `end` before it.
+std::string parse_most(const std::vector<std::string>& args, size_t& end, ResumeRequest& r)
+{
+    if (end <= 2 || args[end - 1].rfind("most=", 0) != 0)
+        return "";
+    try {
+        r.most = std::stoull(args[end - 1].substr(5));
+    } catch (const std::exception&) {
+        return "not a number: " + args[end - 1];
+    }
+    end--;
+    return "";
+}
+
+// Places: ADDR (hex), executions of the instruction there; fADDR, those of
+// a function's entry and its calls' returns; wADDR.LEN, the writes to LEN
+// bytes there.
+std::string parse_places(const std::vector<std::string>& args, size_t begin, size_t end, ResumeRequest& r)
+{
+    for (size_t i = begin; i < end; i++) {
+        bool write = args[i][0] == 'w';
+        bool function = args[i][0] == 'f';
+        try {
+            size_t dot = 0;
+            uint64_t addr = std::stoull(args[i].substr(write || function ? 1 : 0), &dot, 16);
+            if (function)
+                r.functions.push_back(addr);
+            if (!write) {
+                r.addrs.push_back(addr);
+                continue;
+            }
+            if (args[i].size() < 3 + dot || args[i][1 + dot] != '.')
+                throw std::invalid_argument("no length");
+            uint32_t len = static_cast<uint32_t>(std::stoul(args[i].substr(2 + dot)));
+            if ((len != 1 && len != 2 && len != 4 && len != 8) || addr % len != 0)
+                return "a watched range is 1, 2, 4 or 8 bytes at an address they divide: " + args[i];
+            r.writes.emplace_back(addr, len);
+        } catch (const std::exception&) {
+            return write ? "not a range (wADDR.LEN): " + args[i] : "not an address: " + args[i];
+        }
+    }
+    return "";
+}
+
 // The rw-* commands: machine-readable probes for tools (rewind watch). Each
 // reply is one line of JSON, {"error": "..."} when the command is wrong.
 MonitorResult tool_command(DebugSession& session, const std::string& verb, const std::vector<std::string>& args)
@@ -255,40 +299,38 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         r.to = position(args[1]);
         if (!r.from || !r.to)
             return fail(verb + " needs two positions of this recording");
+        // A cap on the writes counted (each costs a debug exception), or on
+        // the instructions stepped.
         size_t places_end = args.size();
-        if (places_end > 2 && args.back().rfind("most=", 0) == 0) {
-            // A cap on the writes counted (each costs a debug exception),
-            // or on the instructions stepped.
-            try {
-                r.most = std::stoull(args.back().substr(5));
-            } catch (const std::exception&) {
-                return fail("not a number: " + args.back());
-            }
-            places_end--;
-        }
+        if (std::string why = parse_most(args, places_end, r); !why.empty())
+            return fail(why);
         if (places_end > 5 || (r.kind == ResumeRequest::Kind::Steps && places_end > 2))
             return fail(verb == "rw-steps" ? "rw-steps takes two positions and most=N"
                                            : "rw-count counts at most three places");
-        for (size_t i = 2; i < places_end; i++) {
-            // ADDR (hex): executions of it; wADDR.LEN: writes to LEN bytes there.
-            bool write = args[i][0] == 'w';
-            try {
-                size_t dot = 0;
-                uint64_t addr = std::stoull(args[i].substr(write ? 1 : 0), &dot, 16);
-                if (!write) {
-                    r.addrs.push_back(addr);
-                    continue;
-                }
-                if (args[i].size() < 3 + dot || args[i][1 + dot] != '.')
-                    throw std::invalid_argument("no length");
-                uint32_t len = static_cast<uint32_t>(std::stoul(args[i].substr(2 + dot)));
-                if ((len != 1 && len != 2 && len != 4 && len != 8) || addr % len != 0)
-                    return fail("a watched range is 1, 2, 4 or 8 bytes at an address they divide: " + args[i]);
-                r.writes.emplace_back(addr, len);
-            } catch (const std::exception&) {
-                return fail(write ? "not a range (wADDR.LEN): " + args[i] : "not an address: " + args[i]);
-            }
+        if (std::string why = parse_places(args, 2, places_end, r); !why.empty())
+            return fail(why);
+        if (!r.functions.empty())
+            return fail("fADDR is a place of rw-query only");
+    } else if (verb == "rw-query" && args.size() >= 3) {
+        // FROM (begin or an event) TO (end or a position) PLACE... [most=N]:
+        // every execution of the places' instructions and every change of
+        // their bytes, with the registers there. The replay is left at FROM.
+        r.kind = ResumeRequest::Kind::Query;
+        r.from = args[0] == "begin" ? session.beginning() : position(args[0]).value_or(perfclock::Position{});
+        if (args[0] != "begin" && (!position(args[0]) || !r.from->path.empty()))
+            return fail("a query starts at begin or at an event of this recording: " + args[0]);
+        if (args[1] != "end") {
+            r.to = position(args[1]);
+            if (!r.to)
+                return fail("not a position of this recording: " + args[1]);
         }
+        size_t places_end = args.size();
+        if (std::string why = parse_most(args, places_end, r); !why.empty())
+            return fail(why);
+        if (std::string why = parse_places(args, 2, places_end, r); !why.empty())
+            return fail(why);
+        if (r.writes.size() > 4 || r.addrs.size() > 64)
+            return fail("a query watches at most 4 ranges (the debug registers) and 64 instructions");
     } else if (verb == "rw-back" && args.size() <= 1) {
         // The current thread's previous instruction; giving up past MOST stops.
         r.kind = ResumeRequest::Kind::ReverseStep;

@@ -4,8 +4,10 @@
 #include "gdb_tls.h"
 
 #include <elf.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 
@@ -271,6 +273,24 @@ std::optional<ResumeRequest> GdbServer::dispatch(const std::string& packet)
     return std::nullopt;
 }
 
+std::string GdbServer::machine_reply(std::string json) const
+{
+    constexpr size_t kLongReply = 64 * 1024;
+    if (reply_dir_.empty() || json.size() <= kLongReply)
+        return json;
+    std::string name = reply_dir_ + "/reply-XXXXXX";
+    int fd = ::mkstemp(name.data());
+    if (fd < 0)
+        return json;
+    bool written = ::write(fd, json.data(), json.size()) == static_cast<ssize_t>(json.size());
+    ::close(fd);
+    if (!written) {
+        ::unlink(name.c_str());
+        return json;
+    }
+    return nlohmann::json{{"reply_file", name}}.dump();
+}
+
 ResumeRequest GdbServer::on_stop(const StopReport& report)
 {
     last_stop_ = report;
@@ -287,7 +307,7 @@ ResumeRequest GdbServer::on_stop(const StopReport& report)
                                : !session_.probe_result().empty()
                                    ? session_.probe_result()
                                    : nlohmann::json{{"position", session_.position().serialize()}}.dump();
-            reply("O" + to_hex(json + "\n"));
+            reply("O" + to_hex(machine_reply(std::move(json)) + "\n"));
         } else {
             reply("O" +
                   to_hex(error.empty() ? "Now at " + session_.describe_position() + ".\n" : "rewind: " + error + "\n"));

@@ -23,6 +23,9 @@ class GdbServer : public DebugFrontend {
 public:
     GdbServer(GdbConnection& connection, DebugSession& session, HostFiles& files);
     ~GdbServer() override;
+    // A tool's long reply (rw-query) goes to a file in `dir` and the reply
+    // names it: through gdb, console text costs about a microsecond a byte.
+    void set_reply_dir(std::string dir) { reply_dir_ = std::move(dir); }
 
     ResumeRequest on_stop(const StopReport& report) override;
     bool interrupt_requested() override { return connection_.interrupted(); }
@@ -62,6 +65,8 @@ private:
     Tid general_tid_ = 0;
     Tid continue_tid_ = 0; // Hc: the thread `s` and `bs` move
     std::optional<ResumeRequest> pending_monitor_travel_;
+    std::string reply_dir_;
+    std::string machine_reply(std::string json) const; // json, or a file's name in reply_dir_
     bool pending_monitor_machine_ = false;
     std::unique_ptr<ReverseWatch> reverse_watch_; // rewind watch, driving the replay for `monitor reverse-watch`
     bool told_no_reverse_ = false;

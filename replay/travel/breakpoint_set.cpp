@@ -43,6 +43,16 @@ void BreakpointSet::apply(Task& task)
         armed_.clear();
         armed_tids_.clear();
     }
+    if (recheck_) {
+        recheck_ = false;
+        for (auto it = shadow_.begin(); it != shadow_.end();) {
+            uint8_t now = 0;
+            if (mem.read(RemoteAddr(it->first), {&now, 1}) && now == 0xcc)
+                ++it;
+            else
+                it = shadow_.erase(it); // gone with its page: inserted again below
+        }
+    }
     // Software: remove what is no longer wanted, insert what is missing.
     for (auto it = shadow_.begin(); it != shadow_.end();) {
         if (software_.count(it->first)) {

@@ -59,6 +59,10 @@ public:
     // hardware ones (before its memory is copied, or while seeking).
     void lift(Task& task);
     bool applied_to(pid_t process) const { return applied_pid_ == process; }
+    // An event mapped or unmapped memory: a page that held an int3 may have
+    // been replaced (ld.so maps a library's whole span, then its code over
+    // it), so the next apply() looks whether each is still there.
+    void mappings_changed() { recheck_ = true; }
     // The process exec'd: its memory, and every address the debugger set,
     // belong to the former program. Forgets them all without writing.
     void forget_all();
@@ -86,6 +90,7 @@ private:
     pid_t applied_pid_ = 0; // the process (real tgid) holding them
     std::set<pid_t> armed_tids_;
     bool hardware_changed_ = false;
+    bool recheck_ = false;
     std::map<uint64_t, uint8_t> shadow_; // original byte under each inserted int3
     perfclock::ByteUnderInt3 foreign_;
     struct Armed {

@@ -121,6 +121,11 @@ void DebugSession::begin_probe(const ResumeRequest& r, const StopReport& report)
         seek(found, report);
         return;
     }
+    case ResumeRequest::Kind::Query: {
+        probe_result_ = run_query(r);
+        seek(r.from.value_or(begin_), report);
+        return;
+    }
     default:
         break;
     }

@@ -384,7 +384,9 @@ std::string DebugSession::travel_unavailable(const ResumeRequest& r) const
         return p && std::any_of(p->path.begin(), p->path.end(),
                                 [](const perfclock::Segment& s) { return s.kind == perfclock::Segment::Kind::Watch; });
     };
-    if (r.kind != K::ReverseContinue && r.kind != K::ReverseStep && !watches(r.from) && !watches(r.to))
+    bool query_watches = r.kind == K::Query && !r.writes.empty();
+    if (r.kind != K::ReverseContinue && r.kind != K::ReverseStep && !watches(r.from) && !watches(r.to) &&
+        !query_watches)
         return "";
     return "this needs the CPU's debug registers, and they do not work on this machine (`rewind doctor`: hw "
            "breakpoints); forward execution, breakpoints, goto an event, a percentage or a position, and rewind "
@@ -491,12 +493,19 @@ StopReport DebugSession::execute()
         // call is to stop a thread in a run (a debugger's traps stay in the
         // process while seeking, and their hits are passed over).
         bool untrapped = mode_ == Mode::Seek && breakpoints_.software().empty() && breakpoints_.hardware().empty();
+        const auto* call = next ? std::get_if<SyscallEvent>(&next->event) : nullptr;
+        bool remaps = through || (call && (call->nr == SYS_mmap || call->nr == SYS_munmap || call->nr == SYS_mremap ||
+                                           call->nr == SYS_shmat));
         bool stepped = through ? engine_.step_through(through_last, snapshot_due, untrapped) : engine_.step();
+        if (remaps)
+            breakpoints_.mappings_changed();
         if (watching)
             engine_.cancel_interrupt();
         if (!stepped)
             return stop(StopReport::Kind::ReplayEnd);
         position_ = perfclock::Position{engine_.next_event_index(), {}};
+        if (query_ && mode_ == Mode::Collect)
+            note_query_event();
         if (new_program)
             if (auto report = enter_new_program(*new_program))
                 return *report;

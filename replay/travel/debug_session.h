@@ -82,6 +82,8 @@ struct ResumeRequest {
         Steps,          // single steps from `from` to `to` (the result: probe_result())
         Sample,         // from `from`, `value` anchors `span_ns` apart in running time (the result: probe_result())
         Label,          // `to` (anchored) as `from` and a breakpoint count (the result: probe_result())
+        Query,          // from `from` (a boundary) to `to` (nullopt: the end), every execution of `addrs` and
+                        // change of `writes`, with the registers there (the result: probe_result())
         SwitchFrontend, // serve `frontend` until it goes away, then the current one again
         Kill,           // end the session
     };
@@ -96,6 +98,7 @@ struct ResumeRequest {
     std::optional<perfclock::Segment> arrival;
     std::vector<uint64_t> addrs;
     std::vector<std::pair<uint64_t, uint32_t>> writes; // Count: the thread's writes to [addr, addr+len)
+    std::vector<uint64_t> functions; // Query: entries among `addrs` whose calls' returns are noted too
     uint64_t most = 0; // Count: a cap on the writes counted to each (0: the default); Steps: on the steps
     uint64_t span_ns = 0;
     class DebugFrontend* frontend = nullptr;
@@ -523,6 +526,37 @@ private:
         std::optional<perfclock::ExecutionCounter> trap;
     };
     std::unique_ptr<Labelling> labelling_;
+    // A whole-recording query (debug_query.cpp): one collect whose hits
+    // are noted with the thread's state there.
+    struct Query {
+        std::vector<std::pair<uint64_t, uint32_t>> watched; // pieces of the bytes whose changes are noted
+        uint64_t first_event = 0; // hits before it are the snapshot's run up to FROM, not the query's
+        uint64_t most = 0;
+        size_t noted = 0;                         // of hits_
+        uint64_t noted_records = 0;               // records that count against `most` (returns do not)
+        std::vector<std::string> records;         // JSON objects, in time order
+        std::optional<std::vector<uint8_t>> last; // the watched bytes as last seen (nullopt: unreadable)
+        bool full = false;
+        std::set<uint64_t> asked;     // the instructions asked about
+        std::set<uint64_t> functions; // of them, entries whose calls' returns are noted
+        std::set<uint64_t> returns;   // return addresses stopped at for them
+        struct Call {
+            Tid tid;
+            uint64_t rsp_after; // the stack pointer its return leaves
+            size_t record;      // its entry's index in records
+            perfclock::Position entry;
+            uint64_t return_address;
+            uint64_t returns_before; // executions of the return address in the entry's stretch until then
+        };
+        std::vector<Call> pending;
+    };
+    bool note_query_return(Task& task, const Hit& h);
+    bool add_query_record(std::string record); // false past `most` (the collect ends once no call is pending)
+    std::unique_ptr<Query> query_;
+    std::string run_query(const ResumeRequest& r);
+    void note_query_hits(Task& task);
+    void note_query_event();
+    std::optional<std::vector<uint8_t>> read_watched(Task& task) const;
     std::unique_ptr<perfclock::RunningTimes> running_times_;
     struct LabelDone {
         perfclock::Position found;

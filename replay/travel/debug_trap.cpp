@@ -48,12 +48,17 @@ DebugHook::Then DebugSession::on_trap(Task& task, const siginfo_t& info)
         return c.then == perfclock::AfterTrap::Step ? Then::Step : Then::Resume;
     case perfclock::SoftCounters::Claim::Kind::Fired: {
         Then then = handle_trap(task, c.info);
+        if (query_)
+            note_query_hits(task);
         return soft_counters_.step_after_fired(counted, then == Then::Step) ? Then::Step : then;
     }
     case perfclock::SoftCounters::Claim::Kind::NotOurs:
         break;
     }
-    return handle_trap(task, info);
+    Then then = handle_trap(task, info);
+    if (query_)
+        note_query_hits(task);
+    return then;
 }
 
 DebugHook::Then DebugSession::handle_trap(Task& task, const siginfo_t& info)

@@ -82,6 +82,7 @@ void DebugSession::begin_travel(const ResumeRequest& r)
     case ResumeRequest::Kind::Steps:
     case ResumeRequest::Kind::Sample:
     case ResumeRequest::Kind::Label:
+    case ResumeRequest::Kind::Query:
         begin_probe(r, report);
         return;
     default:

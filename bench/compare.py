@@ -18,6 +18,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_queries  # noqa: E402
 import compare_watch  # noqa: E402
 import watch_shapes  # noqa: E402
 
@@ -58,6 +59,19 @@ class Context:
     def info(self):
         p = subprocess.run([self.rewind, "info", "--json"], env=self.env, stdout=subprocess.PIPE, check=True)
         return json.loads(p.stdout)
+
+    def file_numbers(self, count):
+        """The numbers 1..count, shuffled the same way every time, one a line."""
+        path = os.path.join(self.tmp, f"numbers-{count}.txt")
+        if not os.path.exists(path):
+            numbers, x = list(range(1, count + 1)), 12345
+            for i in range(count - 1, 0, -1):
+                x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+                j = x % (i + 1)
+                numbers[i], numbers[j] = numbers[j], numbers[i]
+            with open(path, "w") as f:
+                f.write("".join(f"{n}\n" for n in numbers))
+        return path
 
     def file(self, name, size, compressible=True):
         path = os.path.join(self.tmp, name)
@@ -582,6 +596,10 @@ def section_watch(ctx):
     return compare_watch.section_watch(ctx, md_table)
 
 
+def section_queries(ctx):
+    return compare_queries.section(ctx, md_table)
+
+
 def section_watch_shapes(ctx):
     return watch_shapes.section(ctx, md_table)
 
@@ -628,7 +646,7 @@ for a thread that keeps its registers over a round (a spin-wait)."""
 
 SECTIONS = {"record": section_record, "signals": section_signals, "replay": section_replay, "codec": section_codec, "debug": section_debug,
             "watch": section_watch, "watch-shapes": section_watch_shapes, "threads": section_threads,
-            "threads-parallel": section_threads_parallel, "reading": section_reading}
+            "threads-parallel": section_threads_parallel, "reading": section_reading, "queries": section_queries}
 
 
 def md_table(header, rows):

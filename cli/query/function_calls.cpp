@@ -17,6 +17,11 @@ uint64_t little_endian_word(const std::string& hex)
 // six registers, floats and doubles in xmm0-7. A parameter passed some
 // other way (a struct by value, long double) makes the places of the ones
 // after it uncertain: those are not guessed.
+bool points_to_chars(const TypeInfo& t)
+{
+    return t.kind == "pointer" && (t.target == "char" || t.target == "unsigned char" || t.target == "signed char");
+}
+
 // A char pointer's string, as far as the bytes read at the call show it.
 std::string quoted_string(const std::string& hex)
 {
@@ -62,13 +67,38 @@ std::vector<std::string> decode_args(const FunctionInfo& f, const nlohmann::json
         } else if (next_int < 6) {
             const char* reg = kIntegerRegisters[next_int++];
             v = p.type.format(regs[reg].get<uint64_t>());
-            bool chars = p.type.kind == "pointer" && (p.type.target == "char" || p.type.target == "unsigned char" ||
-                                                      p.type.target == "signed char");
-            if (chars && hit.contains("pointed") && hit["pointed"].contains(reg))
+            if (points_to_chars(p.type) && hit.contains("pointed") && hit["pointed"].contains(reg))
                 v += " " + quoted_string(hit["pointed"][reg].get<std::string>());
         }
         out.push_back(v);
     }
+    return out;
+}
+
+// What the stops note besides the registers: xmm0-7 where a float is
+// passed or returned, the bytes where a char pointer points.
+std::string extras_wanted(const FunctionInfo& f)
+{
+    static const char* const kIntegerRegisters[] = {"rdi", "rsi", "rdx", "rcx", "r8", "r9"};
+    std::vector<std::string> with;
+    bool floats = f.returns && f.returns->kind == "float";
+    size_t next_int = 0;
+    for (const auto& p : f.params) {
+        if (p.type.kind == "float") {
+            floats = true;
+        } else if (p.type.kind == "other" || p.type.size > 8) {
+            break; // the places of the ones after it are not guessed
+        } else if (next_int < 6) {
+            if (points_to_chars(p.type))
+                with.push_back(kIntegerRegisters[next_int]);
+            next_int++;
+        }
+    }
+    if (floats)
+        with.push_back("xmm");
+    std::string out;
+    for (const auto& w : with)
+        out += (out.empty() ? " with=" : ",") + w;
     return out;
 }
 
@@ -102,7 +132,8 @@ CallList list_calls(GdbMi& gdb, const FunctionInfo& function, uint64_t most)
     // One replay that stops at the entry and, from each call on, at its
     // return address: a return is the first stop there with the stack as
     // the call left it (recursion returns innermost first).
-    nlohmann::json reply = tool_reply(gdb, fmt::format("rw-query begin end f{:x} most={}", entry, most));
+    nlohmann::json reply =
+        tool_reply(gdb, fmt::format("rw-query begin end f{:x}{} most={}", entry, extras_wanted(function), most));
     // Where gdb shows the arguments: the first execution of the instruction
     // after the prologue, from the entry on.
     const uint64_t body = list.function.body;

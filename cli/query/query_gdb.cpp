@@ -200,6 +200,11 @@ FunctionInfo function_info(GdbMi& gdb, const std::string& name)
                               "ends (gdb: " +
                               said + ")");
     }
+    // Before its library is loaded, a library's function is the program's
+    // PLT stub of that name, which only the program's own calls go through.
+    MiResult where = gdb.console(fmt::format("info symbol {:#x}", *entry));
+    if (where.console.find("@plt") != std::string::npos || where.console.find("section .plt") != std::string::npos)
+        throw QueryInputError(name + " is only the program's PLT stub of a library's function where the replay is");
     FunctionInfo f;
     f.name = name;
     f.entry = *entry;

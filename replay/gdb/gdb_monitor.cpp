@@ -3,6 +3,7 @@
 #include "hw_breakpoint.h"
 #include "json_bytes.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -327,6 +328,20 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         size_t places_end = args.size();
         if (std::string why = parse_most(args, places_end, r); !why.empty())
             return fail(why);
+        if (places_end > 2 && args[places_end - 1].rfind("with=", 0) == 0) {
+            // with=xmm,rdi,…: xmm0-7 and where those registers point, at each stop.
+            static const std::vector<std::string> pointers{"rdi", "rsi", "rdx", "rcx", "r8", "r9"};
+            std::istringstream items(args[--places_end].substr(5));
+            for (std::string item; std::getline(items, item, ',');) {
+                auto it = std::find(pointers.begin(), pointers.end(), item);
+                if (item == "xmm")
+                    r.query_with |= ResumeRequest::kWithXmm;
+                else if (it != pointers.end())
+                    r.query_with |= 1u << (1 + (it - pointers.begin()));
+                else
+                    return fail("with= takes xmm and argument registers (rdi, rsi, rdx, rcx, r8, r9): " + item);
+            }
+        }
         if (std::string why = parse_places(args, 2, places_end, r); !why.empty())
             return fail(why);
         if (r.writes.size() > 4 || r.addrs.size() > 64)

@@ -112,13 +112,24 @@ std::string DebugSession::run_query(const ResumeRequest& r)
             s.collected_.reset(); // its hits were for other breakpoints
         }
     } swap(*this);
-    for (uint64_t a : r.addrs)
-        breakpoints_.add_software(a);
+    // A debug register stops once at an execution, an int3 twice (its trap
+    // and the step over it): the instructions asked about get the registers
+    // the watched ranges leave, the return addresses found on the way int3s.
+    size_t registers_left = perfclock::breakpoints_work() ? 4 - std::min<size_t>(4, r.writes.size()) : 0;
+    for (uint64_t a : r.addrs) {
+        if (registers_left > 0) {
+            breakpoints_.add_hardware({perfclock::BreakpointKind::Execute, a, 1});
+            registers_left--;
+        } else {
+            breakpoints_.add_software(a);
+        }
+    }
     for (auto [addr, len] : r.writes)
         breakpoints_.add_hardware({perfclock::BreakpointKind::Write, addr, len});
 
     query_ = std::make_unique<Query>();
     query_->watched = r.writes;
+    query_->with = r.query_with;
     query_->asked.insert(r.addrs.begin(), r.addrs.end());
     query_->functions.insert(r.functions.begin(), r.functions.end());
     query_->first_event = from.event;
@@ -141,16 +152,17 @@ std::string DebugSession::run_query(const ResumeRequest& r)
 
     nlohmann::json j;
     j["initial"] = initial;
-    std::string hits = "[";
-    for (size_t i = 0; i < query_->records.size(); i++)
-        hits += (i ? "," : "") + query_->records[i];
-    hits += "]";
-    j["hits"] = nlohmann::json::parse(hits);
     j["complete"] = !query_->full;
     j["most"] = query_->most;
     j["from"] = from.serialize();
     j["to"] = to.serialize();
-    return j.dump();
+    // The records are JSON already: joined, not parsed again.
+    std::string out = j.dump();
+    out.pop_back();
+    out += ",\"hits\":[";
+    for (size_t i = 0; i < query_->records.size(); i++)
+        out += (i ? "," : "") + query_->records[i];
+    return out + "]}";
 }
 
 void DebugSession::note_query_hits(Task& task)
@@ -181,10 +193,12 @@ void DebugSession::note_query_hits(Task& task)
         } else {
             rec["kind"] = "break";
             rec["addr"] = h.addr;
-            rec["xmm"] = float_registers(task.tid());
-            // What the argument registers point to, where they point into
-            // memory: strings and small structs passed by pointer.
+            if (q.with & ResumeRequest::kWithXmm)
+                rec["xmm"] = float_registers(task.tid());
+            // What the argument registers asked about point to: strings
+            // and small structs passed by pointer.
             nlohmann::json pointed = nlohmann::json::object();
+            uint32_t bit = 2;
             for (auto [name, index] : {std::pair{"rdi", Registers::RDI},
                                        {"rsi", Registers::RSI},
                                        {"rdx", Registers::RDX},
@@ -192,7 +206,9 @@ void DebugSession::note_query_hits(Task& task)
                                        {"r8", Registers::R8},
                                        {"r9", Registers::R9}}) {
                 uint64_t at = regs[index];
-                if (at < 4096)
+                bool asked = q.with & bit;
+                bit <<= 1;
+                if (!asked || at < 4096)
                     continue;
                 // (A string near the end of its mapping: up to the page's end.)
                 std::vector<uint8_t> bytes(kPointedBytes);
@@ -203,7 +219,8 @@ void DebugSession::note_query_hits(Task& task)
                 }
                 pointed[name] = hex_bytes(bytes);
             }
-            rec["pointed"] = pointed;
+            if (!pointed.empty())
+                rec["pointed"] = pointed;
             // The return address, where the instruction is a function's first.
             std::vector<uint8_t> top(8);
             if (task.memory().read(RemoteAddr(regs[Registers::RSP]), top)) {
@@ -216,7 +233,7 @@ void DebugSession::note_query_hits(Task& task)
                     auto seen = hit_counts_.find(ret);
                     q.pending.push_back({task.recorded_tid(), regs[Registers::RSP] + 8, q.records.size(), h.pos, ret,
                                          seen == hit_counts_.end() ? 0 : seen->second});
-                    if (q.returns.insert(ret).second && !breakpoints_.has_software(ret)) {
+                    if (q.returns.insert(ret).second && !q.asked.count(ret) && !breakpoints_.has_software(ret)) {
                         breakpoints_.add_software(ret);
                         breakpoints_.apply(task);
                     }
@@ -263,7 +280,8 @@ bool DebugSession::note_query_return(Task& task, const Hit& h)
         rec["call"] = c.record;
         rec["thread"] = tid;
         rec["regs"] = registers_json(regs);
-        rec["xmm"] = float_registers(task.tid());
+        if (q.with & ResumeRequest::kWithXmm)
+            rec["xmm"] = float_registers(task.tid());
         q.records.push_back(rec.dump()); // (not counted: the calls listed are)
         // The calls above it on this thread's stack left without returning
         // (longjmp, an exception).

@@ -99,6 +99,10 @@ struct ResumeRequest {
     std::vector<uint64_t> addrs;
     std::vector<std::pair<uint64_t, uint32_t>> writes; // Count: the thread's writes to [addr, addr+len)
     std::vector<uint64_t> functions; // Query: entries among `addrs` whose calls' returns are noted too
+    // Query: what a stop at an instruction notes besides the registers: xmm0-7, and the bytes
+    // where each argument register points (bit 1 << (1 + i) for rdi, rsi, rdx, rcx, r8, r9).
+    static constexpr uint32_t kWithXmm = 1;
+    uint32_t query_with = 0;
     uint64_t most = 0; // Count: a cap on the writes counted to each (0: the default); Steps: on the steps
     uint64_t span_ns = 0;
     class DebugFrontend* frontend = nullptr;
@@ -537,6 +541,7 @@ private:
         std::vector<std::string> records;         // JSON objects, in time order
         std::optional<std::vector<uint8_t>> last; // the watched bytes as last seen (nullopt: unreadable)
         bool full = false;
+        uint32_t with = 0;            // ResumeRequest::query_with
         std::set<uint64_t> asked;     // the instructions asked about
         std::set<uint64_t> functions; // of them, entries whose calls' returns are noted
         std::set<uint64_t> returns;   // return addresses stopped at for them

@@ -186,6 +186,8 @@ def scenario_program_nobody_here_wrote(rw, programs, work):
     syscalls = sum(1 for e in dump_events(rw, trace) if e["kind"] == "syscall" and e["name"] == "write")
     j = query(rw, "calls", trace, "write")
     fds = {c["args"][0]["value"] for c in j["calls"]}
+    # (Where the program starts, `write` is its PLT stub: libc's, at the end.)
+    check(j["object"] == "libc.so.6", f"write is not libc's but {j['object']}")
     check(len(j["calls"]) == syscalls and fds == {"1"},
           f"{len(j['calls'])} calls of write (fds {fds}), {syscalls} write syscalls recorded")
     return f"{syscalls} writes of seq, {j['seconds']:.2f} s"

@@ -26,6 +26,7 @@ void add_landmark(CLI::App& app, Outcome& outcome);
 void add_watch(CLI::App& app, Outcome& outcome);
 void add_calls(CLI::App& app, Outcome& outcome);
 void add_writes(CLI::App& app, Outcome& outcome);
+void add_origin(CLI::App& app, Outcome& outcome);
 // Takes the arguments after `--` out of a subcommand's command line.
 std::vector<std::string> take_passthrough(std::vector<char*>& args, std::string_view subcommand);
 void add_ls(CLI::App& app, Outcome& outcome);

@@ -28,6 +28,7 @@ int main(int argc, char** argv)
     rw::cli::add_watch(app, outcome);
     rw::cli::add_calls(app, outcome);
     rw::cli::add_writes(app, outcome);
+    rw::cli::add_origin(app, outcome);
     rw::cli::add_info(app, outcome);
     rw::cli::add_ls(app, outcome);
     rw::cli::add_ps(app, outcome);

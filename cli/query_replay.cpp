@@ -14,14 +14,15 @@ std::string trace_of(const QueryArgs& a)
 
 } // namespace
 
-void QueryArgs::add_options(CLI::App* cmd, const std::string& what)
+void QueryArgs::add_options(CLI::App* cmd, const std::string& what, bool with_most)
 {
     cmd->add_option("trace_what", positional, "[TRACE] " + what + ": a trace (default: latest) and " + what)
         ->required()
         ->expected(1, 2);
     process.add_options(cmd);
     cmd->add_flag("--json", json, "Print the result as JSON");
-    cmd->add_option("--most", most, "Stop after this many (default 10000)")->check(CLI::PositiveNumber);
+    if (with_most)
+        cmd->add_option("--most", most, "Stop after this many (default 10000)")->check(CLI::PositiveNumber);
     cmd->add_option("--gdb", gdb, "The gdb that reads the debug information (default: /usr/bin/gdb)");
 }
 

@@ -23,7 +23,7 @@ struct QueryArgs {
     uint64_t most = 10000;
     std::string gdb = "/usr/bin/gdb";
     ProcessChoice process;
-    void add_options(CLI::App* cmd, const std::string& what);
+    void add_options(CLI::App* cmd, const std::string& what, bool with_most = true);
 };
 
 class QueryReplay {

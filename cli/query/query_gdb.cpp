@@ -258,6 +258,26 @@ const CodePlace& CodePlaces::at(uint64_t pc)
 {
     if (auto it = known_.find(pc); it != known_.end())
         return it->second;
+    std::optional<CodePlace> p = lookup(pc);
+    if (!p) {
+        gdb_.console("sharedlibrary");
+        p = lookup(pc);
+    }
+    if (!p && may_move_ && !loaded_at_end_) {
+        loaded_at_end_ = true;
+        tool_reply(gdb_, "rw-goto end");
+        gdb_.console("sharedlibrary");
+        p = lookup(pc);
+    }
+    if (!p) {
+        p = CodePlace{};
+        p->function = fmt::format("{:#x}", pc);
+    }
+    return known_.emplace(pc, *p).first->second;
+}
+
+std::optional<CodePlace> CodePlaces::lookup(uint64_t pc)
+{
     CodePlace p;
     static const std::regex symbol(R"(^(\S+)(?: \+ \d+)? in section \S+(?: of (\S+))?)");
     static const std::regex line(R"re(^Line (\d+) of "([^"]+)")re");
@@ -286,8 +306,8 @@ const CodePlace& CodePlaces::at(uint64_t pc)
         p.file = m[2];
     }
     if (p.function.empty() && p.file.empty())
-        p.function = fmt::format("{:#x}", pc);
-    return known_.emplace(pc, p).first->second;
+        return std::nullopt;
+    return p;
 }
 
 } // namespace rw::cli

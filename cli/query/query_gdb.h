@@ -79,11 +79,17 @@ struct CodePlace {
 };
 class CodePlaces {
 public:
-    explicit CodePlaces(GdbMi& gdb) : gdb_(gdb) {}
+    // A code address gdb cannot name may be in a library it has not loaded
+    // where the replay stands: it loads the libraries there, and where
+    // `may_move_replay`, those at the program's end.
+    explicit CodePlaces(GdbMi& gdb, bool may_move_replay = true) : gdb_(gdb), may_move_(may_move_replay) {}
     const CodePlace& at(uint64_t pc);
 
 private:
+    std::optional<CodePlace> lookup(uint64_t pc);
     GdbMi& gdb_;
+    bool may_move_;
+    bool loaded_at_end_ = false;
     std::map<uint64_t, CodePlace> known_;
     std::string program_; // as recorded
 };

@@ -108,6 +108,9 @@ std::vector<std::string> words_of(const std::string& s)
     return out;
 }
 
+// Where user space ends on x86-64: a debug register cannot watch beyond.
+constexpr uint64_t kUserSpaceEnd = 0x0000'8000'0000'0000ull;
+
 // A trailing most=N: its number into r.most, and `end` before it.
 std::string parse_most(const std::vector<std::string>& args, size_t& end, ResumeRequest& r)
 {
@@ -144,6 +147,8 @@ std::string parse_places(const std::vector<std::string>& args, size_t begin, siz
             uint32_t len = static_cast<uint32_t>(std::stoul(args[i].substr(2 + dot)));
             if ((len != 1 && len != 2 && len != 4 && len != 8) || addr % len != 0)
                 return "a watched range is 1, 2, 4 or 8 bytes at an address they divide: " + args[i];
+            if (addr + len > kUserSpaceEnd)
+                return "not an address of the program's memory: " + args[i];
             r.writes.emplace_back(addr, len);
         } catch (const std::exception&) {
             return write ? "not a range (wADDR.LEN): " + args[i] : "not an address: " + args[i];

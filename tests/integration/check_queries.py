@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""rewind calls and rewind writes, against what the programs count
-themselves: every call of a function with its arguments and return value
+"""rewind calls, rewind writes and rewind origin, against what the programs
+count themselves: every call of a function with its arguments and return value
 (a loop, a recursion, a longjmp out of a call, two threads, a double), every
 write to a global (by stores and by a read()), positions that gdb reaches
 through rewind replay, bad input, and the write calls of a program nobody
-here wrote against the write syscalls its recording holds.
+here wrote against the write syscalls its recording holds; the origin of
+a value that went through a file, memcpy, a struct copy, arithmetic,
+strdup, getrandom, a constant and a pipe between two processes.
 
   check_queries.py --rewind R --programs DIR --work W
 """
@@ -18,11 +20,12 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from rwtest import DEBUG_REGISTERS, Run, check, dump_events, fresh_dir, require_root, requiring, run_checks, skip
 
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs", "calls_count.c")
+PROGRAMS_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
+SOURCE = os.path.join(PROGRAMS_SOURCE, "calls_count.c")
 
 
-def line_of(marker):
-    with open(SOURCE) as f:
+def line_of(marker, source=SOURCE):
+    with open(source) as f:
         return next(n for n, text in enumerate(f, 1) if marker in text)
 
 
@@ -193,9 +196,76 @@ def scenario_program_nobody_here_wrote(rw, programs, work):
     return f"{syscalls} writes of seq, {j['seconds']:.2f} s"
 
 
-NEED_DEBUG_REGISTERS = {scenario_writes}
+def origin(rw, programs, work, mode, *extra):
+    with open(os.path.join(work, "origin.bin"), "wb") as f:
+        f.write(bytes((i * 7 + 3) & 255 for i in range(4096)))
+    trace = os.path.join(work, f"origin-{mode}.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", os.path.join(programs, "origin_chain"), mode], cwd=work)
+    check(r.status == 0, f"recording origin_chain {mode} failed\n{r.describe()}")
+    j = query(rw, "origin", trace, "result", *extra)
+    check(j["hops"], f"{mode}: no hop")
+    return trace, j
+
+
+def origin_line(marker):
+    return line_of(marker, os.path.join(PROGRAMS_SOURCE, "origin_chain.c"))
+
+
+def scenario_origin_file(rw, programs, work):
+    # A file's bytes, libc's memcpy of 4 KiB, a struct copy, arithmetic in a
+    # function, a store: back to byte 16 of the file.
+    trace, j = origin(rw, programs, work, "file")
+    hops = j["hops"]
+    kinds = [h["kind"] for h in hops]
+    check(j["complete"] and kinds[-1] == "event", f"the chain does not end at a syscall: {kinds}, {j['ends']}")
+    check("byte 16 of the file" in hops[-1]["what"] and "origin.bin" in hops[-1]["what"],
+          f"not byte 16 of origin.bin: {hops[-1]['what']}")
+    copy = [h for h in hops if h["kind"] == "copy"]
+    check(len(copy) == 1 and "n=4096" in copy[0]["what"] and copy[0]["line"] == origin_line("/* MEMCPY */"),
+          f"the memcpy hop: {copy}")
+    check(hops[0]["kind"] == "store" and hops[0]["line"] == origin_line("/* RESULT */"), f"first hop: {hops[0]}")
+    arithmetic = [h for h in hops if h["kind"] == "compute"]
+    check(arithmetic and all(h["function"] == "scaled" and h["line"] == origin_line("/* ARITHMETIC */")
+                             for h in arithmetic), f"the arithmetic hops: {arithmetic}")
+    check(any(h["line"] == origin_line("/* STRUCT COPY */") for h in hops), "no hop on the struct copy's line")
+    check(all(h["line"] for h in hops if h["kind"] != "event"), "a hop without a line")
+    # A hop's position in gdb: the same instruction.
+    load = next(h for h in hops if h["kind"] == "load")
+    r = Run([rw, "replay", trace, "--", "-batch", "-ex", f"goto {load['position']}", "-ex", "print/x $pc"])
+    check(f"= {load['pc']:#x}" in r.stdout.decode(errors="replace"), f"goto {load['position']}\n{r.describe()}")
+    return f"{len(hops)} hops to byte 16 of the file"
+
+
+def scenario_origin_strdup_random_constant(rw, programs, work):
+    _, j = origin(rw, programs, work, "strdup")
+    check("byte 11 of the file" in j["hops"][-1]["what"] and any(h["kind"] == "copy" for h in j["hops"]),
+          f"strdup: {[h['what'] for h in j['hops']]}")
+    _, j = origin(rw, programs, work, "random")
+    check("getrandom" in j["hops"][-1]["what"], f"random: {j['hops'][-1]}")
+    _, j = origin(rw, programs, work, "constant")
+    last = j["hops"][-1]
+    check(last["kind"] == "constant" and "0x2a" in last["what"] and last["line"] == origin_line("/* CONSTANT */"),
+          f"constant: {last}")
+    return "strdup, getrandom, a constant"
+
+
+def scenario_origin_through_a_pipe(rw, programs, work):
+    trace, j = origin(rw, programs, work, "pipe")
+    last = j["hops"][-1]["what"]
+    m = re.search(r"rewind origin (--pid \d+) \S+ '([^']+)' --at (\d+)", last)
+    check(m is not None and "written by process" in last, f"the pipe's writer is not named: {last}")
+    r = Run([rw, "origin", *m.group(1).split(), trace, m.group(2), "--at", m.group(3), "--json"])
+    check(r.status == 0, f"the writer's side\n{r.describe()}")
+    writer = json.loads(r.stdout)["hops"][-1]
+    check(writer["kind"] == "constant" and "0x1122334455667788" in writer["what"], f"the writer's origin: {writer}")
+    return "into the child that wrote"
+
+
+NEED_DEBUG_REGISTERS = {scenario_writes, scenario_origin_file, scenario_origin_strdup_random_constant,
+                        scenario_origin_through_a_pipe}
 SCENARIOS = [scenario_calls, scenario_recursion_longjmp_float, scenario_most, scenario_writes,
-             scenario_call_positions_in_gdb, scenario_bad_input, scenario_program_nobody_here_wrote]
+             scenario_call_positions_in_gdb, scenario_bad_input, scenario_program_nobody_here_wrote,
+             scenario_origin_file, scenario_origin_strdup_random_constant, scenario_origin_through_a_pipe]
 
 
 def main():

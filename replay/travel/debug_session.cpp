@@ -323,7 +323,14 @@ void DebugSession::begin_search()
     if (!t)
         throw ReplayError(ReplayErrorKind::Divergence, position_.event, current_tid_,
                           "the debugged process is gone at " + position_.describe());
-    trail_.start(position_, t->regs()[Registers::RIP]);
+    uint64_t rip = t->regs()[Registers::RIP];
+    trail_.start(position_, rip);
+    // Standing on the arrival's instruction where no Break segment arrived
+    // (after a watched write, at a boundary): its first execution is here,
+    // no step away. Stepping on would find the next one, later in time.
+    if (search_arrival_->kind == perfclock::Segment::Kind::Break && search_arrival_->count == 1 &&
+        rip == search_arrival_->addr && resting_on_ != rip)
+        throw SearchDone{0};
     if (search_arrival_->kind == perfclock::Segment::Kind::Watch) {
         const perfclock::Segment& a = *search_arrival_;
         search_counter_.emplace(t->tid(),

@@ -598,7 +598,9 @@ std::optional<perfclock::Position> DebugSession::previous_instruction(const perf
         if (backstep_most_traps_)
             throw NoSuchPosition("counting stopped: the instruction before is not among those a replay could trap");
         uint64_t steps = search_steps(base, arrival);
-        if (steps <= 1)
+        if (steps == 0)
+            return previous_instruction(base, at); // the arrival is the base itself, by another name
+        if (steps == 1)
             return base;
         return trail_.last();
     }

@@ -261,11 +261,31 @@ def scenario_origin_through_a_pipe(rw, programs, work):
     return "into the child that wrote"
 
 
-NEED_DEBUG_REGISTERS = {scenario_writes, scenario_origin_file, scenario_origin_strdup_random_constant,
+def scenario_origin_of_a_byte_sort_prints(rw, programs, work):
+    # sort (coreutils) copies each line through its own buffers and libc's
+    # small-copy paths (overlapping stores after a jump table: a step back
+    # from a watched write that names the next instruction by the write).
+    with open(os.path.join(work, "fruit.txt"), "w") as f:
+        f.write("pear\napple\nfig\n")
+    trace = os.path.join(work, "sort.trace")
+    r = Run([rw, "record", "-q", "-o", trace, "--", "sort", "fruit.txt"], cwd=work)
+    check(r.status == 0 and r.stdout == b"apple\nfig\npear\n", f"recording sort failed\n{r.describe()}")
+    write = next(e for e in dump_events(rw, trace)
+                 if e["kind"] == "syscall" and e["name"] == "write" and e["args"][0] == 1)
+    # Byte 6 of the output, the f of fig: byte 11 of the file.
+    j = query(rw, "origin", trace, f"*(char*){write['args'][1] + 6:#x}", "--at", str(write["index"] + 1))
+    last = j["hops"][-1]
+    check(j["complete"] and "byte 11 of the file" in last["what"] and "fruit.txt" in last["what"],
+          f"not byte 11 of fruit.txt: {[h['what'] for h in j['hops']]}")
+    return f"{len(j['hops'])} hops to byte 11 of the file"
+
+
+NEED_DEBUG_REGISTERS = {scenario_writes, scenario_origin_file, scenario_origin_of_a_byte_sort_prints, scenario_origin_strdup_random_constant,
                         scenario_origin_through_a_pipe}
 SCENARIOS = [scenario_calls, scenario_recursion_longjmp_float, scenario_most, scenario_writes,
              scenario_call_positions_in_gdb, scenario_bad_input, scenario_program_nobody_here_wrote,
-             scenario_origin_file, scenario_origin_strdup_random_constant, scenario_origin_through_a_pipe]
+             scenario_origin_file, scenario_origin_strdup_random_constant, scenario_origin_through_a_pipe,
+             scenario_origin_of_a_byte_sort_prints]
 
 
 def main():

@@ -85,4 +85,7 @@ at full speed, so the other calls cost nothing and the time over one replay
 grows with the stops asked for (two per call, one per write). The gdb
 alternative is a dprintf at the function on the replay: a stop and a
 round trip to gdb per call. A library function (write, strcoll) is resolved
-where the recording ends: one replay to the end first."""
+where the recording ends: one replay to the end first. Where the program
+itself is short, the stops are the cost: about 100 µs a call on this VM
+(traps are slow here), for sort's 261,000 calls of strcoll 27 s, against
+about 3 ms a call for gdb's dprintf (the 1,000-call row)."""

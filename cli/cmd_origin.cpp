@@ -4,12 +4,15 @@
 #include <sys/syscall.h>
 
 #include <cstring>
+#include <fstream>
 
 #include "commands.h"
 #include "event_format.h"
 #include "json_bytes.h"
 #include "memory_writes.h"
+#include "origin_svg.h"
 #include "query_replay.h"
+#include "usage_error.h"
 #include "value_origin.h"
 
 namespace rw::cli {
@@ -110,7 +113,8 @@ nlohmann::json to_json(const std::string& expr, const OriginChain& chain, double
                         {"object", h.place.object},
                         {"instruction", h.instruction},
                         {"what", h.what},
-                        {"tracked", h.tracked}});
+                        {"tracked", h.tracked},
+                        {"thread", h.thread}});
     return {
         {"expression", expr}, {"hops", hops}, {"complete", chain.complete}, {"ends", chain.ends}, {"seconds", seconds}};
 }
@@ -140,15 +144,17 @@ void add_origin(CLI::App& app, Outcome& outcome)
     a->add_options(cmd, "LVALUE", false);
     auto at = std::make_shared<std::string>("end");
     auto depth = std::make_shared<size_t>(16);
+    auto svg = std::make_shared<std::string>();
     cmd->add_option("--at", *at, "Where LVALUE has the value to explain: end (default), or a position");
     cmd->add_option("--depth", *depth, "Follow at most this many hops (default 16)")->check(CLI::Range(1, 200));
+    cmd->add_option("--svg", *svg, "Also draw the chain in FILE: a timeline of the recording, a lane per thread");
     cmd->footer("From the last write to the bytes of LVALUE: a store to the register it stored, back to the\n"
                 "instruction that set the register (a load, a move, arithmetic, a return value), a load to the\n"
                 "last write to the loaded bytes, a libc copy (memcpy, strcpy …) to its source bytes, until a\n"
                 "syscall's result (the file and byte a read got), a constant in the code or the program's\n"
                 "initial data. Each hop's position goes to `goto` in rewind replay. Example:\n"
                 "  rewind origin latest 'result'\n  rewind origin latest 'cfg.port' --at 50%");
-    cmd->callback([a, at, depth, &outcome] {
+    cmd->callback([a, at, depth, svg, &outcome] {
         QueryReplay replay(*a);
         LvalueInfo lvalue;
         OriginChain chain;
@@ -163,6 +169,13 @@ void add_origin(CLI::App& app, Outcome& outcome)
                        };
                        chain = trace_origin(gdb, lvalue.address, std::min<uint64_t>(lvalue.type.size, 8), options);
                    });
+        if (!svg->empty()) {
+            const auto& end = replay.trace().end();
+            std::ofstream out(*svg);
+            out << origin_svg(replay.what(), chain, end ? end->events : 0);
+            if (!out.flush())
+                throw UsageError("cannot write " + *svg);
+        }
         if (a->json)
             fmt::print("{}\n", dump_for_display(to_json(replay.what(), chain, replay.seconds()), 2));
         else

@@ -256,6 +256,7 @@ private:
         h.pc = i.pc;
         h.place = places_.at(i.pc);
         h.instruction = i.text;
+        h.thread = tool_reply(gdb_, "rw-status").value("thread", int64_t{0});
         return h;
     }
 

@@ -25,6 +25,7 @@ struct OriginHop {
     std::string instruction; // disassembled
     std::string what;        // what the hop did, in words
     std::string tracked;     // what is followed from here: "8 bytes at 0x…" or "%rax"
+    int64_t thread = 0;      // that ran the instruction (0: an event's, named in `what`)
 };
 
 struct OriginChain {

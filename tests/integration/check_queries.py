@@ -214,8 +214,15 @@ def origin_line(marker):
 def scenario_origin_file(rw, programs, work):
     # A file's bytes, libc's memcpy of 4 KiB, a struct copy, arithmetic in a
     # function, a store: back to byte 16 of the file.
-    trace, j = origin(rw, programs, work, "file")
+    svg = os.path.join(work, "chain.svg")
+    trace, j = origin(rw, programs, work, "file", "--svg", svg)
     hops = j["hops"]
+    import xml.etree.ElementTree as ElementTree
+    drawn = ElementTree.parse(svg).getroot()
+    dots = [e for e in drawn.iter() if e.tag.endswith("circle")]
+    texts = " ".join(e.text or "" for e in drawn.iter() if e.tag.endswith("text"))
+    check(len(dots) == len(hops) and f"origin_chain.c:{origin_line('/* MEMCPY */')}" in texts,
+          f"the picture has {len(dots)} hops of {len(hops)}, or not the memcpy's line")
     kinds = [h["kind"] for h in hops]
     check(j["complete"] and kinds[-1] == "event", f"the chain does not end at a syscall: {kinds}, {j['ends']}")
     check("byte 16 of the file" in hops[-1]["what"] and "origin.bin" in hops[-1]["what"],

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <fstream>
 
 #include "commands.h"
 #include "replay_limits.h"
@@ -17,6 +18,7 @@
 #include "trace.h"
 #include "event_stream.h"
 #include "trace_dir.h"
+#include "timeline_svg.h"
 #include "watch_search.h"
 
 namespace rw::cli {
@@ -214,6 +216,26 @@ nlohmann::json to_json(const std::string& expr, const WatchReport& r, const std:
     return j;
 }
 
+// The search on a timeline of the recording: each probe where it stood,
+// coloured by the value it saw, and the change found.
+std::string search_svg(const std::string& expr, const WatchReport& r, uint64_t total_events)
+{
+    TimelineSvg svg(fmt::format("rewind watch {}: {} probes, {:.1f} s", expr, r.probes, r.seconds), total_events,
+                    {"probes"});
+    int k = 0;
+    for (const auto& [position, value] : r.probe_log) {
+        std::string colour = value.rfind("<cannot", 0) == 0 ? "#888" : value == r.value_after ? "#c0392b" : "#2c6fbb";
+        svg.dot(0, position, colour, fmt::format("probe {}: {} = {}", ++k, expr, value));
+    }
+    if (r.outcome == WatchReport::Outcome::Found) {
+        std::string file = r.file.substr(r.file.rfind('/') + 1);
+        svg.dot(
+            0, r.after, "#27ae60",
+            fmt::format("the change: {} -> {} in {} ({}:{})", r.value_before, r.value_after, r.function, file, r.line));
+    }
+    return svg.str();
+}
+
 } // namespace
 
 void add_watch(CLI::App& app, Outcome& outcome)
@@ -228,6 +250,7 @@ void add_watch(CLI::App& app, Outcome& outcome)
         std::string connect;
         std::vector<std::string> prints;
         bool no_landmarks = false;
+        std::string svg;
         bool trust_landmarks = false;
         ProcessChoice process;
     };
@@ -246,6 +269,8 @@ void add_watch(CLI::App& app, Outcome& outcome)
     cmd->add_flag("--no-landmarks", a->no_landmarks,
                   "Replay from the start, not from the trace's landmarks (rewind landmark)");
     add_trust_landmarks_flag(cmd, a->trust_landmarks);
+    cmd->add_option("--svg", a->svg,
+                    "Also draw the search in FILE: each probe on a timeline of the recording, and the change");
     cmd->add_option("--print", a->prints, "Also show this expression where the change happens (repeatable)");
     cmd->add_option("--gdb", a->gdb, "The gdb that evaluates the expression (default: /usr/bin/gdb)");
     cmd->add_option("--connect", a->connect,
@@ -304,6 +329,12 @@ void add_watch(CLI::App& app, Outcome& outcome)
         progress.erase();
         if (report.outcome == WatchReport::Outcome::Unevaluable)
             report.message += where_else(t, pid, report.at);
+        if (!a->svg.empty()) {
+            std::ofstream out(a->svg);
+            out << search_svg(expr, report, t.end() ? t.end()->events : 0);
+            if (!out.flush())
+                throw UsageError("cannot write " + a->svg);
+        }
         std::string limit = parallel_replay_limit(t.meta().thread_mode);
         if (a->json)
             fmt::print("{}\n", dump_for_display(to_json(expr, report, limit), 2));

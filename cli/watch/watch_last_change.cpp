@@ -118,6 +118,10 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t be
             // it (the boundaries farther back find those).
             bool quiet = false;
             std::optional<Interval> found = last_change_at_writes(stretch, &quiet);
+            // (A syscall's results are the kernel's writes, which the count
+            // does not see: the event after the stretch is looked at too.)
+            if (!found && quiet && looked > 0 && event_writes_to(e, pieces_for(stretch)))
+                quiet = false;
             if (!found && !quiet && looked > 0 && !is_bad(probe(*end))) {
                 // Good before event e runs, bad where the thread arrives at
                 // the next one: the event did it, or something in the
@@ -142,6 +146,18 @@ std::optional<WatchSearch::Interval> WatchSearch::last_change_inside(uint64_t be
             end.reset(); // (another thread's event: no stretch of ours to compare it with)
     }
     return std::nullopt;
+}
+
+bool WatchSearch::event_writes_to(uint64_t event, const Pieces& pieces)
+{
+    auto j = nlohmann::json::parse(tool(fmt::format("rw-event {}", event)));
+    for (const auto& w : j.value("writes", nlohmann::json::array())) {
+        uint64_t addr = w[0].get<uint64_t>(), len = w[1].get<uint64_t>();
+        for (const Piece& p : pieces)
+            if (addr < p.addr + p.len && p.addr < addr + len)
+                return true;
+    }
+    return false;
 }
 
 std::optional<WatchSearch::Interval> WatchSearch::last_change_at_writes(const Interval& in, bool* quiet)

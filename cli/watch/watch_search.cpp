@@ -177,6 +177,7 @@ WatchSearch::Value WatchSearch::probe(const std::string& position)
         }
     }
     seen_[position] = v;
+    probe_log_.emplace_back(position, v.text);
     // Good positions only move later as the search narrows: the last one
     // probed is the latest seen.
     if (v.ok && !bad_.empty() && v.text != bad_)
@@ -214,6 +215,7 @@ WatchReport WatchSearch::run()
     WatchReport report;
     auto finish = [&]() -> WatchReport {
         report.probes = probes_;
+        report.probe_log = probe_log_;
         report.unevaluable = unevaluable_;
         report.seconds = std::chrono::duration<double>(steady_now() - start).count();
         report.scope = scope_.scope();

@@ -68,6 +68,7 @@ struct WatchReport {
     std::vector<std::pair<std::string, std::string>> printed; // --print expressions and their values
 
     int probes = 0;
+    std::vector<std::pair<std::string, std::string>> probe_log; // each probe in order: position, value
     int unevaluable = 0; // probes that could not evaluate EXPR (classified by where main gets control back)
     uint64_t snapshots_let_go = 0; // by the replay, because memory was short
     double seconds = 0;
@@ -177,6 +178,8 @@ private:
     Pieces watched_pieces(const std::string& position);
     // At the interval's good end, else at --at.
     Pieces pieces_for(const Interval& in);
+    // Whether event `event` (a syscall) wrote some of those bytes.
+    bool event_writes_to(uint64_t event, const Pieces& pieces);
     // The thread's writes to each in the interval (nullopt: too many to
     // count); the run also times the interval where they are few.
     // (most: a cap on the writes counted to each, 0 for the server's.)
@@ -234,6 +237,7 @@ private:
     WatchOptions options_;
     std::string bad_;
     int probes_ = 0;
+    std::vector<std::pair<std::string, std::string>> probe_log_;
     int unevaluable_ = 0;
     bool settling_ = false; // evaluating where main gets control back after an unevaluable probe
     bool latest_first_ = false; // bisections look back from their bad end first (a value that comes and goes)

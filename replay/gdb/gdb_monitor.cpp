@@ -246,6 +246,12 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
                     j["name"] = syscall_name(ev.nr);
                     j["ip"] = ev.ip;
                     j["child_return"] = (ev.flags & kSyscallChildReturn) != 0;
+                    // The memory it wrote (no watchpoint sees the kernel's writes).
+                    nlohmann::json writes = nlohmann::json::array();
+                    for (const auto& m : ev.memory)
+                        if (m.dir == Direction::Out && m.length)
+                            writes.push_back({m.addr, m.length});
+                    j["writes"] = writes;
                     tgid = ev.tgid;
                 } else if constexpr (std::is_same_v<T, RdtscEvent>) {
                     j["kind"] = "rdtsc";

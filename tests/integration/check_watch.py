@@ -169,6 +169,21 @@ def scenario_value_comes_and_goes(rw, programs, graph, work):
     return f"the last pop in {j['probes']} probes, {j['seconds']:.1f} s"
 
 
+def scenario_a_syscall_resets_the_value(rw, programs, graph, work):
+    # total grows past 500, then a read() from /dev/zero sets it back to 0,
+    # as at the start: the last change is the kernel's write (no watchpoint
+    # sees it), found at the event. And the search drawn.
+    trace, _ = record(rw, work, "resets", [os.path.join(programs, "calls_count"), "40"])
+    svg = os.path.join(work, "search.svg")
+    r, j = watch(rw, trace, "total > 500", "--svg", svg)
+    check(r.status == 0 and j["outcome"] == "found" and j["changed_by"] == "syscall read()",
+          f"the read() that reset total is not the change\n{r.describe()}")
+    import xml.etree.ElementTree as ElementTree
+    dots = [e for e in ElementTree.parse(svg).getroot().iter() if e.tag.endswith("circle")]
+    check(len(dots) == j["probes"] + 1, f"the picture has {len(dots)} dots for {j['probes']} probes and the change")
+    return f"the read() in {j['probes']} probes"
+
+
 def scenario_last_change_in_the_middle_and_first(rw, programs, graph, work):
     # The last change of a flag flipped 100,000 times in the first half of
     # the run and 0 after, as at the start: the flip with i == 99999. And a
@@ -487,11 +502,11 @@ end"""
 
 
 # gdb's reverse-stepi steps back by counting several instructions at once.
-NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes, scenario_one_meaning,
+NEED_DEBUG_REGISTERS = {scenario_reverse_watch_in_gdb, scenario_writes, scenario_one_meaning, scenario_a_syscall_resets_the_value,
                         scenario_last_change_in_the_middle_and_first}
 SCENARIOS = [scenario_graph, scenario_label_names_an_anchor, scenario_backstep_in_a_hot_loop, scenario_graph_logged_late, scenario_list, scenario_after_exec, scenario_child_process,
              scenario_last_of_many_changes, scenario_one_meaning, scenario_value_comes_and_goes,
-             scenario_last_change_in_the_middle_and_first, scenario_memcpy, scenario_never_changes, scenario_connect,
+             scenario_last_change_in_the_middle_and_first, scenario_a_syscall_resets_the_value, scenario_memcpy, scenario_never_changes, scenario_connect,
              scenario_count_of_a_hot_instruction, scenario_reverse_watch_in_gdb, scenario_writes]
 
 

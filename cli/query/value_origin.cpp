@@ -265,6 +265,30 @@ private:
         chain_.hops.push_back(std::move(h));
         chain_.ends = why;
         chain_.complete = origin;
+        if (origin && !combined_.empty()) {
+            // The value combined other inputs on the way: this is where one
+            // of them came from, not the whole value.
+            chain_.complete = false;
+            chain_.ends += ", the origin of one input of " + combined_ + " (the others not followed)";
+        }
+    }
+
+    // The register family an instruction writes without naming it, when
+    // that is the one followed: the family followed on from there (nullopt
+    // where it does not write `family`).
+    static std::optional<std::string> implicit_write(const Instruction& i, const std::string& family)
+    {
+        const std::string& m = i.mnemonic;
+        bool one_operand = i.operands.size() == 1;
+        if ((m.starts_with("div") || m.starts_with("idiv") || m.starts_with("mul") ||
+             (m.starts_with("imul") && one_operand)) &&
+            one_operand && (family == "a" || family == "d"))
+            return std::string("a"); // the quotient, remainder or product: from the dividend in rax (and rdx)
+        if ((m == "cqto" || m == "cltd" || m == "cqo" || m == "cdq" || m == "cwtd") && family == "d")
+            return std::string("a"); // rdx: the sign of rax
+        if ((m == "cltq" || m == "cdqe" || m == "cwtl" || m == "cbtw") && family == "a")
+            return std::string("a");
+        return std::nullopt;
     }
 
     // The bytes [address, address+size) as they are at `at`: their last write.
@@ -435,9 +459,8 @@ private:
         std::string family = register_family(reg);
         // What the register holds here: a load found by stepping back must
         // have put it there (a step back named wrongly would go elsewhere).
-        std::optional<uint64_t> holds;
-        if (register_width(reg) <= 8 && offset == 0)
-            holds = value_of("$" + reg.substr(1));
+        bool known = register_width(reg) <= 8 && offset == 0;
+        uint64_t holds = known ? value_of("$" + reg.substr(1)) : 0;
         for (int steps = 0; steps < kMostStepsBack; steps++) {
             auto p = back();
             if (!p) {
@@ -449,6 +472,24 @@ private:
                 return Next::done();
             }
             Instruction i = here();
+            // Instructions whose destinations are not their operands: the
+            // divide and multiply family (rax and rdx), sign extensions.
+            if (auto implicit = implicit_write(i, family)) {
+                OriginHop h = hop_here("compute", *p, i);
+                h.what = "computed by " + i.text +
+                         (*implicit == family ? "" : " from %r" + std::string(*implicit == "a" ? "ax" : "dx"));
+                if (i.mnemonic.starts_with("div") || i.mnemonic.starts_with("idiv") || i.mnemonic.starts_with("mul") ||
+                    i.mnemonic.starts_with("imul"))
+                    combined_ = i.text + " at " + h.place.describe();
+                std::string next = *implicit == "a" ? "%rax" : "%rdx";
+                h.tracked = next;
+                chain_.hops.push_back(h);
+                if (chain_.hops.size() >= options_.depth)
+                    return Next::reg_at(next, *p, offset, tracked_size);
+                family = *implicit;
+                known = false;
+                continue;
+            }
             if (i.operands.empty() || !writes_destination(i.mnemonic))
                 continue;
             const std::string& dst = i.operands.back();
@@ -474,7 +515,7 @@ private:
                 h.what = fmt::format("loaded {} bytes from {:#x}", size, address);
                 uint64_t width = load_width(i, dst);
                 uint64_t mask = width >= 8 ? ~0ull : (1ull << (8 * width)) - 1;
-                if (holds && (value_of(fmt::format("*(unsigned long*){:#x}", address)) & mask) != (*holds & mask)) {
+                if (known && (value_of(fmt::format("*(unsigned long*){:#x}", address)) & mask) != (holds & mask)) {
                     h.kind = "unfollowed";
                     h.what = fmt::format("{} is not what {} held: the step back went astray", h.what, reg);
                     end(h, "a load the tracer could not confirm", false);
@@ -506,9 +547,11 @@ private:
                 // operation named.
                 h.kind = "compute";
                 h.what = "computed by " + i.mnemonic + (src.empty() ? "" : " with " + src);
+                if (is_register(src) && register_family(src) != family)
+                    combined_ = i.text + " at " + h.place.describe();
                 h.tracked = reg;
                 chain_.hops.push_back(h);
-                if (holds)
+                if (known)
                     holds = value_of("$" + reg.substr(1)); // its input, which the earlier write made
                 if (is_memory(src)) {
                     // (The memory operand is the newer input: followed there.)
@@ -556,6 +599,7 @@ private:
     const OriginOptions& options_;
     CodePlaces places_;
     OriginChain chain_;
+    std::string combined_; // the last operation that combined the value followed with another input
 };
 
 } // namespace

@@ -158,17 +158,25 @@ void add_origin(CLI::App& app, Outcome& outcome)
         QueryReplay replay(*a);
         LvalueInfo lvalue;
         OriginChain chain;
-        replay.run([&](GdbMi& gdb) { lvalue = lvalue_info(gdb, replay.what()); },
-                   [&](GdbMi& gdb) {
-                       OriginOptions options;
-                       options.at = *at;
-                       options.depth = *depth;
-                       options.describe_event = [&](uint64_t event, uint64_t addr) {
-                           return describe_origin_event(replay.trace(), event, addr,
-                                                        std::min<uint64_t>(lvalue.type.size, 8));
-                       };
-                       chain = trace_origin(gdb, lvalue.address, std::min<uint64_t>(lvalue.type.size, 8), options);
-                   });
+        replay.run(
+            [&](GdbMi& gdb) {
+                // A local means what it means where the value is asked about.
+                if (*at != "end") {
+                    tool_reply(gdb, "rw-goto " + *at);
+                    gdb.console("sharedlibrary");
+                    gdb.console("maintenance flush register-cache");
+                }
+                lvalue = lvalue_info(gdb, replay.what());
+            },
+            [&](GdbMi& gdb) {
+                OriginOptions options;
+                options.at = *at;
+                options.depth = *depth;
+                options.describe_event = [&](uint64_t event, uint64_t addr) {
+                    return describe_origin_event(replay.trace(), event, addr, std::min<uint64_t>(lvalue.type.size, 8));
+                };
+                chain = trace_origin(gdb, lvalue.address, std::min<uint64_t>(lvalue.type.size, 8), options);
+            });
         if (!svg->empty()) {
             const auto& end = replay.trace().end();
             std::ofstream out(*svg);

@@ -4,6 +4,7 @@
 #include "json_bytes.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -189,6 +190,12 @@ MonitorResult tool_command(DebugSession& session, const std::string& verb, const
         // (int3s stop at each execution, so their time is mostly traps).
         j["counting"] = perfclock::breakpoints_work() ? "debug registers" : "int3";
         j["snapshots_let_go"] = session.snapshots_let_go(); // memory was short
+        // What a tool needs to start its own replay of this process (the
+        // reverse-origin command runs rewind origin).
+        j["trace"] = std::filesystem::absolute(session.trace().dir()).string();
+        j["process"] = session.debugged_process();
+        std::error_code ec;
+        j["rewind"] = std::filesystem::read_symlink("/proc/self/exe", ec).string();
         out.output = dump_for_display(j) + "\n";
         return out;
     }

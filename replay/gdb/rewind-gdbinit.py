@@ -96,8 +96,36 @@ gdb can evaluate, function calls included: reverse-watch has_cycle(g)."""
         gdb.execute("frame", from_tty)
 
 
+class ReverseOrigin(gdb.Command):
+    """Where the value of LVALUE came from, hop by hop back from here: the
+store that wrote it, the register it stored, the load, copy or syscall
+before, until a syscall's result, a constant or the initial data (rewind
+origin, in a replay of its own: this one stays here; `goto POSITION` goes
+to a hop). Example: reverse-origin result"""
+
+    def __init__(self):
+        super().__init__("reverse-origin", gdb.COMMAND_DATA)
+
+    def invoke(self, arg, from_tty):
+        import json
+        import subprocess
+        if not arg.strip():
+            raise gdb.GdbError("reverse-origin needs an lvalue, such as `reverse-origin result`")
+        status = json.loads(_monitor("rw-status", to_string=True).strip().splitlines()[-1])
+        if ":a" in status["position"]:
+            raise gdb.GdbError("this point is named by a snapshot of this session only; step once, or goto a "
+                               "position `when` prints, then ask again")
+        argv = [status["rewind"], "origin", status["trace"], arg.strip(), "--at", status["position"],
+                "--pid", str(status["process"])]
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        gdb.write(done.stdout.decode(errors="replace"))
+        if done.returncode != 0:
+            raise gdb.GdbError("rewind origin failed (status %d)" % done.returncode)
+
+
 When()
 Goto()
+ReverseOrigin()
 ReverseWatch()
 Checkpoint()
 Restart()

@@ -243,6 +243,17 @@ def scenario_origin_file(rw, programs, work):
     return f"{len(hops)} hops to byte 16 of the file"
 
 
+def scenario_reverse_origin_in_gdb(rw, programs, work):
+    # The path users take: stopped in gdb, the origin of a local there.
+    trace, _ = origin(rw, programs, work, "file")
+    r = Run([rw, "replay", trace, "--", "-batch", "-ex", "break scaled", "-ex", "continue", "-ex", "reverse-origin x",
+             "-ex", "frame"])
+    out = r.stdout.decode(errors="replace")
+    after = out.split("origin: a syscall's result")[-1]  # `frame`, after the chain
+    check("byte 16 of the file" in out and "scaled (" in after, f"reverse-origin in gdb\n{r.describe()}")
+    return "from a breakpoint in scaled, the session left there"
+
+
 def scenario_origin_strdup_random_constant(rw, programs, work):
     _, j = origin(rw, programs, work, "strdup")
     check("byte 11 of the file" in j["hops"][-1]["what"] and any(h["kind"] == "copy" for h in j["hops"]),
@@ -287,12 +298,13 @@ def scenario_origin_of_a_byte_sort_prints(rw, programs, work):
     return f"{len(j['hops'])} hops to byte 11 of the file"
 
 
-NEED_DEBUG_REGISTERS = {scenario_writes, scenario_origin_file, scenario_origin_of_a_byte_sort_prints, scenario_origin_strdup_random_constant,
+NEED_DEBUG_REGISTERS = {scenario_writes, scenario_origin_file, scenario_origin_of_a_byte_sort_prints,
+                        scenario_reverse_origin_in_gdb, scenario_origin_strdup_random_constant,
                         scenario_origin_through_a_pipe}
 SCENARIOS = [scenario_calls, scenario_recursion_longjmp_float, scenario_most, scenario_writes,
              scenario_call_positions_in_gdb, scenario_bad_input, scenario_program_nobody_here_wrote,
              scenario_origin_file, scenario_origin_strdup_random_constant, scenario_origin_through_a_pipe,
-             scenario_origin_of_a_byte_sort_prints]
+             scenario_origin_of_a_byte_sort_prints, scenario_reverse_origin_in_gdb]
 
 
 def main():

@@ -2,14 +2,19 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cstring>
+
+#include "text.h"
+
 namespace rw::cli {
 namespace {
 
 uint64_t little_endian_word(const std::string& hex)
 {
+    std::vector<uint8_t> bytes = bytes_from_hex(hex);
     uint64_t v = 0;
-    for (size_t i = 0; i + 1 < hex.size() && i < 16; i += 2)
-        v |= std::stoull(hex.substr(i, 2), nullptr, 16) << (4 * i);
+    std::memcpy(&v, bytes.data(), std::min(bytes.size(), sizeof v));
     return v;
 }
 
@@ -26,8 +31,7 @@ bool points_to_chars(const TypeInfo& t)
 std::string quoted_string(const std::string& hex)
 {
     std::string out = "\"";
-    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-        auto c = static_cast<unsigned char>(std::stoul(hex.substr(i, 2), nullptr, 16));
+    for (uint8_t c : bytes_from_hex(hex)) {
         if (c == 0)
             return out + "\"";
         if (c == '"' || c == '\\')

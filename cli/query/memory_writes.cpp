@@ -4,18 +4,15 @@
 
 #include <stdexcept>
 
+#include "text.h"
+
 namespace rw::cli {
 namespace {
 
+// (null where the server could not read them)
 std::vector<uint8_t> bytes_of(const nlohmann::json& hex)
 {
-    std::vector<uint8_t> out;
-    if (!hex.is_string())
-        return out;
-    const std::string s = hex.get<std::string>();
-    for (size_t i = 0; i + 1 < s.size(); i += 2)
-        out.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
-    return out;
+    return hex.is_string() ? bytes_from_hex(hex.get<std::string>()) : std::vector<uint8_t>{};
 }
 
 } // namespace

@@ -130,12 +130,6 @@ public:
     }
 
 private:
-    void say(const std::string& s)
-    {
-        if (options_.progress)
-            options_.progress(fmt::format("hop {}: {}", chain_.hops.size() + 1, s));
-    }
-
     std::string go(const std::string& position)
     {
         std::string p = tool_reply(gdb_, "rw-goto " + position).value("position", position);
@@ -294,7 +288,6 @@ private:
     // The bytes [address, address+size) as they are at `at`: their last write.
     Next from_memory(uint64_t address, uint64_t size, const std::string& at)
     {
-        say(fmt::format("the last write to {} bytes at {:#x}", size, address));
         std::string command = "rw-query begin " + at;
         for (auto [a, len] : watch_pieces(address, size))
             command += fmt::format(" w{:x}.{}", a, len);
@@ -400,7 +393,6 @@ private:
     // byte's source byte.
     std::optional<Next> through_copy(const OriginHop& h, uint64_t address, uint64_t size)
     {
-        say("back to the start of " + h.place.function);
         static const std::regex symbol(R"(^(\S+)(?: \+ (\d+))? in section)");
         std::smatch m;
         MiResult s = gdb_.console(fmt::format("info symbol {:#x}", h.pc));
@@ -454,7 +446,6 @@ private:
     // The register `reg` as it is at `at`: the instruction that set it.
     Next from_register(const std::string& reg, const std::string& at, uint64_t offset, uint64_t tracked_size)
     {
-        say("where " + reg + " was set");
         go(at);
         std::string family = register_family(reg);
         // What the register holds here: a load found by stepping back must

@@ -39,7 +39,6 @@ struct OriginOptions {
     size_t depth = 16;      // hops at most
     // What an event wrote at an address: the syscall, the file and the byte.
     std::function<std::string(uint64_t event, uint64_t addr)> describe_event;
-    std::function<void(const std::string&)> progress;
 };
 
 OriginChain trace_origin(GdbMi& gdb, uint64_t address, uint64_t size, const OriginOptions& options);

@@ -1,4 +1,5 @@
 #include "gdb_registers.h"
+#include "text.h"
 
 #include <cstring>
 #include <vector>
@@ -209,13 +210,7 @@ void set_register_bytes(RegisterFile& r, const RegisterDef& d, const uint8_t* by
 
 std::string to_hex(const std::vector<uint8_t>& bytes)
 {
-    static const char digits[] = "0123456789abcdef";
-    std::string s;
-    for (uint8_t b : bytes) {
-        s.push_back(digits[b >> 4]);
-        s.push_back(digits[b & 15]);
-    }
-    return s;
+    return hex_bytes(bytes);
 }
 
 bool from_hex(const std::string& hex, size_t pos, size_t n, uint8_t* out)

@@ -10,6 +10,7 @@
 
 #include "debug_session.h"
 #include "nlohmann/json.hpp"
+#include "text.h"
 
 namespace rw::replay {
 namespace {
@@ -17,17 +18,6 @@ namespace {
 constexpr uint64_t kQueryMostDefault = 100000;
 // Bytes read where each argument register points, at a function's entry.
 constexpr size_t kPointedBytes = 64;
-
-std::string hex_bytes(const std::vector<uint8_t>& bytes)
-{
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (uint8_t b : bytes) {
-        out += digits[b >> 4];
-        out += digits[b & 15];
-    }
-    return out;
-}
 
 nlohmann::json registers_json(const Registers& regs)
 {
